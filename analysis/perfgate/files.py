@@ -1,0 +1,275 @@
+"""Reading and writing the contract's files: validation on the way in, atomic writes on the way out.
+
+Every reader raises InputError naming the file (and line, where there is one) for bad input, so the
+pure computations can assume clean frames. Every writer writes a temporary file beside the target
+and renames it, so an interrupted or failed command never leaves a half-written file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from . import schema as s
+from .errors import InputError
+
+# A data row's line in its file: one header line, and pandas counts rows from zero.
+HEADER_LINES = 1
+
+
+def file_line(row_index: int) -> int:
+    return int(row_index) + HEADER_LINES + 1
+
+
+# --- generic CSV reading ------------------------------------------------------------------------
+def _read_csv(path: Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{what} file not found", path)
+    if not path.is_file():
+        raise InputError(f"{what} path is not a file", path)
+    try:
+        # round_trip: correctly rounded parsing, as Python's float() does (CONTRACT.md section 3)
+        frame = pd.read_csv(path, float_precision="round_trip", skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{what} file is empty", path) from None
+    except pd.errors.ParserError as error:
+        raise InputError(f"malformed CSV: {_parser_error_text(error)}", path, _parser_error_line(error)) from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} file is not text", path) from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(repr(c) for c in missing)}; header has "
+            f"{', '.join(repr(c) for c in frame.columns)}",
+            path,
+            1,
+        )
+    if frame.empty:
+        raise InputError(f"{what} file has a header but no data rows", path, 1)
+    return frame
+
+
+def _parser_error_text(error: Exception) -> str:
+    return str(error).strip().splitlines()[-1]
+
+
+def _parser_error_line(error: Exception) -> int | None:
+    match = re.search(r"line (\d+)", str(error))
+    return int(match.group(1)) if match else None
+
+
+def _numeric(frame: pd.DataFrame, column: str, path: Path, *, integer: bool, positive: bool = False) -> pd.Series:
+    """The column as numbers, or InputError on the first bad cell (non-numeric, NaN, inf, negative)."""
+    raw = frame[column]
+    values = pd.to_numeric(raw, errors="coerce")
+    bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
+    if bad.any():
+        index = bad.to_numpy().nonzero()[0][0]
+        raise InputError(f"{column!r} is not a finite number: {raw.iloc[index]!r}", path, file_line(index))
+    floats = values.to_numpy(dtype=float)
+    negative = floats < 0 if not positive else floats <= 0
+    if negative.any():
+        index = negative.nonzero()[0][0]
+        sign = "negative" if not positive else "not positive"
+        raise InputError(f"{column!r} is {sign}: {raw.iloc[index]!r}", path, file_line(index))
+    if integer:
+        fractional = floats != np.floor(floats)
+        if fractional.any():
+            index = fractional.nonzero()[0][0]
+            raise InputError(f"{column!r} is not a whole number: {raw.iloc[index]!r}", path, file_line(index))
+        return pd.Series(floats.astype(np.int64), index=frame.index, name=column)
+    return pd.Series(floats, index=frame.index, name=column)
+
+
+def _no_duplicates(frame: pd.DataFrame, keys: list[str], path: Path, what: str) -> None:
+    duplicated = frame.duplicated(subset=keys, keep="first").to_numpy()
+    if duplicated.any():
+        index = duplicated.nonzero()[0][0]
+        key = ", ".join(f"{k}={frame[k].iloc[index]}" for k in keys)
+        raise InputError(f"duplicate {what} row ({key})", path, file_line(index))
+
+
+# --- the contract's files -----------------------------------------------------------------------
+def read_raw(path: Path) -> pd.DataFrame:
+    """Raw measurements: Sample, Payload [Bytes], Latency [us], in measured order."""
+    path = Path(path)
+    frame = _read_csv(path, s.RAW_COLUMNS, "raw measurements")
+    clean = pd.DataFrame(
+        {
+            s.SAMPLE: _numeric(frame, s.SAMPLE, path, integer=True),
+            s.PAYLOAD: _numeric(frame, s.PAYLOAD, path, integer=True, positive=True),
+            s.LATENCY: _numeric(frame, s.LATENCY, path, integer=False),
+        }
+    )
+    counts = clean.groupby(s.PAYLOAD, sort=False).size()
+    lonely = counts[counts < 2]
+    if not lonely.empty:
+        payload = int(lonely.index[0])
+        index = int((clean[s.PAYLOAD] == payload).to_numpy().nonzero()[0][0])
+        raise InputError(
+            f"payload {payload} B has {int(lonely.iloc[0])} sample; at least 2 are needed",
+            path,
+            file_line(index),
+        )
+    return clean
+
+
+def read_summary(path: Path) -> pd.DataFrame:
+    path = Path(path)
+    frame = _read_csv(path, s.SUMMARY_COLUMNS, "summary")
+    clean = pd.DataFrame(
+        {
+            c: _numeric(frame, c, path, integer=c in (s.BYTES, s.SAMPLES), positive=c == s.BYTES)
+            for c in s.SUMMARY_COLUMNS
+        }
+    )
+    _no_duplicates(clean, [s.BYTES], path, "payload")
+    return clean
+
+
+def read_requirements(path: Path) -> pd.DataFrame:
+    """Requirements with each row's line in the file (for JUnit file/line annotations)."""
+    path = Path(path)
+    frame = _read_csv(path, s.REQUIREMENT_COLUMNS, "requirements")
+    kinds = frame[s.EXPERIMENT_TYPE].astype(str).str.strip()
+    empty = (kinds == "") | frame[s.EXPERIMENT_TYPE].isna()
+    if empty.any():
+        index = empty.to_numpy().nonzero()[0][0]
+        raise InputError(f"{s.EXPERIMENT_TYPE!r} is empty", path, file_line(index))
+    clean = pd.DataFrame({s.EXPERIMENT_TYPE: kinds, s.BYTES: _numeric(frame, s.BYTES, path, integer=True, positive=True)})
+    for column in s.CHECKED_MAGNITUDES:
+        clean[column] = _numeric(frame, column, path, integer=False)
+    clean["line"] = [file_line(i) for i in range(len(clean))]
+    _no_duplicates(clean, [s.EXPERIMENT_TYPE, s.BYTES], path, "requirement")
+    return clean
+
+
+def read_check_report(path: Path) -> pd.DataFrame:
+    path = Path(path)
+    frame = _read_csv(path, s.CHECK_COLUMNS, "check report")
+    clean = frame.loc[:, list(s.CHECK_COLUMNS)].copy()
+    clean[s.BYTES] = _numeric(frame, s.BYTES, path, integer=True, positive=True)
+    for column in (s.REQUIREMENT, s.EXPERIMENT, s.DIFFERENCE):
+        clean[column] = pd.to_numeric(frame[column], errors="coerce")
+    clean[s.PERCENT_OVER] = pd.to_numeric(frame[s.PERCENT_OVER], errors="coerce")
+    statuses = clean[s.STATUS].astype(str).str.strip()
+    clean[s.STATUS] = statuses
+    clean[s.CHECK] = clean[s.CHECK].astype(str).str.strip()
+    return clean
+
+
+# --- atomic writing -----------------------------------------------------------------------------
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; on success rename it over `path`, on failure remove it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    os.close(handle)
+    temporary_path = Path(temporary)
+    try:
+        yield temporary_path
+        os.replace(temporary_path, path)
+    finally:
+        if temporary_path.exists():
+            temporary_path.unlink()
+
+
+def write_text(path: Path, text: str) -> None:
+    with atomic_path(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")
+
+
+_NEGATIVE_ZERO = re.compile(r"(?<![\d.])-(0\.0+)(?![\d])")
+
+
+def format_csv(frame: pd.DataFrame) -> str:
+    """The contract's CSV text: one header line, every float with exactly 3 decimals, no `-0.000`."""
+    text = frame.to_csv(index=False, float_format="%.3f", lineterminator="\n")
+    return _NEGATIVE_ZERO.sub(r"\1", text)
+
+
+def write_csv(path: Path, frame: pd.DataFrame) -> None:
+    write_text(path, format_csv(frame))
+
+
+def format_float(value: float) -> str:
+    """One float as the CSV files write it."""
+    text = f"{value:.3f}"
+    return "0.000" if text == "-0.000" else text
+
+
+# --- metadata -----------------------------------------------------------------------------------
+def read_metadata(experiment_dir: Path) -> dict | None:
+    """metadata.json of an experiment folder, or None when the folder has none (older tooling)."""
+    path = Path(experiment_dir) / s.METADATA_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError("metadata is not a JSON object", path)
+    return data
+
+
+def write_metadata(experiment_dir: Path, metadata: dict) -> None:
+    write_text(Path(experiment_dir) / s.METADATA_FILE, json.dumps(metadata, indent=2, sort_keys=True, default=str) + "\n")
+
+
+# --- experiment folders -------------------------------------------------------------------------
+def require_dir(path: Path, what: str) -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{what} not found", path)
+    if not path.is_dir():
+        raise InputError(f"{what} is not a folder", path)
+    return path
+
+
+def raw_files(experiment_dir: Path) -> dict[str, Path]:
+    """sub-experiment -> raw measurements CSV, sorted by name."""
+    found = {}
+    for path in sorted(require_dir(experiment_dir, "experiment folder").glob(f"{s.RAW_PREFIX}*.csv")):
+        sub = s.sub_from_raw_csv(path)
+        if sub is not None:
+            found[sub] = path
+    return found
+
+
+def summary_files(experiment_dir: Path, *, required: bool = True) -> dict[str, Path]:
+    """sub-experiment -> summary CSV, sorted by name; InputError when there are none and required."""
+    experiment_dir = require_dir(experiment_dir, "experiment folder")
+    found = {}
+    for path in sorted(experiment_dir.glob(f"{s.RAW_PREFIX}*{s.SUMMARY_SUFFIX}")):
+        sub = s.sub_from_summary_csv(path)
+        if sub is not None:
+            found[sub] = path
+    if required and not found:
+        raise InputError(f"no summaries ({s.summary_csv_name('<sub>')}) in the experiment folder", experiment_dir)
+    return found
+
+
+def check_files(experiment_dir: Path) -> dict[str, Path]:
+    experiment_dir = require_dir(experiment_dir, "experiment folder")
+    found = {}
+    for path in sorted(experiment_dir.glob(f"{s.CHECK_PREFIX}*.csv")):
+        sub = s.sub_from_check_csv(path)
+        if sub is not None:
+            found[sub] = path
+    return found
+
+
+def is_finite(value: float) -> bool:
+    return value is not None and math.isfinite(value)

@@ -1,0 +1,178 @@
+"""The one source of truth for names: sub-experiments, payloads, columns, file names, exit codes.
+
+Every other module imports these; none spells a column or a file name of its own.
+The values are fixed by shared/CONTRACT.md (sections 2 to 5).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+# --- exit codes (CONTRACT.md section 5) ---------------------------------------------------------
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+
+
+# --- sub-experiments (CONTRACT.md section 2) ----------------------------------------------------
+@dataclass(frozen=True)
+class SubExperiment:
+    name: str
+    transport: str  # "intraprocess", "udpv4", "tcpv4", "shm", or a floor transport "udp"/"tcp"
+    reliability: str  # "best_effort" or "reliable"
+    security: bool
+    is_floor: bool = False  # plain socket ping-pong: the machine's floor, never checked by default
+
+
+SUBEXPERIMENTS: tuple[SubExperiment, ...] = (
+    SubExperiment("intraprocess_best_effort", "intraprocess", "best_effort", False),
+    SubExperiment("intraprocess_reliable", "intraprocess", "reliable", False),
+    SubExperiment("interprocess_best_effort", "udpv4", "best_effort", False),
+    SubExperiment("interprocess_best_effort_security", "udpv4", "best_effort", True),
+    SubExperiment("interprocess_best_effort_tcp", "tcpv4", "best_effort", False),
+    SubExperiment("interprocess_best_effort_tcp_security", "tcpv4", "best_effort", True),
+    SubExperiment("interprocess_reliable", "udpv4", "reliable", False),
+    SubExperiment("interprocess_reliable_security", "udpv4", "reliable", True),
+    SubExperiment("interprocess_reliable_tcp", "tcpv4", "reliable", False),
+    SubExperiment("interprocess_reliable_tcp_security", "tcpv4", "reliable", True),
+)
+EXTRA_SUBEXPERIMENTS: tuple[SubExperiment, ...] = (
+    SubExperiment("interprocess_best_effort_shm", "shm", "best_effort", False),
+    SubExperiment("interprocess_reliable_shm", "shm", "reliable", False),
+    SubExperiment("floor_udp", "udp", "best_effort", False, is_floor=True),
+    SubExperiment("floor_tcp", "tcp", "reliable", False, is_floor=True),
+)
+DEFAULT_SUBEXPERIMENT_NAMES: tuple[str, ...] = tuple(s.name for s in SUBEXPERIMENTS)
+FLOOR_SUBEXPERIMENT_NAMES: tuple[str, ...] = tuple(s.name for s in EXTRA_SUBEXPERIMENTS if s.is_floor)
+KNOWN_SUBEXPERIMENTS: dict[str, SubExperiment] = {
+    s.name: s for s in SUBEXPERIMENTS + EXTRA_SUBEXPERIMENTS
+}
+
+# --- payloads and samples -----------------------------------------------------------------------
+PAYLOADS: tuple[int, ...] = tuple(16 << i for i in range(11))  # 16 B .. 16 KiB
+DEFAULT_SAMPLES = 10000
+
+# --- latency definitions (metadata "latency_definition") ----------------------------------------
+ROUND_TRIP = "round_trip"
+HALF_ROUND_TRIP = "half_round_trip"  # Fast DDS' own LatencyTest reports half the round trip
+LATENCY_DEFINITIONS = (ROUND_TRIP, HALF_ROUND_TRIP)
+
+# --- columns (CONTRACT.md section 3) ------------------------------------------------------------
+SAMPLE = "Sample"
+PAYLOAD = "Payload [Bytes]"
+LATENCY = "Latency [us]"
+RAW_COLUMNS = (SAMPLE, PAYLOAD, LATENCY)
+
+BYTES = "Bytes"
+SAMPLES = "Samples"
+MAX = "Max"
+MIN = "Min"
+MEAN = "Mean"
+MEDIAN = "Median"
+STDEV = "Stdev"
+MEAN_JITTER = "Mean jitter"
+MAX_JITTER = "Max jitter"
+P90 = "90%"
+P99 = "99%"
+P9999 = "99.99%"
+SUMMARY_COLUMNS = (BYTES, SAMPLES, MAX, MIN, MEAN, MEDIAN, STDEV, MEAN_JITTER, MAX_JITTER, P90, P99, P9999)
+# the percentile columns and the quantile each one is
+PERCENTILES = {MEDIAN: 0.5, P90: 0.9, P99: 0.99, P9999: 0.9999}
+
+EXPERIMENT_TYPE = "Experiment type"
+CHECKED_MAGNITUDES = (MEDIAN, P99, MAX)  # what requirements bound, in check-report order
+REQUIREMENT_COLUMNS = (EXPERIMENT_TYPE, BYTES) + CHECKED_MAGNITUDES
+
+CHECK = "Check"
+REQUIREMENT = "Requirement"
+EXPERIMENT = "Experiment"
+DIFFERENCE = "Difference"
+PERCENT_OVER = "Percentage over requirement"
+STATUS = "Status"
+CHECK_COLUMNS = (CHECK, BYTES, REQUIREMENT, EXPERIMENT, DIFFERENCE, PERCENT_OVER, STATUS)
+PASSED = "passed"
+FAILED = "failed"
+
+# magnitudes drawn in the sub-experiment comparison and the history (plot file suffixes beside)
+PLOTTED_MAGNITUDES = {MIN: "min", MEDIAN: "median", MAX: "max", P99: "99"}
+# magnitudes that `compare` gates on
+COMPARED_MAGNITUDES = (MIN, MEDIAN, P99, MAX)
+LABEL = "Label"
+CHECK_SLUGS = {MEDIAN: "median", P99: "99", MAX: "max"}
+
+# --- file names (CONTRACT.md section 4) ---------------------------------------------------------
+METADATA_FILE = "metadata.json"
+JUNIT_FILE = "junit.xml"
+PLOTS_DIR = "plots"
+STORE_EXPERIMENTS_DIR = "experiments"
+STORE_HISTORY_DIR = "history_plots"
+RAW_PREFIX = "measurements_"
+SUMMARY_SUFFIX = "_summary.csv"
+CHECK_PREFIX = "checks_"
+
+
+def raw_csv_name(sub: str) -> str:
+    return f"{RAW_PREFIX}{sub}.csv"
+
+
+def summary_csv_name(sub: str) -> str:
+    return f"{RAW_PREFIX}{sub}{SUMMARY_SUFFIX}"
+
+
+def check_csv_name(sub: str) -> str:
+    return f"{CHECK_PREFIX}{sub}.csv"
+
+
+def comparison_csv_name(sub: str) -> str:
+    return f"{sub}_comparison.csv"
+
+
+def sub_from_raw_csv(path: Path) -> str | None:
+    """`measurements_<sub>.csv` -> `<sub>`; None for summaries and other files."""
+    name = path.name
+    if not name.startswith(RAW_PREFIX) or not name.endswith(".csv") or name.endswith(SUMMARY_SUFFIX):
+        return None
+    return name[len(RAW_PREFIX):-len(".csv")]
+
+
+def sub_from_summary_csv(path: Path) -> str | None:
+    name = path.name
+    if not name.startswith(RAW_PREFIX) or not name.endswith(SUMMARY_SUFFIX):
+        return None
+    return name[len(RAW_PREFIX):-len(SUMMARY_SUFFIX)]
+
+
+def sub_from_check_csv(path: Path) -> str | None:
+    name = path.name
+    if not name.startswith(CHECK_PREFIX) or not name.endswith(".csv"):
+        return None
+    return name[len(CHECK_PREFIX):-len(".csv")]
+
+
+def sub_plots_dir(plots_dir: Path, sub: str) -> Path:
+    return plots_dir / sub
+
+
+def histogram_png(plots_dir: Path, sub: str, payload: int) -> Path:
+    return plots_dir / sub / f"histogram_{payload}.png"
+
+
+def series_png(plots_dir: Path, sub: str, payload: int) -> Path:
+    return plots_dir / sub / f"series_{payload}.png"
+
+
+def check_png(plots_dir: Path, sub: str, magnitude: str) -> Path:
+    return plots_dir / sub / f"check_{CHECK_SLUGS[magnitude]}.png"
+
+
+def comparison_png(plots_dir: Path, magnitude: str) -> Path:
+    return plots_dir / f"comparison_{PLOTTED_MAGNITUDES[magnitude]}.png"
+
+
+def history_magnitude_png(history_dir: Path, sub: str, magnitude: str) -> Path:
+    return history_dir / sub / f"history_{PLOTTED_MAGNITUDES[magnitude]}.png"
+
+
+def history_payload_png(history_dir: Path, sub: str, payload: int, magnitude: str) -> Path:
+    return history_dir / sub / f"{payload}_bytes_{CHECK_SLUGS[magnitude]}.png"

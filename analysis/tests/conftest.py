@@ -1,0 +1,17 @@
+"""Shared test fixtures: where the published Fast DDS measurements are, and small data builders."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FASTDDS_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "eprosima-fastrtps-latency"
+
+
+@pytest.fixture(scope="session")
+def fastdds_fixtures() -> Path:
+    # The published measurements sit beside the repository (CI clones main with shared/ beside it).
+    # Missing fixtures are a broken checkout, not a reason to skip.
+    assert FASTDDS_FIXTURES.is_dir(), f"published Fast DDS fixtures not found at {FASTDDS_FIXTURES}"
+    return FASTDDS_FIXTURES

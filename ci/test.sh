@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The project's test command (README.md "Run the tests"): installs what the tests need, then runs them all.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+ci/install-system.sh
+ci/install-python.sh test
+.venv/bin/python -m pytest -n 2 -q "$@"
