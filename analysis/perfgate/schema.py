@@ -176,3 +176,32 @@ def history_magnitude_png(history_dir: Path, sub: str, magnitude: str) -> Path:
 
 def history_payload_png(history_dir: Path, sub: str, payload: int, magnitude: str) -> Path:
     return history_dir / sub / f"{payload}_bytes_{CHECK_SLUGS[magnitude]}.png"
+
+
+# --- metadata.json keys (CONTRACT.md section 3) -------------------------------------------------
+# {
+#   "label": str, "created_utc": ISO 8601 with Z,
+#   "fastdds": {"version": str, "commit": str|None, "source": "system_package"|"colcon_build", "prefix": str},
+#   "harness": {"name": str, "version": str, "warmup": int, ...},
+#   "latency_definition": "round_trip"|"half_round_trip",
+#   "samples": int, "payloads": [int],
+#   "subexperiments": {name: {"outcome": "ok"|"incomplete"|"failed_to_start", "error": str|None, ...}},
+#   "platform": {"id": str, "cpu_model": str, "cores": int, "kernel": str, "governor": str, "hostname": str, ...},
+#   "load_average": {"before": [..], "after": [..]}
+# }
+META_LABEL = "label"
+META_CREATED = "created_utc"
+META_FASTDDS = "fastdds"
+META_HARNESS = "harness"
+META_LATENCY_DEFINITION = "latency_definition"
+META_SAMPLES = "samples"
+META_PAYLOADS = "payloads"
+META_SUBEXPERIMENTS = "subexperiments"
+META_PLATFORM = "platform"
+META_PLATFORM_ID = "id"  # inside META_PLATFORM
+META_OUTCOME = "outcome"  # inside each META_SUBEXPERIMENTS entry
+OUTCOME_OK = "ok"
+OUTCOME_INCOMPLETE = "incomplete"  # started but could not finish (peer died, timeout, lost discovery)
+OUTCOME_FAILED_TO_START = "failed_to_start"
+FASTDDS_SOURCE_SYSTEM = "system_package"
+FASTDDS_SOURCE_COLCON = "colcon_build"
