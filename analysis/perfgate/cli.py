@@ -88,16 +88,22 @@ def build_parser() -> argparse.ArgumentParser:
     _option(run, "--output", required=True, metavar="DIR", help="experiment folder to write")
     _option(run, "--samples", type=_positive_int, default=s.DEFAULT_SAMPLES, help="round trips per payload")
     _option(run, "--payloads", type=_payload_list, default=list(s.PAYLOADS), help="e.g. 16,32,64")
-    _option(run, "--subexperiments", type=_name_list, default=list(s.DEFAULT_SUBEXPERIMENT_NAMES),
-            help="comma-separated sub-experiment names (default: the ten of the contract)")
+    _option(run, "--subexperiments", type=_name_list, default=None,
+            help="comma-separated sub-experiment names (default: the ten of the contract, then the machine's "
+                 "floor: " + ",".join(s.FLOOR_SUBEXPERIMENT_NAMES) + ")")
     _option(run, "--label", default=None, help="experiment label (default: the output folder's name)")
-    _option(run, "--warmup", type=int, default=None, help="unrecorded round trips before each payload")
+    _option(run, "--warmup", type=int, default=None, help="unrecorded round trips before each payload (default 100)")
     _option(run, "--harness", default=None, metavar="PATH", help="harness executable (default: build native/ on first use)")
     _option(run, "--fastdds-prefix", default=None, metavar="DIR",
             help="install prefix of the Fast DDS to build against (a colcon install); default: the system's")
     _option(run, "--pin-cpus", default=None, metavar="PUB,SUB", help="pin publisher and subscriber to these CPUs")
     _option(run, "--timeout", type=_non_negative_float, default=None, metavar="SECONDS",
             help="per sub-experiment time limit (default scales with samples)")
+    _option(run, "--engine", choices=s.ENGINES, default=s.ENGINE_HARNESS,
+            help="harness: perfgate's own (round trip); upstream: Fast DDS' performance.latency tests of a "
+                 "--workspace build (half round trip)")
+    _option(run, "--workspace", default=None, metavar="WS",
+            help="a `perfgate build` workspace: measure its Fast DDS (and record its commit and build options)")
 
     # --- process ---
     process = command("process", "perfgate.process:command_process",
@@ -133,13 +139,15 @@ def build_parser() -> argparse.ArgumentParser:
     # --- history, requirements, compare ---
     history = command("history", "perfgate.history:command_history", "redraw the history plots of a results store")
     _option(history, "--requirements", required=True, metavar="F")
-    _option(history, "--experiments-results", required=True, metavar="D")
+    _option(history, "--experiments-results", required=True, metavar="D",
+            help="results store, or its experiments/ folder: one experiment folder per run")
     _option(history, "--plots-directory", required=True, metavar="D")
     _no_plots(history)
 
     determine = command("determine-requirements", "perfgate.requirements:command_determine_requirements",
                         "derive requirements from many runs of one commit")
-    _option(determine, "--experiments-results", required=True, metavar="D")
+    _option(determine, "--experiments-results", required=True, metavar="D",
+            help="folder of experiment folders (runs of one commit), or a results store")
     _option(determine, "--output-file", required=True, metavar="F")
     _option(determine, "--percentile", type=_percentile, default=99.0)
 
@@ -149,6 +157,57 @@ def build_parser() -> argparse.ArgumentParser:
     _option(compare, "--plots-directory", required=True, metavar="D")
     _option(compare, "--fail-threshold", type=_non_negative_float, default=0.1)
     _no_plots(compare)
+
+    # --- gate (everything, end to end) and baselines ---
+    gate = command("gate", "perfgate.gate:command_gate",
+                   "run, process, check, compare with the baseline, add to history and report: one verdict")
+    _option(gate, "--output", required=True, metavar="DIR", help="experiment folder to write (absent or empty)")
+    _option(gate, "--quick", action="store_true", help=f"200 samples per payload instead of {s.DEFAULT_SAMPLES}")
+    _option(gate, "--samples", type=_positive_int, default=None, help="round trips per payload (overrides --quick)")
+    _option(gate, "--payloads", type=_payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
+    _option(gate, "--subexperiments", type=_name_list, default=None,
+            help="comma-separated sub-experiment names (default: the ten of the contract and the machine's floor)")
+    _option(gate, "--platform", default=None, metavar="NAME",
+            help="reference platform name (default: $PERFGATE_PLATFORM, else 'local')")
+    _option(gate, "--requirements", default=None, metavar="F", help="default: requirements/<platform>.csv")
+    _option(gate, "--baseline", default=None, metavar="DIR",
+            help="baseline experiment (default: baselines/<platform>/, skipped when absent)")
+    _option(gate, "--fail-threshold", type=_non_negative_float, default=0.1,
+            help="baseline comparison: fail above baseline * (1 + threshold)")
+    _option(gate, "--store", default=None, metavar="DIR",
+            help="results store to add the run to and redraw the history of (default: none, no history)")
+    _option(gate, "--no-history", action="store_true", help="do not add the run to the store, even with --store")
+    _option(gate, "--fastdds-prefix", default=None, metavar="DIR",
+            help="install prefix of the Fast DDS to measure (a colcon install); default: the system's")
+    _option(gate, "--workspace", default=None, metavar="WS",
+            help="a `perfgate build` workspace: measure its Fast DDS; a failed build is the JUnit error \"build\" (exit 3)")
+    _option(gate, "--label", default=None, help="experiment label (default: <output name>-<UTC time>)")
+    _option(gate, "--summary-markdown", default=None, metavar="F",
+            help="append the Markdown summary to F (e.g. $GITHUB_STEP_SUMMARY)")
+    _option(gate, "--annotations", action="store_true",
+            help="print ::error annotations for the worst regressions (always on when GITHUB_ACTIONS=true)")
+
+    promote = command("promote-baseline", "perfgate.baseline:command_promote_baseline",
+                      "make an experiment the baseline of a platform (summaries and metadata, replaced atomically)")
+    _option(promote, "--experiment", required=True, metavar="DIR")
+    _option(promote, "--platform", required=True, metavar="NAME")
+    _option(promote, "--baselines-dir", default="baselines", metavar="DIR")
+
+    # --- build (Fast DDS from source, with colcon) ---
+    build = command("build", "perfgate.build:command_build",
+                    "build a Fast DDS source and the harness in a persistent colcon workspace (Release, security, "
+                    "performance tests)")
+    _option(build, "--workspace", required=True, metavar="WS", help="colcon workspace, kept between builds")
+    _option(build, "--source", default=None, metavar="DIR", help="a local Fast DDS source folder (mirrored into WS)")
+    _option(build, "--git-url", default=None, metavar="URL", help="a Fast DDS repository (with --commit)")
+    _option(build, "--commit", default=None, metavar="REF", help="the commit (or tag, branch) of --git-url to build")
+    _option(build, "--fastcdr-source", default=None, metavar="DIR",
+            help="build Fast CDR from this source (default: the system's, when its major version fits)")
+    _option(build, "--foonathan-memory-source", default=None, metavar="DIR",
+            help="build foonathan_memory_vendor from this source (default: the system's)")
+    _option(build, "--jobs", type=_positive_int, default=None, help="parallel compile jobs (default: all cores)")
+    _option(build, "--no-ccache", action="store_true", help="compile without ccache")
+    _option(build, "--junit", default=None, metavar="F", help="also write a JUnit file with the testcase \"build\"")
 
     return parser
 

@@ -68,6 +68,11 @@ def _parser_error_line(error: Exception) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _cell(value) -> str:
+    """A cell as the user wrote it (numpy scalars shown as plain numbers)."""
+    return repr(value.item() if hasattr(value, "item") else value)
+
+
 def _numeric(frame: pd.DataFrame, column: str, path: Path, *, integer: bool, positive: bool = False) -> pd.Series:
     """The column as numbers, or InputError on the first bad cell (non-numeric, NaN, inf, negative)."""
     raw = frame[column]
@@ -75,18 +80,18 @@ def _numeric(frame: pd.DataFrame, column: str, path: Path, *, integer: bool, pos
     bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     if bad.any():
         index = bad.to_numpy().nonzero()[0][0]
-        raise InputError(f"{column!r} is not a finite number: {raw.iloc[index]!r}", path, file_line(index))
+        raise InputError(f"{column!r} is not a finite number: {_cell(raw.iloc[index])}", path, file_line(index))
     floats = values.to_numpy(dtype=float)
     negative = floats < 0 if not positive else floats <= 0
     if negative.any():
         index = negative.nonzero()[0][0]
         sign = "negative" if not positive else "not positive"
-        raise InputError(f"{column!r} is {sign}: {raw.iloc[index]!r}", path, file_line(index))
+        raise InputError(f"{column!r} is {sign}: {_cell(raw.iloc[index])}", path, file_line(index))
     if integer:
         fractional = floats != np.floor(floats)
         if fractional.any():
             index = fractional.nonzero()[0][0]
-            raise InputError(f"{column!r} is not a whole number: {raw.iloc[index]!r}", path, file_line(index))
+            raise InputError(f"{column!r} is not a whole number: {_cell(raw.iloc[index])}", path, file_line(index))
         return pd.Series(floats.astype(np.int64), index=frame.index, name=column)
     return pd.Series(floats, index=frame.index, name=column)
 
@@ -179,10 +184,18 @@ def atomic_path(path: Path) -> Iterator[Path]:
     temporary_path = Path(temporary)
     try:
         yield temporary_path
+        # mkstemp creates 0600; results are shared artefacts, so give them the usual umask mode
+        os.chmod(temporary_path, 0o666 & ~_current_umask())
         os.replace(temporary_path, path)
     finally:
         if temporary_path.exists():
             temporary_path.unlink()
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text(path: Path, text: str) -> None:

@@ -205,3 +205,55 @@ OUTCOME_INCOMPLETE = "incomplete"  # started but could not finish (peer died, ti
 OUTCOME_FAILED_TO_START = "failed_to_start"
 FASTDDS_SOURCE_SYSTEM = "system_package"
 FASTDDS_SOURCE_COLCON = "colcon_build"
+
+
+# --- compare and determine-requirements outputs (history / compare / requirements helper) -------
+REFERENCE = "Reference"
+RESULT = "Result"
+LIMIT = "Limit"
+PERCENT_OVER_REFERENCE = "Percentage over reference"
+COMPARISON_FAILURE_COLUMNS = (EXPERIMENT_TYPE, CHECK, BYTES, REFERENCE, RESULT, LIMIT, PERCENT_OVER_REFERENCE)
+COMPARISON_FAILURES_FILE = "comparison_failures.csv"
+REFERENCE_LABEL_PREFIX = "Reference: "
+RESULT_LABEL_PREFIX = "Result: "
+# each compare plot draws two magnitudes of reference and result against payload
+COMPARE_PLOT_PAIRS = {"min_median": (MIN, MEDIAN), "max_99": (MAX, P99)}
+
+
+def compare_png(plots_dir: Path, sub: str, pair: str) -> Path:
+    return plots_dir / sub / f"comparison_{pair}.png"
+
+
+def requirements_provenance_json(requirements_csv: Path) -> Path:
+    """How a determined requirements CSV was made, beside it: `<stem>_provenance.json`."""
+    return requirements_csv.with_name(f"{requirements_csv.stem}_provenance.json")
+
+
+# --- gate reports and baselines (gate / report helper) ------------------------------------------
+REPORT_HTML = "report.html"
+REPORT_MARKDOWN = "report.md"
+BASELINE_COMPARISON_DIR = "baseline_comparison"  # inside an experiment's plots/: compare vs baseline
+REQUIREMENTS_DIR = "requirements"  # requirements/<platform>.csv
+BASELINES_DIR = "baselines"  # baselines/<platform>/
+PLATFORM_ENV = "PERFGATE_PLATFORM"
+
+
+def requirements_csv(requirements_dir: Path, platform: str) -> Path:
+    return requirements_dir / f"{platform}.csv"
+
+
+# --- check record (check / junit helper) ---------------------------------------------------------
+# check.json in the experiment folder: {"requirements": absolute path of the requirements CSV used,
+#  "missing": [{"subexperiment", "bytes", "line", "reason"}], "not_checked": [floor sub-experiments]}
+CHECK_RECORD_FILE = "check.json"
+
+# --- Fast DDS builds (build / upstream helper) ---------------------------------------------------
+# perfgate-build.json at the root of a colcon workspace made by `perfgate build`: what was built and
+# how (see build.py); run and gate copy its Fast DDS part into metadata.json.
+BUILD_RECORD_FILE = "perfgate-build.json"
+BUILD_OK = "ok"
+BUILD_FAILED = "failed"
+BUILD_TESTCASE = "build"  # the JUnit testcase (and suite) that carries a failed build
+ENGINE_HARNESS = "harness"  # perfgate run --engine: perfgate's own harness from native/
+ENGINE_UPSTREAM = "upstream"  # Fast DDS' own performance.latency tests (half round trip)
+ENGINES = (ENGINE_HARNESS, ENGINE_UPSTREAM)

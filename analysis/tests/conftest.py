@@ -15,3 +15,12 @@ def fastdds_fixtures() -> Path:
     # Missing fixtures are a broken checkout, not a reason to skip.
     assert FASTDDS_FIXTURES.is_dir(), f"published Fast DDS fixtures not found at {FASTDDS_FIXTURES}"
     return FASTDDS_FIXTURES
+
+
+@pytest.fixture(scope="session")
+def harness_paths():
+    # The native harness, built once into the shared cache (perfgate.harness; a file lock keeps
+    # parallel workers from building it twice). A failed build fails the tests that need it.
+    from perfgate.harness import ensure_harness
+
+    return ensure_harness()

@@ -1,0 +1,623 @@
+"""build: one Fast DDS source -> a persistent colcon workspace, built in Release with security and
+performance tests, with perfgate's harness (native/) built in the same workspace against it.
+
+    perfgate build --workspace WS (--source DIR | --git-url URL --commit REF) [--fastcdr-source DIR]
+                   [--foonathan-memory-source DIR] [--jobs N] [--no-ccache] [--junit F]
+
+Workspace layout (kept between builds, so that a commit touching one file rebuilds in minutes):
+
+    WS/src/fastdds/            the Fast DDS source: a git checkout, or a mirror of a local folder
+    WS/src/perfgate_harness/   a mirror of native/
+    WS/src/fastcdr/, WS/src/foonathan_memory_vendor/   only when given by option (else the system's)
+    WS/build/ WS/install/ WS/log/   colcon's (merged install: the Fast DDS prefix is WS/install)
+    WS/ccache/                 the compiler cache (unless CCACHE_DIR is set)
+    WS/perfgate/               mirror manifests and the upstream engine's files
+    WS/perfgate-build.json     the build record: what was built, from where, how, and whether it worked
+
+The record is written for failed builds too: `perfgate run --workspace` and `perfgate gate
+--workspace` read it, so every experiment names the Fast DDS commit, version and build options, and a
+failed build becomes the JUnit error testcase "build" (exit 3).
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from . import files
+from . import schema as s
+from .errors import IncompleteError, InputError, PerfgateError
+from .harness import FLOOR_EXECUTABLE, LATENCY_EXECUTABLE, NATIVE_DIR
+from .harness import IGNORED_DIRS as HARNESS_IGNORED_DIRS
+
+SOURCE_DIR = "fastdds"  # WS/src/fastdds whatever the package is called (fastrtps or fastdds)
+HARNESS_DIR = "perfgate_harness"
+FASTCDR_DIR = "fastcdr"
+FOONATHAN_DIR = "foonathan_memory_vendor"
+STATE_DIR = "perfgate"
+CCACHE_DIR = "ccache"
+LOCK_FILE = ".perfgate-build.lock"
+LOG_TAIL_LINES = 40
+GIT_TIMEOUT_S = 1800
+
+# Fast DDS 2.x is the CMake/colcon package fastrtps, 3.x the package fastdds (built on Fast CDR 2).
+PACKAGE_BY_MAJOR = {2: "fastrtps", 3: "fastdds"}
+FASTCDR_MAJOR_FOR = {"fastrtps": 1, "fastdds": 2}
+# What every build gets: Release, DDS Security, the performance tests (test/performance), and an
+# install RPATH, so the harness finds the workspace's Fast DDS without sourcing setup scripts.
+CMAKE_OPTIONS = {
+    "CMAKE_BUILD_TYPE": "Release",
+    "SECURITY": "ON",
+    "PERFORMANCE_TESTS": "ON",
+    "CMAKE_INSTALL_RPATH_USE_LINK_PATH": "ON",
+    "PERFGATE_BUILD_TESTS": "OFF",  # the harness's own unit tests run in ci/test.sh, not per commit
+}
+# Where installed CMake packages are looked up to tell whether a system package fits.
+SYSTEM_PREFIXES = (Path("/usr"), Path("/usr/local"))
+_FAILED_LINE = re.compile(r"^Failed\s+<<<\s+(\S+)", re.MULTILINE)
+
+
+# --- what the source is -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FastddsSource:
+    package: str  # "fastrtps" (2.x) or "fastdds" (3.x)
+    version: str  # "2.9.1"
+    major: int
+
+
+def parse_cmake_project(text: str) -> tuple[str, str | None] | None:
+    """(name, VERSION) of the first `project(...)` of a CMakeLists.txt, or None."""
+    match = re.search(r"^\s*project\s*\(\s*([A-Za-z0-9_.-]+)([^)]*)\)", text, re.MULTILINE | re.IGNORECASE)
+    if match is None:
+        return None
+    version = re.search(r"\bVERSION\s+\"?([0-9][0-9.]*)\"?", match.group(2))
+    return match.group(1), version.group(1) if version else None
+
+
+def parse_package_xml(text: str, path: Path) -> tuple[str, str | None]:
+    """(name, version) of a package.xml."""
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as error:
+        raise InputError(f"malformed package.xml: {error}", path) from None
+    name = (root.findtext("name") or "").strip()
+    if not name:
+        raise InputError("package.xml has no <name>", path)
+    version = (root.findtext("version") or "").strip() or None
+    return name, version
+
+
+def fastdds_identity(cmake_project: tuple[str, str | None] | None, package_xml: tuple[str, str | None] | None,
+                     where: Path) -> FastddsSource:
+    """Which Fast DDS a source is, from its CMake project and package.xml (either may be missing)."""
+    found = [pair for pair in (package_xml, cmake_project) if pair is not None]
+    names = {name for name, _ in found}
+    packages = names & set(PACKAGE_BY_MAJOR.values())
+    if not packages:
+        found = ", ".join(sorted(names)) or "no project name"
+        raise InputError(f"not a Fast DDS source: the package is {found}, not fastrtps (2.x) or fastdds (3.x)", where)
+    if len(packages) > 1:
+        raise InputError("CMakeLists.txt and package.xml name different packages (fastrtps and fastdds)", where)
+    package = packages.pop()
+    # package.xml says x.y.z; CMake may say x.y.z.w (3.x): the first three parts are the release
+    versions = [version for _, version in found if version]
+    if not versions:
+        raise InputError("no version in package.xml nor in CMakeLists.txt's project()", where)
+    version = ".".join(versions[0].split(".")[:3])
+    major = int(version.split(".")[0])
+    if PACKAGE_BY_MAJOR.get(major) != package:
+        raise InputError(f"package {package} with version {version}: Fast DDS {major}.x is package "
+                         f"{PACKAGE_BY_MAJOR.get(major, 'unknown')}", where)
+    return FastddsSource(package, version, major)
+
+
+def detect_fastdds(source_dir: Path) -> FastddsSource:
+    source_dir = Path(source_dir)
+    cmake_lists, package_xml = source_dir / "CMakeLists.txt", source_dir / "package.xml"
+    if not cmake_lists.is_file():
+        raise InputError("not a Fast DDS source: no CMakeLists.txt", source_dir)
+    project = parse_cmake_project(cmake_lists.read_text(errors="replace"))
+    package = parse_package_xml(package_xml.read_text(errors="replace"), package_xml) if package_xml.is_file() else None
+    return fastdds_identity(project, package, source_dir)
+
+
+# --- dependencies: system packages where they fit -----------------------------------------------
+def installed_cmake_version(package: str, prefixes: tuple[Path, ...] = SYSTEM_PREFIXES) -> str | None:
+    """PACKAGE_VERSION of an installed CMake package config (`<package>-config-version.cmake`)."""
+    for prefix in prefixes:
+        for config in sorted(prefix.glob(f"lib*/**/cmake/{package}/{package}-config-version.cmake")) + \
+                sorted(prefix.glob(f"share/{package}/cmake/{package}-config-version.cmake")):
+            match = re.search(r'set\(PACKAGE_VERSION\s+"([^"]+)"\)', config.read_text(errors="replace"))
+            if match:
+                return match.group(1)
+    return None
+
+
+def dependency_plan(fastdds: FastddsSource, fastcdr_source: Path | None, foonathan_source: Path | None,
+                    system_fastcdr: str | None, system_foonathan: str | None) -> dict:
+    """Where Fast CDR and foonathan memory come from; InputError when the system's cannot do."""
+    needed = FASTCDR_MAJOR_FOR[fastdds.package]
+    plan = {}
+    if fastcdr_source is not None:
+        plan["fastcdr"] = {"from": "source", "path": str(fastcdr_source)}
+    elif system_fastcdr is None:
+        raise InputError(f"Fast DDS {fastdds.version} needs Fast CDR {needed}.x: none is installed "
+                         "(install libfastcdr-dev, or give its source with --fastcdr-source)")
+    elif int(system_fastcdr.split(".")[0]) != needed:
+        raise InputError(f"Fast DDS {fastdds.version} needs Fast CDR {needed}.x, the system has {system_fastcdr}: "
+                         f"give a Fast CDR {needed}.x source with --fastcdr-source")
+    else:
+        plan["fastcdr"] = {"from": "system", "version": system_fastcdr}
+    if foonathan_source is not None:
+        plan["foonathan_memory"] = {"from": "source", "path": str(foonathan_source)}
+    elif system_foonathan is None:
+        raise InputError("foonathan memory is not installed (libfoonathan-memory-dev): give the source of "
+                         "foonathan_memory_vendor with --foonathan-memory-source")
+    else:
+        plan["foonathan_memory"] = {"from": "system", "version": system_foonathan}
+    return plan
+
+
+# --- the colcon command -------------------------------------------------------------------------
+def cmake_arguments(ccache: bool) -> list[str]:
+    args = [f"-D{name}={value}" for name, value in CMAKE_OPTIONS.items()]
+    if ccache:
+        args += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+    return args
+
+
+def colcon_base(workspace: Path) -> list[str]:
+    return ["colcon", "--log-base", str(workspace / "log")]
+
+
+def colcon_paths(workspace: Path) -> list[str]:
+    return ["--base-paths", str(workspace / "src"), "--build-base", str(workspace / "build"),
+            "--install-base", str(workspace / "install"), "--merge-install"]
+
+
+def colcon_build_command(workspace: Path, cmake_args: list[str]) -> list[str]:
+    # --cmake-args takes everything after it: keep it last
+    return colcon_base(workspace) + ["build"] + colcon_paths(workspace) + [
+        "--event-handlers", "console_direct-", "console_cohesion-", "--cmake-args", *cmake_args]
+
+
+def build_environment(environment: dict[str, str], workspace: Path, jobs: int | None, ccache: bool) -> dict[str, str]:
+    env = dict(environment)
+    if ccache:
+        env.setdefault("CCACHE_DIR", str(workspace / CCACHE_DIR))
+        env.setdefault("CCACHE_BASEDIR", str(workspace))  # paths inside the workspace hash as relative
+    if jobs is not None:
+        env["MAKEFLAGS"] = f"-j{jobs}"
+    return env
+
+
+def failed_packages(colcon_output: str) -> list[str]:
+    """The packages colcon reports as `Failed <<< name`, in its order."""
+    return _FAILED_LINE.findall(colcon_output)
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+# --- sources into the workspace -----------------------------------------------------------------
+@dataclass(frozen=True)
+class MirrorResult:
+    copied: int
+    removed: int
+    unchanged: int
+
+
+def _file_state(path: Path) -> list:
+    info = path.lstat()
+    if path.is_symlink():
+        return ["link", os.readlink(path)]
+    return ["file", info.st_size, info.st_mtime_ns, info.st_mode & 0o777]
+
+
+def scan_tree(source: Path, skip: frozenset[str] = frozenset({".git"})) -> dict[str, list]:
+    """relative path -> state (kind, size, mtime, mode) of every file and link under source."""
+    states = {}
+    for root, dirs, names in os.walk(source):
+        links = [d for d in dirs if (Path(root) / d).is_symlink()]
+        dirs[:] = sorted(d for d in dirs if d not in skip and d not in links)
+        for name in sorted(names) + sorted(links):
+            path = Path(root) / name
+            states[str(path.relative_to(source))] = _file_state(path)
+    return states
+
+
+def mirror_tree(source: Path, dest: Path, manifest: Path, skip: frozenset[str] = frozenset({".git"})) -> MirrorResult:
+    """Make dest a copy of source, touching only what changed since the last mirror.
+
+    Changes are found by comparing the source with the manifest of the previous mirror (size, mtime,
+    mode), not with dest: changed files are copied with a fresh mtime, so make rebuilds exactly what
+    depends on them, even when the new content carries an older mtime (another checkout).
+    """
+    source, dest = Path(source), Path(dest)
+    previous = json.loads(manifest.read_text()) if manifest.is_file() else {}
+    current = scan_tree(source, skip)
+    copied = unchanged = 0
+    for relative, state in current.items():
+        target = dest / relative
+        if previous.get(relative) == state and (target.exists() or target.is_symlink()):
+            unchanged += 1
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            shutil.rmtree(target)
+        if state[0] == "link":
+            target.symlink_to(state[1])
+        else:
+            shutil.copyfile(source / relative, target)
+            os.chmod(target, state[3])
+        copied += 1
+    removed = 0
+    for relative in sorted(set(previous) - set(current), reverse=True):
+        target = dest / relative
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+            removed += 1
+    _remove_empty_dirs(dest)
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    files.write_text(manifest, json.dumps(current, sort_keys=True))
+    return MirrorResult(copied, removed, unchanged)
+
+
+def _remove_empty_dirs(root: Path) -> None:
+    for folder, dirs, names in os.walk(root, topdown=False):
+        if folder != str(root) and not dirs and not names:
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+
+
+def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise IncompleteError(f"git {args[0]} failed: {error}") from None
+
+
+def fetch_git(url: str, ref: str, checkout: Path) -> str:
+    """Check out `ref` of `url` in `checkout` (cloned once, then fetched); returns the commit."""
+    if checkout.exists() and not (checkout / ".git").exists():
+        shutil.rmtree(checkout)  # a mirror of a local folder before: replaced by the checkout
+    if not checkout.exists():
+        checkout.parent.mkdir(parents=True, exist_ok=True)
+        done = _git(["init", "--quiet", str(checkout)])
+        if done.returncode != 0:
+            raise IncompleteError(f"git init failed: {done.stderr.strip()}", checkout)
+    for args in (["remote", "remove", "origin"], ["remote", "add", "origin", url]):
+        _git(args, checkout)
+    fetched = _git(["fetch", "--quiet", "--depth", "1", "origin", ref], checkout)
+    if fetched.returncode != 0:
+        said = (fetched.stderr.strip().splitlines() or ["no reason given"])[-1]
+        raise IncompleteError(f"cannot fetch {ref} from {url}: {said}", checkout)
+    # --force: the checkout is the workspace's own; files that did not change keep their mtime
+    for args in (["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"], ["clean", "-ffdq"]):
+        done = _git(args, checkout)
+        if done.returncode != 0:
+            raise IncompleteError(f"git {args[0]} failed: {done.stderr.strip()}", checkout)
+    return _git(["rev-parse", "HEAD"], checkout).stdout.strip()
+
+
+def local_commit(folder: Path) -> tuple[str | None, bool | None]:
+    """(HEAD, has uncommitted changes) of a local source that is a git checkout; (None, None) otherwise."""
+    if not (Path(folder) / ".git").exists():
+        return None, None
+    head = _git(["rev-parse", "HEAD"], folder)
+    if head.returncode != 0:
+        return None, None
+    status = _git(["status", "--porcelain", "--untracked-files=no"], folder)
+    return head.stdout.strip(), bool(status.stdout.strip())
+
+
+# --- the build record ---------------------------------------------------------------------------
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def record_path(workspace: Path) -> Path:
+    return Path(workspace) / s.BUILD_RECORD_FILE
+
+
+def read_record(workspace: Path) -> dict:
+    """The build record of a workspace; InputError when there is none or it is malformed."""
+    path = record_path(workspace)
+    if not path.is_file():
+        raise InputError(f"no build record ({s.BUILD_RECORD_FILE}): build the workspace first with "
+                         f"`perfgate build --workspace {workspace}`", path)
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"malformed build record: {error}", path) from None
+    if not isinstance(record, dict) or record.get("status") not in (s.BUILD_OK, s.BUILD_FAILED):
+        raise InputError("malformed build record: no status ok/failed", path)
+    return record
+
+
+def fastdds_metadata(record: dict) -> dict:
+    """The `fastdds` part of metadata.json for an experiment run against this build."""
+    fastdds = record.get("fastdds") or {}
+    return {
+        "version": fastdds.get("version"),
+        "commit": fastdds.get("commit"),
+        "source": s.FASTDDS_SOURCE_COLCON,
+        "prefix": record.get("prefix"),
+        "package": fastdds.get("package"),
+        "repository": fastdds.get("repository"),
+        "source_path": fastdds.get("source_path"),
+        "uncommitted_changes": fastdds.get("uncommitted_changes"),
+        "build": {
+            "workspace": record.get("workspace"),
+            "finished_utc": record.get("finished_utc"),
+            "duration_s": record.get("duration_s"),
+            "cmake_args": record.get("cmake_args"),
+            "ccache": record.get("ccache"),
+            "dependencies": record.get("dependencies"),
+        },
+    }
+
+
+def harness_paths(record: dict, workspace: Path) -> tuple[Path, Path]:
+    """(perfgate-latency, Fast DDS prefix) of a finished build; IncompleteError for a failed one."""
+    if record.get("status") != s.BUILD_OK:
+        raise IncompleteError(f"the Fast DDS build failed: {record.get('error')}", record_path(workspace))
+    harness = Path(record["harness"])
+    if not harness.is_file():
+        raise IncompleteError("the workspace's harness is missing: build it again", harness)
+    return harness, Path(record["prefix"])
+
+
+def build_junit_xml(record: dict, properties: dict[str, str]) -> str:
+    """JUnit with one testcase "build": passed, or an <error> with the failing package and its log tail."""
+    failed = record.get("status") != s.BUILD_OK
+    suite = ET.Element("testsuite", name=s.BUILD_TESTCASE, tests="1", failures="0", errors=str(int(failed)),
+                       skipped="0", time=f"{float(record.get('duration_s') or 0):.3f}",
+                       timestamp=str(record.get("started_utc") or ""))
+    props = ET.SubElement(suite, "properties")
+    for name, value in properties.items():
+        ET.SubElement(props, "property", name=name, value=value)
+    case = ET.SubElement(suite, "testcase", name=s.BUILD_TESTCASE, classname=s.BUILD_TESTCASE,
+                         time=f"{float(record.get('duration_s') or 0):.3f}")
+    if failed:  # no file/line: the log is no file of the repository that an annotation could point at
+        error = ET.SubElement(case, "error", type="build_failed", message=str(record.get("error")))
+        error.text = f"{record.get('log')}:\n{record.get('log_tail') or ''}"
+    root = ET.Element("testsuites", name="perfgate", tests="1", failures="0", errors=str(int(failed)))
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def junit_properties(record: dict) -> dict[str, str]:
+    fastdds = record.get("fastdds") or {}
+    return {"fastdds.commit": str(fastdds.get("commit") or "unknown"),
+            "fastdds.version": str(fastdds.get("version") or "unknown")}
+
+
+# --- the command --------------------------------------------------------------------------------
+@contextlib.contextmanager
+def workspace_lock(workspace: Path) -> Iterator[None]:
+    """One build or test run at a time per workspace."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    with open(workspace / LOCK_FILE, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def check_tools(ccache: bool) -> None:
+    for tool in ("colcon", "cmake", "git") + (("ccache",) if ccache else ()):
+        if shutil.which(tool) is None:
+            raise InputError(f"{tool} is not installed (see docs/build.md; --no-ccache builds without ccache)")
+
+
+def _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_source) -> tuple[Path | None, Path | None, Path | None]:
+    if source is not None and git_url is not None:
+        raise InputError("give either --source or --git-url, not both")
+    if (git_url is None) != (commit is None):
+        raise InputError("--git-url and --commit go together")
+    folders = []
+    for option, value in (("--source", source), ("--fastcdr-source", fastcdr_source),
+                          ("--foonathan-memory-source", foonathan_source)):
+        if value is not None and not Path(value).is_dir():
+            raise InputError(f"{option}: not a folder", value)
+        folders.append(Path(value).resolve() if value is not None else None)
+    return folders[0], folders[1], folders[2]
+
+
+def prepare_sources(workspace: Path, source: Path | None, git_url: str | None, commit: str | None,
+                    extra: dict[str, Path | None]) -> dict:
+    """Put every source in WS/src; returns what the Fast DDS source is and where it came from."""
+    src, state = workspace / "src", workspace / STATE_DIR
+    checkout = src / SOURCE_DIR
+    origin: dict = {"repository": None, "commit": None, "uncommitted_changes": None}
+    if git_url is not None:
+        origin.update(kind="git", repository=git_url, requested_ref=commit,
+                      commit=fetch_git(git_url, commit, checkout), source_path=str(checkout))
+        (state / f"mirror-{SOURCE_DIR}.json").unlink(missing_ok=True)
+    elif source is not None:
+        if (checkout / ".git").exists():
+            shutil.rmtree(checkout)  # a git checkout before: replaced by the mirror
+        head, dirty = local_commit(source)
+        mirrored = mirror_tree(source, checkout, state / f"mirror-{SOURCE_DIR}.json")
+        origin.update(kind="local", source_path=str(source), commit=head, uncommitted_changes=dirty,
+                      mirrored={"copied": mirrored.copied, "removed": mirrored.removed})
+    elif checkout.is_dir():
+        head, dirty = local_commit(checkout)
+        origin.update(kind="workspace", source_path=str(checkout), commit=head, uncommitted_changes=dirty)
+    else:
+        raise InputError("the workspace has no Fast DDS source yet: give --source or --git-url and --commit",
+                         checkout)
+    mirror_tree(NATIVE_DIR, src / HARNESS_DIR, state / f"mirror-{HARNESS_DIR}.json", frozenset(HARNESS_IGNORED_DIRS))
+    for name, folder in extra.items():
+        if folder is not None:
+            mirror_tree(folder, src / name, state / f"mirror-{name}.json")
+        elif (src / name).exists():  # given for an earlier build, not this one: the system's is used
+            shutil.rmtree(src / name)
+            (state / f"mirror-{name}.json").unlink(missing_ok=True)
+    return origin
+
+
+def linked_fastdds_library(executable: Path) -> str | None:
+    """The Fast DDS library the dynamic linker picks for an executable (ldd), or None."""
+    try:
+        listing = subprocess.run(["ldd", str(executable)], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in listing.splitlines():
+        match = re.match(r"\s*lib(fastrtps|fastdds)\.so\S*\s+=>\s+(\S+)", line)
+        if match:
+            return match.group(2)
+    return None
+
+
+def run_colcon(command: list[str], environment: dict[str, str], log_path: Path) -> tuple[int, str]:
+    """Run colcon with its output to the terminal and to log_path; (exit code, output)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    output: list[str] = []
+    with open(log_path, "w") as log:
+        log.write(f"$ {' '.join(command)}\n")
+        process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, errors="replace")
+        for line in process.stdout:
+            output.append(line)
+            log.write(line)
+            print(line, end="", flush=True)
+        code = process.wait()
+    return code, "".join(output)
+
+
+def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_source=None,
+                  foonathan_memory_source=None, jobs=None, no_ccache=False, junit=None) -> int:
+    workspace = Path(workspace).resolve()
+    source, fastcdr, foonathan = _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_memory_source)
+    ccache = not no_ccache
+    check_tools(ccache)
+    started, started_utc = time.monotonic(), utc_now()
+    record = {"status": s.BUILD_FAILED, "workspace": str(workspace), "started_utc": started_utc,
+              "prefix": str(workspace / "install"), "fastdds": {"repository": git_url, "requested_ref": commit}}
+    with workspace_lock(workspace):
+        record_path(workspace).unlink(missing_ok=True)  # no stale record survives a build that breaks
+        try:
+            _build(workspace, source, git_url, commit, fastcdr, foonathan, jobs, ccache, record)
+            record["status"] = s.BUILD_OK
+        except InputError:
+            raise  # usage: nothing was built, no record
+        except PerfgateError as error:
+            record["error"] = record.get("error") or error.message
+            record.setdefault("log", str(error.path) if error.path else None)
+            raise
+        finally:
+            record["finished_utc"] = utc_now()
+            record["duration_s"] = round(time.monotonic() - started, 1)
+            if record["status"] == s.BUILD_OK or record.get("error"):
+                files.write_text(record_path(workspace), json.dumps(record, indent=2, sort_keys=True) + "\n")
+                if junit is not None:
+                    files.write_text(Path(junit), build_junit_xml(record, junit_properties(record)))
+    fastdds = record["fastdds"]
+    print(f"perfgate build: Fast DDS {fastdds['version']} ({fastdds['package']}, commit "
+          f"{fastdds.get('commit') or 'unknown'}) built in {record['duration_s']:.0f} s; prefix {record['prefix']}; "
+          f"harness {record['harness']}")
+    return s.EXIT_OK
+
+
+def _build(workspace: Path, source: Path | None, git_url: str | None, commit: str | None, fastcdr: Path | None,
+           foonathan: Path | None, jobs: int | None, ccache: bool, record: dict) -> None:
+    origin = prepare_sources(workspace, source, git_url, commit, {FASTCDR_DIR: fastcdr, FOONATHAN_DIR: foonathan})
+    identity = detect_fastdds(workspace / "src" / SOURCE_DIR)
+    record["fastdds"] = {**origin, "package": identity.package, "version": identity.version}
+    record["dependencies"] = dependency_plan(identity, fastcdr, foonathan, installed_cmake_version("fastcdr"),
+                                             installed_cmake_version("foonathan_memory"))
+    cmake_args = cmake_arguments(ccache)
+    command = colcon_build_command(workspace, cmake_args)
+    environment = build_environment(dict(os.environ), workspace, jobs, ccache)
+    record.update(cmake_args=cmake_args, colcon_command=command, jobs=jobs,
+                  ccache={"enabled": ccache, "dir": environment.get("CCACHE_DIR") if ccache else None})
+    print(f"perfgate build: Fast DDS {identity.version} ({identity.package}) in {workspace}", flush=True)
+    code, output = run_colcon(command, environment, workspace / STATE_DIR / "colcon-build.log")
+    if code != 0:
+        failing = failed_packages(output)
+        package = failing[0] if failing else None
+        log = (workspace / "log" / "latest_build" / package / "stdout_stderr.log") if package else \
+            workspace / STATE_DIR / "colcon-build.log"
+        tail = log_tail(log)
+        record.update(failed_package=package, log=str(log), log_tail=tail,
+                      error=f"colcon build failed (exit {code})" + (f" in package {package}" if package else ""))
+        raise IncompleteError(f"{record['error']}; last lines of its log:\n{tail}", log)
+    harness = workspace / "install" / "bin" / LATENCY_EXECUTABLE
+    for executable in (harness, harness.with_name(FLOOR_EXECUTABLE)):
+        if not executable.is_file():
+            raise IncompleteError(f"colcon build did not install {executable.name}", executable)
+    library = linked_fastdds_library(harness)
+    if library is None or not Path(library).resolve().is_relative_to(workspace):
+        # built against the system's Fast DDS by mistake: its measurements would be mislabelled
+        raise IncompleteError(f"the harness loads {library or 'no Fast DDS library'}, not the workspace's Fast DDS",
+                              harness)
+    record.update(harness=str(harness), fastdds_library=library, log=str(workspace / "log" / "latest_build"))
+
+
+
+# --- a gate whose build failed ------------------------------------------------------------------
+def failed_build_metadata(record: dict, label: str, platform: dict) -> dict:
+    return {
+        s.META_LABEL: label,
+        s.META_CREATED: utc_now(),
+        s.META_FASTDDS: fastdds_metadata(record),
+        s.META_LATENCY_DEFINITION: s.ROUND_TRIP,
+        s.META_SUBEXPERIMENTS: {},
+        s.META_PLATFORM: platform,
+        "build_failed": {"error": record.get("error"), "failed_package": record.get("failed_package"),
+                         "log": record.get("log")},
+    }
+
+
+def failed_build_markdown(record: dict) -> str:
+    fastdds = record.get("fastdds") or {}
+    return (f"## perfgate: INCOMPLETE: the Fast DDS build failed\n\n"
+            f"Fast DDS {fastdds.get('version') or ''} commit `{fastdds.get('commit') or 'unknown'}`: "
+            f"{record.get('error')}. Nothing was measured.\n\n"
+            f"Last lines of `{record.get('log')}`:\n\n```\n{record.get('log_tail') or ''}\n```\n")
+
+
+def gate_failed_build(record: dict, *, output: str, label: str | None, summary_markdown: str | None) -> int:
+    """What `perfgate gate --workspace` does when the build failed: metadata.json, junit.xml with the
+    error testcase "build", report.md (and the step summary), exit 3."""
+    from .junit import suite_properties
+    from .platform_info import this_machine
+    from .run import check_output_folder
+
+    output_dir = Path(output)
+    check_output_folder(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    metadata = failed_build_metadata(record, label or output_dir.resolve().name, this_machine())
+    files.write_metadata(output_dir, metadata)
+    files.write_text(output_dir / s.JUNIT_FILE, build_junit_xml(record, suite_properties(metadata)))
+    markdown = failed_build_markdown(record)
+    files.write_text(output_dir / s.REPORT_MARKDOWN, markdown)
+    if summary_markdown:
+        with open(summary_markdown, "a", encoding="utf-8") as summary:
+            summary.write(markdown)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        print(f"::error title=Fast DDS build failed::{record.get('error')}")
+    print(f"perfgate gate: error: {record_path(Path(record['workspace']))}: {record.get('error')}", file=sys.stderr)
+    print("perfgate gate: INCOMPLETE: the Fast DDS build failed; nothing was measured")
+    return s.EXIT_INCOMPLETE

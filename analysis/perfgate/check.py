@@ -1,0 +1,285 @@
+"""check: each summary of an experiment against the platform's requirements (CONTRACT.md sections 3, 5, 6).
+
+The pure part takes frames and returns check reports and the list of required results that have no
+measurements; the command around it reads, validates, writes the reports, the check plots, the
+record for `perfgate junit` (check.json) and, if asked, the JUnit file.
+
+Values are compared as the CSV files write them (3 decimals), in whole thousandths of a
+microsecond, so that what a maintainer reads in the report is exactly what was compared: a result
+equal to its requirement passes, one 0.001 us above fails.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import files
+from . import schema as s
+from .errors import InputError
+
+
+# --- what a check finds ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MissingData:
+    """A result the requirements ask for that the experiment did not measure (an error: exit 3)."""
+
+    subexperiment: str
+    bytes: int
+    line: int  # the requirement row's line in the requirements CSV
+    reason: str
+
+    def describe(self) -> str:
+        return f"no measurements for {self.subexperiment} at {self.bytes} B: {self.reason}"
+
+
+@dataclass
+class ExperimentCheck:
+    reports: dict[str, pd.DataFrame]  # sub-experiment -> check report (CONTRACT.md section 3)
+    missing: list[MissingData] = field(default_factory=list)
+    not_checked: list[str] = field(default_factory=list)  # floor sub-experiments without requirements
+
+    @property
+    def failed(self) -> int:
+        return sum(int((report[s.STATUS] == s.FAILED).sum()) for report in self.reports.values())
+
+    @property
+    def exit_code(self) -> int:
+        if self.missing:  # missing data outranks a regression: both are reported, the exit code is 3
+            return s.EXIT_INCOMPLETE
+        return s.EXIT_REGRESSION if self.failed else s.EXIT_OK
+
+
+# --- pure computation -----------------------------------------------------------------------------
+def as_written(values) -> np.ndarray:
+    """Values in whole thousandths, exactly as the CSV files write them (3 decimals)."""
+    return np.array([round(float(files.format_float(float(v))) * 1000) for v in values], dtype=np.int64)
+
+
+def requirements_of(requirements: pd.DataFrame, sub: str) -> pd.DataFrame:
+    """The requirement rows of one sub-experiment, in the file's order."""
+    return requirements[requirements[s.EXPERIMENT_TYPE] == sub]
+
+
+def check_summary(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str) -> pd.DataFrame:
+    """The check report of one sub-experiment: every Median row, then every 99% row, then every Max
+    row, each in the requirements' payload order. Payloads without measurements are left out (see
+    find_missing); measured payloads without requirements are ignored (see uncovered_rows)."""
+    required = requirements_of(requirements, sub)
+    required = required[required[s.BYTES].isin(summary[s.BYTES])]
+    measured = summary.set_index(s.BYTES).loc[required[s.BYTES]]
+    blocks = []
+    for magnitude in s.CHECKED_MAGNITUDES:
+        requirement = as_written(required[magnitude])
+        experiment = as_written(measured[magnitude])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            percent = (experiment - requirement) / requirement * 100.0
+        blocks.append(pd.DataFrame({
+            s.CHECK: magnitude,
+            s.BYTES: required[s.BYTES].to_numpy(dtype=np.int64),
+            s.REQUIREMENT: requirement / 1000.0,
+            s.EXPERIMENT: experiment / 1000.0,
+            s.DIFFERENCE: np.abs(requirement - experiment) / 1000.0,
+            s.PERCENT_OVER: percent,
+            s.STATUS: np.where(experiment > requirement, s.FAILED, s.PASSED),
+        }))
+    return pd.concat(blocks, ignore_index=True).loc[:, list(s.CHECK_COLUMNS)]
+
+
+def uncovered_rows(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str) -> list[int]:
+    """Positions of the summary rows whose payload the requirements of `sub` do not cover."""
+    covered = requirements_of(requirements, sub)[s.BYTES]
+    return np.flatnonzero(~summary[s.BYTES].isin(covered).to_numpy()).tolist()
+
+
+def find_missing(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame) -> list[MissingData]:
+    """Every requirement row (in file order) whose sub-experiment or payload has no measurements."""
+    missing = []
+    for sub, payload, line in zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES], requirements["line"]):
+        payload, line = int(payload), int(line)
+        if sub not in summaries:
+            reason = f"no {s.summary_csv_name(sub)} in the experiment folder"
+        elif payload not in set(summaries[sub][s.BYTES]):
+            reason = f"no {payload} B row in {s.summary_csv_name(sub)}"
+        else:
+            continue
+        missing.append(MissingData(sub, payload, line, reason))
+    return missing
+
+
+def check_experiment(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame, *,
+                     requirements_path: Path | None = None,
+                     summary_paths: dict[str, Path] | None = None) -> ExperimentCheck:
+    """Check every summary; InputError (exit 2) when the requirements do not cover a measured
+    sub-experiment or payload, or when a requirement that would be checked is zero."""
+    summary_paths = summary_paths or {}
+    required_subs = set(requirements[s.EXPERIMENT_TYPE])
+    where = f" ({requirements_path})" if requirements_path is not None else ""
+    checked, not_checked = {}, []
+    order = list(dict.fromkeys(requirements[s.EXPERIMENT_TYPE]))  # report in the requirements' order
+    for sub, summary in sorted(summaries.items(), key=lambda item: _position(order, item[0])):
+        if sub not in required_subs:
+            if sub in s.FLOOR_SUBEXPERIMENT_NAMES:
+                not_checked.append(sub)
+                continue
+            raise InputError(f"sub-experiment {sub!r} is not in the requirements{where}", summary_paths.get(sub))
+        uncovered = uncovered_rows(summary, requirements, sub)
+        if uncovered:
+            payload = int(summary[s.BYTES].iloc[uncovered[0]])
+            raise InputError(f"payload {payload} B of {sub} is not in the requirements{where}",
+                             summary_paths.get(sub), files.file_line(uncovered[0]))
+        _no_zero_requirements(requirements_of(requirements, sub), requirements_path)
+        checked[sub] = summary
+    reports = {sub: check_summary(summary, requirements, sub) for sub, summary in checked.items()}
+    return ExperimentCheck(reports, find_missing(summaries, requirements), not_checked)
+
+
+def _position(order: list[str], sub: str) -> tuple[int, str]:
+    return (order.index(sub) if sub in order else len(order), sub)
+
+
+def _no_zero_requirements(required: pd.DataFrame, requirements_path: Path | None) -> None:
+    for magnitude in s.CHECKED_MAGNITUDES:
+        zero = as_written(required[magnitude]) == 0
+        if zero.any():
+            row = required.iloc[int(np.flatnonzero(zero)[0])]
+            raise InputError(f"{magnitude} requirement of {row[s.EXPERIMENT_TYPE]} at {row[s.BYTES]} B is 0.000 us; "
+                             "a percentage over it is undefined", requirements_path, int(row["line"]))
+
+
+# --- words for people -------------------------------------------------------------------------------
+def format_percent(percent: float) -> str:
+    return f"{percent:+.2f}%" if abs(percent) >= 0.01 or percent == 0 else f"{percent:+.2g}%"
+
+
+def describe_failure(magnitude: str, requirement: float, experiment: float, percent: float) -> str:
+    """`Median 105.123 us > requirement 100.000 us (+5.12%)`"""
+    return (f"{magnitude} {files.format_float(experiment)} us > requirement {files.format_float(requirement)} us "
+            f"({format_percent(percent)})")
+
+
+def testcase_name(magnitude: str, payload: int) -> str:
+    """`Median[16384 B]`: one check of one payload, in the output and in JUnit."""
+    return f"{magnitude}[{int(payload)} B]"
+
+
+def report_table(sub: str, report: pd.DataFrame) -> str:
+    """A check report as a readable table, for --print-summaries."""
+    shown = report.copy()
+    for column in (s.REQUIREMENT, s.EXPERIMENT, s.DIFFERENCE, s.PERCENT_OVER):
+        shown[column] = [files.format_float(v) for v in shown[column]]
+    return f"{sub}\n{shown.to_string(index=False)}"
+
+
+def outcome_lines(result: ExperimentCheck) -> list[str]:
+    """One line per sub-experiment, then one per failed check: what a maintainer reads first."""
+    lines = []
+    for sub, report in result.reports.items():
+        failed = report[report[s.STATUS] == s.FAILED]
+        lines.append(f"{sub}: {len(report)} checks, {len(failed)} failed")
+        for row in failed.itertuples(index=False):
+            check, payload, requirement, experiment, _, percent, _ = row
+            lines.append(f"  FAILED {testcase_name(check, payload)}: "
+                         f"{describe_failure(check, requirement, experiment, percent)}")
+    for sub in result.not_checked:
+        lines.append(f"{sub}: not checked (a floor sub-experiment without requirements)")
+    return lines
+
+
+def missing_lines(result: ExperimentCheck, requirements_path: Path) -> list[str]:
+    """One line per sub-experiment and reason (a whole missing sub-experiment is one line, not eleven)."""
+    grouped: dict[tuple[str, str], list[MissingData]] = {}
+    for item in result.missing:
+        grouped.setdefault((item.subexperiment, item.reason), []).append(item)
+    lines = []
+    for (sub, reason), items in grouped.items():
+        payloads = ", ".join(str(item.bytes) for item in items)
+        lines.append(f"{requirements_path}:{items[0].line}: no measurements for {sub} ({payloads} B): {reason}")
+    return lines
+
+
+# --- the record that `perfgate junit` reads ---------------------------------------------------------
+def write_check_record(experiment_dir: Path, requirements_path: Path, result: ExperimentCheck) -> None:
+    record = {
+        "requirements": str(Path(requirements_path).resolve()),
+        "missing": [asdict(item) for item in result.missing],
+        "not_checked": list(result.not_checked),
+    }
+    files.write_text(Path(experiment_dir) / s.CHECK_RECORD_FILE, json.dumps(record, indent=2) + "\n")
+
+
+def read_check_record(experiment_dir: Path) -> dict | None:
+    """check.json of an experiment folder, or None before the first check."""
+    path = Path(experiment_dir) / s.CHECK_RECORD_FILE
+    if not path.exists():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
+    if not isinstance(record, dict) or not isinstance(record.get("missing", []), list):
+        raise InputError("not a check record", path)
+    return record
+
+
+# --- the command ----------------------------------------------------------------------------------
+def _draw_sub_check_plots(sub: str, report: pd.DataFrame, plots_dir: Path) -> None:
+    from .plotting import check_plots
+
+    for magnitude in s.CHECKED_MAGNITUDES:
+        check_plots.draw_check(report, sub, magnitude, s.check_png(plots_dir, sub, magnitude))
+
+
+def draw_check_plots(reports: dict[str, pd.DataFrame], plots_dir: Path, jobs: int) -> None:
+    """Three plots per sub-experiment, one sub-experiment per worker process."""
+    if jobs > 1 and len(reports) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(reports))) as pool:
+            futures = [pool.submit(_draw_sub_check_plots, sub, report, plots_dir) for sub, report in reports.items()]
+            for future in futures:
+                future.result()
+    else:
+        for sub, report in reports.items():
+            _draw_sub_check_plots(sub, report, plots_dir)
+
+
+def read_experiment_summaries(experiment_dir: Path) -> tuple[dict[str, pd.DataFrame], dict[str, Path]]:
+    paths = files.summary_files(experiment_dir)
+    return {sub: files.read_summary(path) for sub, path in paths.items()}, paths
+
+
+def command_check(requirements, experiment_directory, plots_directory, print_summaries=False, junit=None,
+                  no_plots=False) -> int:
+    from . import junit as junit_xml  # junit builds on this module's checks
+
+    requirements_path, experiment_dir = Path(requirements), Path(experiment_directory)
+    required = files.read_requirements(requirements_path)
+    summaries, summary_paths = read_experiment_summaries(experiment_dir)
+    result = check_experiment(summaries, required, requirements_path=requirements_path, summary_paths=summary_paths)
+    metadata = files.read_metadata(experiment_dir)  # read before anything is written: it may be malformed
+
+    for sub, report in result.reports.items():
+        files.write_csv(experiment_dir / s.check_csv_name(sub), report)
+    write_check_record(experiment_dir, requirements_path, result)
+    if junit is not None:
+        files.write_text(Path(junit), junit_xml.build_junit_xml(result.reports, required, requirements_path,
+                                                                result.missing, metadata))
+    if not no_plots:
+        draw_check_plots(result.reports, Path(plots_directory), jobs=os.cpu_count() or 1)
+
+    if print_summaries:
+        for sub, report in result.reports.items():
+            print(report_table(sub, report) + "\n")
+    for line in outcome_lines(result):
+        print(line)
+    for line in missing_lines(result, requirements_path):
+        print(f"perfgate check: error: {line}", file=sys.stderr)
+    checks = sum(len(report) for report in result.reports.values())
+    print(f"{checks} checks in {len(result.reports)} sub-experiment(s): {result.failed} failed; "
+          f"{len(result.missing)} required payload result(s) without measurements")
+    return result.exit_code

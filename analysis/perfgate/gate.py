@@ -1,0 +1,306 @@
+"""gate: the whole gate for one Fast DDS build, end to end, with one verdict and one exit code.
+
+run -> process (summaries, plots, sub-experiment comparison plots) -> check (+ JUnit) -> compare
+with the platform's baseline -> add to the results store and redraw history -> reports (HTML page,
+Markdown summary, `::error` annotations). Each step is the other modules' command function, called directly.
+
+Everything a maintainer could get wrong (platform, requirements, baseline, store, label, output
+folder) is checked before measuring, so a usage error costs seconds, not a run. After measuring,
+a step that cannot finish is recorded and the gate goes on: what finished is still checked and
+reported, and the exit code is 3 (CONTRACT.md section 5).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import files, report
+from . import schema as s
+from .baseline import replace_folder, require_folder_name, require_platform_name
+from .errors import InputError, PerfgateError
+
+QUICK_SAMPLES = 200
+DEFAULT_PLATFORM = "local"
+DEFAULT_FAIL_THRESHOLD = 0.1  # as `perfgate compare`
+# Which exit code wins: bad input found after measuring (exit 2) makes the verdict meaningless.
+SEVERITY = {s.EXIT_OK: 0, s.EXIT_REGRESSION: 1, s.EXIT_INCOMPLETE: 2, s.EXIT_USAGE: 3}
+
+
+@dataclass(frozen=True)
+class GatePlan:
+    """What the gate will do, decided and validated before anything is measured."""
+
+    output: Path
+    platform: str
+    requirements: Path
+    samples: int
+    payloads: list[int]
+    subexperiments: list[str]
+    label: str
+    baseline: Path | None
+    baseline_note: str
+    store: Path | None
+    unrequested: list[str]  # requirement rows this run does not measure
+
+
+# --- planning (all validation happens here) -------------------------------------------------------
+def resolve_platform(platform: str | None, environment: dict) -> str:
+    """--platform, else $PERFGATE_PLATFORM (set once on each reference machine), else `local`."""
+    return require_platform_name(platform or environment.get(s.PLATFORM_ENV) or DEFAULT_PLATFORM)
+
+
+def missing_requirements_message(platform: str, path: Path) -> str:
+    return (f"no requirements for platform {platform!r}; derive them from several runs of a known-good Fast DDS on "
+            f"this machine (`perfgate run --output runs/experiments/<n>` a few times, then `perfgate "
+            f"determine-requirements --experiments-results runs --output-file {path}`; see docs/gate.md), "
+            f"or name a file with --requirements")
+
+
+def uncovered_requirements(requirements, subexperiments: list[str], payloads: list[int]) -> list[str]:
+    """`sub at N B` for every requested sub-experiment and payload the requirements do not cover."""
+    covered = set(zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES].astype(int)))
+    return [f"{sub} at {payload} B" for sub in subexperiments for payload in payloads if (sub, payload) not in covered]
+
+
+def unrequested_requirements(requirements, subexperiments: list[str], payloads: list[int]) -> list[str]:
+    """`sub at N B` for every requirement row this run will not measure: check reports it missing (exit 3)."""
+    requested = {(sub, payload) for sub in subexperiments for payload in payloads}
+    return [f"{sub} at {int(payload)} B" for sub, payload in zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES])
+            if (sub, int(payload)) not in requested]
+
+
+def _require_nonzero_requirements(requirements, path: Path) -> None:
+    """check refuses a requirement of 0.000 us (no percentage over it): found here, before measuring."""
+    from .check import as_written
+
+    for magnitude in s.CHECKED_MAGNITUDES:
+        zero = as_written(requirements[magnitude]) == 0
+        if zero.any():
+            row = requirements[zero].iloc[0]
+            raise InputError(f"{magnitude} requirement of {row[s.EXPERIMENT_TYPE]} at {row[s.BYTES]} B is 0.000 us; "
+                             "a percentage over it is undefined", path, int(row["line"]))
+
+
+def default_label(output: Path, now: datetime) -> str:
+    return f"{output.name}-{now.strftime('%Y%m%dT%H%M%SZ')}"
+
+
+def _resolve_baseline(baseline: str | None, platform: str, this_platform_id: str | None) -> tuple[Path | None, str]:
+    path = Path(baseline) if baseline else Path(s.BASELINES_DIR) / platform
+    if not path.is_dir():
+        if baseline:
+            raise InputError("baseline folder not found", path)
+        return None, (f"no baseline for platform {platform!r} ({path}); store one with "
+                      f"`perfgate promote-baseline --experiment DIR --platform {platform}`")
+    metadata = files.read_metadata(path)
+    if not files.summary_files(path, required=False):
+        raise InputError(f"baseline has no summaries ({s.summary_csv_name('<sub>')})", path)
+    definition = (metadata or {}).get(s.META_LATENCY_DEFINITION, s.ROUND_TRIP)
+    if definition != s.ROUND_TRIP:  # the gate's harness measures the round trip
+        raise InputError(f"baseline records latency definition {definition!r}, the gate measures {s.ROUND_TRIP!r}; "
+                         f"such data is never compared", path)
+    baseline_id = ((metadata or {}).get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID)
+    if this_platform_id and baseline_id and baseline_id != this_platform_id:
+        raise InputError(f"baseline was measured on platform id {baseline_id}, this machine is {this_platform_id}; "
+                         f"such data is never compared (promote a baseline measured here)", path)
+    label = (metadata or {}).get(s.META_LABEL, path.name)
+    return path, f"compared with {path} ({label})"
+
+
+def _validate_store(store: Path, label: str, this_platform_id: str | None) -> None:
+    from . import experiments
+
+    experiments_dir = store / s.STORE_EXPERIMENTS_DIR
+    if (experiments_dir / label).exists():
+        raise InputError(f"the results store already has an experiment labelled {label!r}; choose another --label",
+                         experiments_dir / label)
+    if experiments_dir.is_dir() and any(not p.name.startswith(".") for p in experiments_dir.iterdir()):
+        stored = experiments.load_store(store)
+        experiments.require_comparable(stored)
+        other = next((e for e in stored if e.platform_id and this_platform_id and e.platform_id != this_platform_id),
+                     None)
+        if other is not None:
+            raise InputError(f"the results store holds platform id {other.platform_id} ({other.path}), this machine is "
+                             f"{this_platform_id}; histories of different platforms are never mixed", store)
+
+
+def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[int] | None,
+              subexperiments: list[str] | None, platform: str | None, requirements: str | None,
+              baseline: str | None, store: str | None, label: str | None, no_history: bool,
+              fastdds_prefix: str | None, environment: dict, this_platform_id: str | None,
+              now: datetime) -> GatePlan:
+    from . import run
+
+    platform_name = resolve_platform(platform, environment)
+    requirements_path = (Path(requirements) if requirements
+                         else s.requirements_csv(Path(s.REQUIREMENTS_DIR), platform_name))
+    if not requirements and not requirements_path.exists():
+        raise InputError(missing_requirements_message(platform_name, requirements_path), requirements_path)
+    requirement_table = files.read_requirements(requirements_path)
+    output_path = Path(output)
+    chosen_label = label or default_label(output_path, now)
+    require_folder_name(chosen_label, "label")  # it names the experiment's folder in the store
+    # run's own validation (output folder, sub-experiment names, samples, prefix), before measuring
+    options = run.resolve_options(output=output_path,
+                                  samples=samples or (QUICK_SAMPLES if quick else s.DEFAULT_SAMPLES),
+                                  payloads=payloads, subexperiments=subexperiments, label=chosen_label, warmup=None,
+                                  harness=None, fastdds_prefix=fastdds_prefix, pin_cpus=None, timeout=None)
+    gated = [sub.name for sub in options.subexperiments if not sub.is_floor]
+    uncovered = uncovered_requirements(requirement_table, gated, list(options.payloads))
+    if uncovered:
+        shown = ", ".join(uncovered[:5]) + (f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else "")
+        raise InputError(f"the requirements do not cover {shown}", requirements_path)
+    _require_nonzero_requirements(requirement_table, requirements_path)
+    baseline_path, baseline_note = _resolve_baseline(baseline, platform_name, this_platform_id)
+    store_path = Path(store) if store and not no_history else None
+    if store_path is not None:
+        _validate_store(store_path, chosen_label, this_platform_id)
+    return GatePlan(
+        output=output_path,
+        platform=platform_name,
+        requirements=requirements_path,
+        samples=options.samples,
+        payloads=list(options.payloads),
+        subexperiments=[sub.name for sub in options.subexperiments],
+        label=chosen_label,
+        baseline=baseline_path,
+        baseline_note=baseline_note,
+        store=store_path,
+        unrequested=unrequested_requirements(requirement_table, gated, list(options.payloads)),
+    )
+
+
+# --- running the steps ----------------------------------------------------------------------------
+class Steps:
+    """Calls each step; a step that cannot finish (exit 3 or IncompleteError), or bad input that only
+    shows after measuring (InputError), is recorded with what it means, and the gate goes on with what
+    there is, so that the reports are written all the same."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.codes: dict[str, int] = {}
+
+    def call(self, name: str, function, incomplete_means: str | None, **options) -> int:
+        """incomplete_means: what exit 3 of this step says; None when the reports show it themselves
+        (check's missing data)."""
+        try:
+            code = int(function(**options))
+        except PerfgateError as error:  # incomplete, or bad input only visible now: reported all the same
+            self.errors.append(f"{name}: {error}")
+            code = error.exit_code
+        else:
+            if code not in (s.EXIT_OK, s.EXIT_REGRESSION) and incomplete_means is not None:
+                self.errors.append(f"{name}: {incomplete_means}")
+        self.codes[name] = code
+        return code
+
+
+def store_files(experiment_dir: Path) -> list[Path]:
+    """What the results store keeps of a run: metadata, summaries, check reports and JUnit.
+    Not raw data nor plots (about 20 MB a run): the store grows with every commit for years."""
+    kept = [experiment_dir / s.METADATA_FILE, *files.summary_files(experiment_dir, required=False).values(),
+            *files.check_files(experiment_dir).values(), experiment_dir / s.JUNIT_FILE]
+    return [path for path in kept if path.is_file()]
+
+
+def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_threshold: float,
+              workspace: str | None = None) -> bool:
+    """Run every step of the plan; True when the experiment was compared with the baseline."""
+    from . import check, compare, process, run
+
+    output = plan.output
+    plots = output / s.PLOTS_DIR
+    steps.call("run", run.command_run, "not every sub-experiment finished (see its outcome in metadata.json)",
+               output=str(output), samples=plan.samples, payloads=plan.payloads,
+               subexperiments=plan.subexperiments, label=plan.label, warmup=None, harness=None,
+               fastdds_prefix=fastdds_prefix, pin_cpus=None, timeout=None, workspace=workspace)
+    if output.is_dir() and files.raw_files(output):
+        # with a whole folder, process also draws the sub-experiment comparison plots (plots/comparison_*.png)
+        steps.call("process", process.command_process, "the measurements could not be processed",
+                   raw_csv=None, output_csv=None, plots_directory=None, experiment_directory=str(output),
+                   jobs=None, no_plots=False)
+    summaries = files.summary_files(output, required=False) if output.is_dir() else {}
+    if not summaries:
+        steps.errors.append("no sub-experiment produced measurements: nothing to check")
+        return False
+    # exit 3 of check is missing data, which the reports list themselves
+    steps.call("check", check.command_check, None, requirements=str(plan.requirements),
+               experiment_directory=str(output), plots_directory=str(plots), print_summaries=False,
+               junit=str(output / s.JUNIT_FILE), no_plots=False)
+    compared = False
+    if plan.baseline is not None:
+        steps.call("baseline comparison", compare.command_compare,
+                   "the experiment lacks sub-experiments or payloads that the baseline has",
+                   reference=str(plan.baseline), results=str(output),
+                   plots_directory=str(plots / s.BASELINE_COMPARISON_DIR), fail_threshold=fail_threshold,
+                   no_plots=False)
+        compared = True
+    if plan.store is not None:
+        from . import history
+
+        try:
+            replace_folder(plan.store / s.STORE_EXPERIMENTS_DIR / plan.label, store_files(output))
+        except OSError as error:  # a full disk or a read-only store: the run is reported all the same
+            steps.errors.append(f"history: could not add the run to {plan.store}: {error}")
+            return compared
+        steps.call("history", history.command_history, "the history could not be redrawn",
+                   requirements=str(plan.requirements), experiments_results=str(plan.store),
+                   plots_directory=str(plan.store / s.STORE_HISTORY_DIR), no_plots=False)
+    return compared
+
+
+def final_exit_code(verdict: report.Verdict, step_codes: dict[str, int]) -> int:
+    """The most severe of the report's verdict and the steps' own exit codes (2 over 3 over 1 over 0)."""
+    codes = [verdict.exit_code] + [code for code in step_codes.values() if code in SEVERITY]
+    return max(codes, key=SEVERITY.__getitem__)
+
+
+# --- the command ----------------------------------------------------------------------------------
+def command_gate(output: str, quick: bool = False, samples: int | None = None, payloads: list[int] | None = None,
+                 subexperiments: list[str] | None = None, platform: str | None = None, requirements: str | None = None,
+                 baseline: str | None = None, store: str | None = None, fastdds_prefix: str | None = None,
+                 label: str | None = None, summary_markdown: str | None = None, annotations: bool = False,
+                 no_history: bool = False, fail_threshold: float = DEFAULT_FAIL_THRESHOLD,
+                 workspace: str | None = None) -> int:
+    from .platform_info import this_machine
+
+    if workspace is not None:  # a `perfgate build` workspace: its Fast DDS, or its failed build (exit 3)
+        from . import build
+
+        if fastdds_prefix is not None:
+            raise InputError("--workspace names the Fast DDS to measure: drop --fastdds-prefix")
+        record = build.read_record(workspace)
+        if record["status"] != s.BUILD_OK:
+            return build.gate_failed_build(record, output=output, label=label, summary_markdown=summary_markdown)
+    environment = dict(os.environ)
+    plan = plan_gate(output=output, quick=quick, samples=samples, payloads=payloads, subexperiments=subexperiments,
+                     platform=platform, requirements=requirements, baseline=baseline, store=store, label=label,
+                     no_history=no_history, fastdds_prefix=fastdds_prefix, environment=environment,
+                     this_platform_id=this_machine().get(s.META_PLATFORM_ID), now=datetime.now(timezone.utc))
+    print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
+          f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "
+          + (f"results store {plan.store}" if plan.store else "not added to a results store"))
+    if plan.unrequested:
+        print(f"perfgate gate: note: the requirements also ask for {len(plan.unrequested)} result(s) this run does "
+              f"not measure (e.g. {plan.unrequested[0]}); they will be reported missing (exit 3)", file=sys.stderr)
+    steps = Steps()
+    compared = run_steps(plan, steps, fastdds_prefix, fail_threshold, workspace)
+    plan.output.mkdir(parents=True, exist_ok=True)
+    results = report.load(plan.output, plan.requirements, baseline_compared=compared,
+                          baseline_note=plan.baseline_note, step_errors=steps.errors)
+    html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None)
+    if annotations or environment.get("GITHUB_ACTIONS") == "true":
+        from .junit import annotation_path  # the same path the JUnit testcases carry
+
+        for line in report.annotations(results, annotation_path(plan.requirements)):
+            print(line)
+    verdict = report.verdict(results)
+    code = final_exit_code(verdict, steps.codes)
+    for error in steps.errors:
+        print(f"perfgate gate: {error}", file=sys.stderr)
+    print(f"perfgate gate: {verdict.headline()}")
+    print(f"perfgate gate: report {html_path.resolve()}")
+    return code

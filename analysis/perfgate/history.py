@@ -1,0 +1,170 @@
+"""history: the latency of every stored experiment, oldest to newest, against the requirements.
+
+Pure computations first: `magnitude_history` (one sub-experiment's summaries -> experiments x
+payloads), `requirement_lookup` and `above_requirement`. The command loads the store, checks that
+its experiments compare, and draws per sub-experiment (CONTRACT.md section 4):
+`<plots>/<sub>/history_{min,median,max,99}.png` and `<plots>/<sub>/<bytes>_bytes_{median,99,max}.png`.
+
+Work is split by sub-experiment over worker processes in two rounds: first every summary is read
+and validated (so a bad file stops the command before any plot is replaced), then the plots are
+drawn. The command reports and exits 0: gating is `check`'s job; history shows the trend.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import experiments as ex
+from . import files
+from . import schema as s
+from .errors import PerfgateError
+from .requirements import over_requirement
+
+
+# --- pure computations --------------------------------------------------------------------------
+def magnitude_history(table: pd.DataFrame, magnitude: str, experiment_count: int) -> pd.DataFrame:
+    """Experiments (positions 0..n-1) x payloads of one magnitude; NaN where a run lacks the payload."""
+    wide = table.pivot(index=ex.ORDER, columns=s.BYTES, values=magnitude)
+    wide = wide.reindex(index=range(experiment_count), columns=sorted(wide.columns))
+    wide.columns = [int(c) for c in wide.columns]
+    return wide
+
+
+def requirement_lookup(requirements: pd.DataFrame, sub: str) -> dict[tuple[int, str], float]:
+    """(payload, check) -> requirement of one sub-experiment."""
+    rows = requirements[requirements[s.EXPERIMENT_TYPE] == sub]
+    return {(int(row[s.BYTES]), check): float(row[check]) for _, row in rows.iterrows() for check in s.CHECKED_MAGNITUDES}
+
+
+def above_requirement(values: pd.Series, requirement: float | None) -> pd.Series:
+    """Which experiments are over the requirement by the contract's rule (missing values are not)."""
+    if requirement is None:
+        return pd.Series(False, index=values.index)
+    numbers = values.to_numpy(dtype=float)
+    over = np.zeros(len(numbers), dtype=bool)
+    present = ~np.isnan(numbers)
+    over[present] = over_requirement(numbers[present], requirement)
+    return pd.Series(over, index=values.index)
+
+
+def newest_verdicts(table: pd.DataFrame, requirements: dict[tuple[int, str], float], newest: int) -> tuple[int, int]:
+    """(checks over the requirement, checks with a requirement) of the newest experiment."""
+    rows = table[table[ex.ORDER] == newest]
+    over = checked = 0
+    for _, row in rows.iterrows():
+        for check in s.CHECKED_MAGNITUDES:
+            requirement = requirements.get((int(row[s.BYTES]), check))
+            if requirement is not None:
+                checked += 1
+                over += int(over_requirement(row[check], requirement))
+    return over, checked
+
+
+# --- per sub-experiment work (runs in worker processes) -----------------------------------------
+def _guarded(function, *arguments):
+    """Run in a worker; return a PerfgateError as data (its path and line do not survive pickling)."""
+    try:
+        return function(*arguments), None
+    except PerfgateError as error:
+        return None, (type(error), error.message, error.path, error.line)
+
+
+def _load_sub(experiments: list[ex.Experiment], sub: str) -> pd.DataFrame:
+    return ex.summary_table(experiments, sub)
+
+
+def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: list[str], plots: Path) -> int:
+    from .plotting.history_plots import HistoryFigures
+
+    figures = HistoryFigures(tick_labels)
+    count = len(tick_labels)
+    drawn = 0
+    for magnitude in s.PLOTTED_MAGNITUDES:
+        figures.magnitude(sub, magnitude, magnitude_history(table, magnitude, count),
+                          s.history_magnitude_png(plots, sub, magnitude))
+        drawn += 1
+    for check in s.CHECKED_MAGNITUDES:
+        values = magnitude_history(table, check, count)
+        for payload in values.columns:
+            requirement = requirements.get((payload, check))
+            figures.payload(sub, check, payload, values[payload], requirement,
+                            above_requirement(values[payload], requirement),
+                            s.history_payload_png(plots, sub, payload, check))
+            drawn += 1
+    return drawn
+
+
+def _workers(tasks: int) -> int:
+    return max(1, min(tasks, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()))
+
+
+def _pool_context():
+    """fork when safe: workers inherit the imported pandas and matplotlib instead of importing them
+    again. With other threads alive (the gate calls this in-process) a forked child could inherit a
+    lock held by one of them, so then spawn."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _map(executor, function, argument_lists):
+    """Results in order; the first worker error is raised here, in the main process."""
+    if executor is None:
+        outcomes = [_guarded(function, *arguments) for arguments in argument_lists]
+    else:
+        calls = [executor.submit(_guarded, function, *arguments) for arguments in argument_lists]
+        outcomes = [call.result() for call in calls]
+    results = []
+    for result, error in outcomes:
+        if error is not None:
+            kind, message, path, line = error
+            raise kind(message, path, line)
+        results.append(result)
+    return results
+
+
+# --- the command --------------------------------------------------------------------------------
+def command_history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool) -> int:
+    requirement_table = files.read_requirements(Path(requirements))
+    experiments = ex.load_store(Path(experiments_results))
+    for note in ex.require_comparable(experiments):
+        print(f"perfgate history: note: {note}", file=sys.stderr)
+    subs = ex.all_subexperiments(experiments)
+    uncovered = [sub for sub in subs if sub not in set(requirement_table[s.EXPERIMENT_TYPE])]
+    if uncovered:
+        print(f"perfgate history: note: {requirements} has no requirements for {', '.join(uncovered)}; "
+              f"their payload histories are drawn without a requirement line", file=sys.stderr)
+    lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
+    plots = Path(plots_directory)
+
+    workers = _workers(len(subs))
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) if workers > 1 else None
+    try:
+        tables = _map(executor, _load_sub, [(experiments, sub) for sub in subs])
+        drawn = 0
+        if not no_plots:
+            from .plotting.history_plots import experiment_tick_labels
+
+            ticks = experiment_tick_labels([e.created for e in experiments], [e.label for e in experiments])
+            drawn = sum(_map(executor, _draw_sub,
+                             [(sub, table, lookup, ticks, plots) for sub, table, lookup in zip(subs, tables, lookups)]))
+    finally:
+        if executor is not None:
+            executor.shutdown()
+
+    newest = experiments[-1]
+    print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "
+          f"{len(subs)} sub-experiments; {drawn} plots in {plots}" if not no_plots else
+          f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")
+    for sub, table, lookup in zip(subs, tables, lookups):
+        over, checked = newest_verdicts(table, lookup, len(experiments) - 1)
+        if over:
+            print(f"  newest ({newest.label}) {sub}: {over} of {checked} checks above the requirement")
+    return s.EXIT_OK

@@ -1,0 +1,158 @@
+"""History plots: one value per experiment, oldest to newest, readable with hundreds of experiments.
+
+The x axis is the experiment's position in the history (evenly spaced, so a burst of runs on one
+day stays readable) labelled at no more than MAX_X_TICKS positions with its date and a short label.
+Each figure is drawn once per worker and redrawn for every plot: building a Figure costs more than
+drawing a few lines, and a history redraw makes hundreds of plots.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib import colormaps
+from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
+
+from .common import FAILED_COLOUR, LATENCY_LABEL, REQUIREMENT_COLOUR, new_figure, save
+
+MAX_X_TICKS = 10
+MAGNITUDE_AXES_WIDTH_PX = 790  # 0.79 of the 1000 pixel wide figure
+TICK_CHARACTER_PX = 5.5  # average width of a character of the 8 point tick labels at 100 dpi
+SHORT_LABEL_CHARACTERS = 12
+MEASURED_COLOUR = "#1f77b4"
+
+
+LOG_SCALE_SPREAD = 20  # latencies spanning more than this factor get a log axis
+
+
+def latency_yaxis(axes, values) -> None:
+    """Linear latency axis, or a log one when the values span more than LOG_SCALE_SPREAD (Max with
+    its outliers, or 16 B next to 16 KiB). Log ticks are plain numbers at 1, 2 and 5 x 10^n: powers
+    of ten alone leave most latency plots with a single label."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    if finite.size == 0 or finite.max() <= LOG_SCALE_SPREAD * finite.min():
+        axes.set_yscale("linear")
+        axes.set_ylabel(LATENCY_LABEL)
+        return
+    axes.set_yscale("log")
+    axes.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda y, _position: f"{y:g}"))
+    axes.yaxis.set_minor_formatter(NullFormatter())
+    axes.set_ylabel(LATENCY_LABEL + " (log scale)")
+
+
+def short_label(label: str, width: int = SHORT_LABEL_CHARACTERS) -> str:
+    """Keep both ends of a long label (`fastdds-2.9…run-17`): runs often differ only at the end."""
+    if len(label) <= width:
+        return label
+    head = (width - 1) // 2
+    return f"{label[:head]}…{label[-(width - 1 - head):]}"
+
+
+def experiment_tick_labels(created: list[datetime | None], labels: list[str]) -> list[str]:
+    """Tick text per experiment: its UTC date (with the time when runs span under two days), or its
+    short label when it has no creation time. One line: tick labels are most of a plot's drawing time.
+    """
+    times = [c for c in created if c is not None]
+    span_days = (max(times) - min(times)).total_seconds() / 86400 if times else 0
+    date_format = "%Y-%m-%d" if span_days >= 2 else "%m-%d %H:%M"
+    return [c.strftime(date_format) if c is not None else short_label(label) for c, label in zip(created, labels)]
+
+
+class HistoryFigures:
+    """Draws the magnitude and payload history plots of one results store, reusing two figures.
+
+    Speed matters here (a store redraw makes hundreds of plots): the figures keep fixed margins
+    instead of a layout engine, and the payload figure keeps its artists and only updates them.
+    """
+
+    def __init__(self, tick_labels: list[str]):
+        self.tick_labels = tick_labels
+        self.many = len(tick_labels) > 40  # with hundreds of experiments markers would hide the line
+        self.magnitude_figure, self.magnitude_axes = new_figure("")
+        self.magnitude_figure.set_layout_engine("none")
+        self.magnitude_axes.set_position([0.08, 0.12, 0.79, 0.8])  # right: room for the payload legend
+        self.payload_figure, self.payload_axes = new_figure("")
+        self.payload_figure.set_layout_engine("none")
+        self.payload_axes.set_position([0.08, 0.12, 0.88, 0.8])  # right: room for the last date
+        self._payload_artists()
+
+    def _experiment_axis(self, axes) -> None:
+        """Ticks at no more than MAX_X_TICKS experiments, always the oldest and the newest."""
+        count = len(self.tick_labels)
+        # as many labels as fit the narrower (magnitude) plot with a gap of four characters between them
+        longest = max(len(label) for label in self.tick_labels)
+        fitting = int(MAGNITUDE_AXES_WIDTH_PX // ((longest + 4) * TICK_CHARACTER_PX))
+        positions = sorted(set(np.linspace(0, count - 1, max(2, min(count, MAX_X_TICKS, fitting))).round().astype(int)
+                               .tolist()))
+        axes.xaxis.set_major_locator(FixedLocator(positions))
+        axes.xaxis.set_minor_locator(NullLocator())
+        axes.xaxis.set_major_formatter(FixedFormatter([self.tick_labels[p] for p in positions]))
+        axes.tick_params(axis="x", labelsize=8)
+        margin = 0.5 if count < 20 else 0.01 * count
+        axes.set_xlim(-margin, count - 1 + margin)
+        axes.set_xlabel(f"Experiment, oldest to newest ({count} in the history)")
+
+    def magnitude(self, sub: str, magnitude: str, values: pd.DataFrame, path: Path) -> Path:
+        """`values`: one row per experiment position, one column per payload (NaN where missing)."""
+        axes = self.magnitude_axes
+        axes.clear()
+        axes.set_title(f"{sub}: {magnitude} latency per experiment")
+        axes.grid(True, which="major", alpha=0.3)
+        colours = colormaps["viridis"](np.linspace(0, 0.92, max(len(values.columns), 1)))
+        positions = values.index.to_numpy()
+        for colour, payload in zip(colours, values.columns):
+            axes.plot(positions, values[payload].to_numpy(dtype=float), color=colour, linewidth=1.0,
+                      marker=None if self.many else "o", markersize=3, label=f"{payload} B")
+        latency_yaxis(axes, values.to_numpy())
+        self._experiment_axis(axes)
+        # largest payload first: in the legend as in the plot, it is usually the top line
+        handles, labels = axes.get_legend_handles_labels()
+        axes.legend(handles[::-1], labels[::-1], title="Payload", fontsize=8, title_fontsize=8, loc="upper left",
+                    bbox_to_anchor=(1.01, 1.0), frameon=False)
+        return save(self.magnitude_figure, path)
+
+    def _payload_artists(self) -> None:
+        axes = self.payload_axes
+        (self.measured_line,) = axes.plot([], [], color=MEASURED_COLOUR, linewidth=1.0, marker="." if self.many else "o",
+                                          markersize=3 if self.many else 4, label="measured")
+        self.requirement_line = axes.axhline(0, color=REQUIREMENT_COLOUR, linestyle="--", linewidth=1.2,
+                                             label="requirement")
+        (self.above_points,) = axes.plot([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="none",
+                                         markeredgecolor=FAILED_COLOUR, markeredgewidth=1.5, label="above requirement")
+        self.verdict = axes.text(0.01, 0.98, "", transform=axes.transAxes, va="top", ha="left", fontsize=9,
+                                 bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
+        axes.set_ylabel(LATENCY_LABEL)
+        self._experiment_axis(axes)
+        # one row, like the verdict beside it: both fit in the headroom kept above the data
+        self.legend = axes.legend(fontsize=8, loc="upper right", ncol=3, borderaxespad=0.3)
+
+    def payload(self, sub: str, magnitude: str, payload: int, values: pd.Series, requirement: float | None,
+                above: pd.Series, path: Path) -> Path:
+        """`values` per experiment position; `above` marks values over the requirement."""
+        axes = self.payload_axes
+        axes.set_title(f"{sub}: {magnitude} latency at {payload} B per experiment")
+        positions = values.index.to_numpy()
+        measured = values.to_numpy(dtype=float)
+        over = above.to_numpy(dtype=bool)
+        self.measured_line.set_data(positions, measured)
+        self.above_points.set_data(positions[over], measured[over])
+        shown = measured[np.isfinite(measured)]
+        if requirement is not None:
+            self.requirement_line.set_ydata([requirement, requirement])
+            self.requirement_line.set_visible(True)
+            self.legend.get_texts()[1].set_text(f"requirement {requirement:.3f} us")
+            shown = np.append(shown, requirement)
+            self.verdict.set_text(f"{int(over.sum())} of {shown.size - 1} experiments above the requirement")
+        else:
+            self.requirement_line.set_visible(False)
+            self.legend.get_texts()[1].set_text("no requirement")
+            self.verdict.set_text("no requirement for this payload")
+        low, high = (shown.min(), shown.max()) if shown.size else (0.0, 1.0)
+        pad = 0.06 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
+        # room at the top for the verdict and the legend
+        axes.set_ylim(low - pad, high + 3 * pad)
+        return save(self.payload_figure, path)

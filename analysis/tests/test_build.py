@@ -1,0 +1,330 @@
+"""perfgate build: version detection, dependency choice, workspace layout and mirroring, the build
+record, failure reporting (exit 3, failing package, log tail, JUnit "build") through a real colcon
+build of a small broken source, and what run and gate make of a failed build.
+
+The real Fast DDS build is the slow test (test_fastdds_source_build.py, `ci/slow-test.sh`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from junitparser import Error, JUnitXml
+
+from perfgate import build, files
+from perfgate import schema as s
+from perfgate.errors import InputError
+
+PACKAGE_XML = """<?xml version="1.0"?>
+<package format="3">
+  <name>{name}</name>
+  <version>{version}</version>
+  <description>test source</description>
+  <maintainer email="m@example.org">m</maintainer>
+  <license>Apache 2.0</license>
+  <buildtool_depend>cmake</buildtool_depend>
+  <export><build_type>cmake</build_type></export>
+</package>
+"""
+
+
+def perfgate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def make_source(folder: Path, name: str = "fastrtps", cmake_version: str = "2.9.1",
+                xml_version: str | None = "2.9.1", body: str = "int participant() { return 0; }\n") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\n"
+        f'project({name} VERSION "{cmake_version}" LANGUAGES CXX)\n'
+        f"add_library({name} SHARED participant.cpp)\ninstall(TARGETS {name})\n")
+    if xml_version is not None:
+        (folder / "package.xml").write_text(PACKAGE_XML.format(name=name, version=xml_version))
+    (folder / "participant.cpp").write_text(body)
+    return folder
+
+
+# --- what the source is ---------------------------------------------------------------------------
+def test_cmake_project_name_and_version():
+    assert build.parse_cmake_project('project(fastrtps VERSION "2.9.1" LANGUAGES C CXX)\n') == ("fastrtps", "2.9.1")
+    assert build.parse_cmake_project("cmake_minimum_required(VERSION 3.22)\n  project(fastdds VERSION 3.6.2.0)") == \
+        ("fastdds", "3.6.2.0")
+    assert build.parse_cmake_project("project(fastrtps)") == ("fastrtps", None)
+    assert build.parse_cmake_project("add_library(x)") is None
+
+
+def test_detects_fast_dds_2_and_3(tmp_path):
+    assert build.detect_fastdds(make_source(tmp_path / "two")) == build.FastddsSource("fastrtps", "2.9.1", 2)
+    # 3.x: package fastdds; CMake says 3.6.2.0, package.xml 3.6.2: the release is 3.6.2
+    three = make_source(tmp_path / "three", "fastdds", "3.6.2.0", "3.6.2")
+    assert build.detect_fastdds(three) == build.FastddsSource("fastdds", "3.6.2", 3)
+    # without package.xml the CMake project decides
+    assert build.detect_fastdds(make_source(tmp_path / "bare", xml_version=None)).version == "2.9.1"
+
+
+@pytest.mark.parametrize("name, cmake_version, xml_version, message", [
+    ("cyclonedds", "0.10.2", "0.10.2", "not a Fast DDS source"),
+    ("fastrtps", "3.0.0", "3.0.0", "Fast DDS 3.x is package fastdds"),
+    ("fastdds", "2.14.0", "2.14.0", "Fast DDS 2.x is package fastrtps"),
+])
+def test_refuses_what_is_not_a_fast_dds_source(tmp_path, name, cmake_version, xml_version, message):
+    with pytest.raises(InputError, match=message):
+        build.detect_fastdds(make_source(tmp_path / "s", name, cmake_version, xml_version))
+
+
+def test_refuses_a_folder_without_cmake_lists_or_with_disagreeing_names(tmp_path):
+    with pytest.raises(InputError, match="no CMakeLists.txt"):
+        build.detect_fastdds(tmp_path)
+    source = make_source(tmp_path / "s")
+    (source / "package.xml").write_text(PACKAGE_XML.format(name="fastdds", version="3.0.0"))
+    with pytest.raises(InputError, match="different packages"):
+        build.detect_fastdds(source)
+
+
+# --- dependencies -----------------------------------------------------------------------------------
+def test_reads_the_installed_fast_cdr_version():
+    # libfastcdr-dev is in ci/debian-packages.txt; its config says what dpkg says
+    packaged = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libfastcdr-dev"], capture_output=True,
+                              text=True).stdout
+    assert packaged.startswith(build.installed_cmake_version("fastcdr") + "-")
+    assert build.installed_cmake_version("no_such_package_here") is None
+
+
+def test_reads_a_cmake_package_version_under_any_prefix(tmp_path):
+    config = tmp_path / "lib" / "x86_64-linux-gnu" / "cmake" / "fastcdr" / "fastcdr-config-version.cmake"
+    config.parent.mkdir(parents=True)
+    config.write_text('set(PACKAGE_VERSION "2.2.1")\n')
+    assert build.installed_cmake_version("fastcdr", (tmp_path,)) == "2.2.1"
+
+
+def test_system_dependencies_where_they_fit():
+    two, three = build.FastddsSource("fastrtps", "2.9.1", 2), build.FastddsSource("fastdds", "3.1.0", 3)
+    assert build.dependency_plan(two, None, None, "1.0.26", "0.7.2") == {
+        "fastcdr": {"from": "system", "version": "1.0.26"}, "foonathan_memory": {"from": "system", "version": "0.7.2"}}
+    with pytest.raises(InputError, match="needs Fast CDR 2.x, the system has 1.0.26: .*--fastcdr-source"):
+        build.dependency_plan(three, None, None, "1.0.26", "0.7.2")
+    plan = build.dependency_plan(three, Path("/src/fastcdr"), None, "1.0.26", "0.7.2")
+    assert plan["fastcdr"] == {"from": "source", "path": "/src/fastcdr"}
+    with pytest.raises(InputError, match="foonathan memory is not installed"):
+        build.dependency_plan(two, None, None, "1.0.26", None)
+    with pytest.raises(InputError, match="Fast CDR 1.x: none is installed"):
+        build.dependency_plan(two, None, None, None, "0.7.2")
+
+
+# --- the colcon command -----------------------------------------------------------------------------
+def test_colcon_builds_release_with_security_and_performance_tests(tmp_path):
+    command = build.colcon_build_command(tmp_path, build.cmake_arguments(ccache=True))
+    cmake_args = command[command.index("--cmake-args") + 1:]
+    assert {"-DCMAKE_BUILD_TYPE=Release", "-DSECURITY=ON", "-DPERFORMANCE_TESTS=ON",
+            "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"} <= set(cmake_args)
+    assert command[command.index("--base-paths") + 1] == str(tmp_path / "src")
+    assert "--merge-install" in command
+    assert not any("ccache" in arg for arg in build.cmake_arguments(ccache=False))
+    environment = build.build_environment({}, tmp_path, 3, True)
+    assert environment == {"CCACHE_DIR": str(tmp_path / "ccache"), "CCACHE_BASEDIR": str(tmp_path), "MAKEFLAGS": "-j3"}
+    assert build.build_environment({"CCACHE_DIR": "/shared"}, tmp_path, None, True)["CCACHE_DIR"] == "/shared"
+
+
+# --- sources into the workspace ---------------------------------------------------------------------
+def test_mirror_copies_only_what_changed_with_a_fresh_mtime(tmp_path):
+    source, dest, manifest = tmp_path / "source", tmp_path / "dest", tmp_path / "manifest.json"
+    (source / "src" / "cpp").mkdir(parents=True)
+    (source / ".git").mkdir()
+    (source / ".git" / "HEAD").write_text("ref\n")
+    for name in ("a.cpp", "b.cpp"):
+        (source / "src" / "cpp" / name).write_text(f"// {name}\n")
+    (source / "link.cpp").symlink_to("src/cpp/a.cpp")
+    assert build.mirror_tree(source, dest, manifest) == build.MirrorResult(3, 0, 0)
+    assert (dest / "src" / "cpp" / "b.cpp").read_text() == "// b.cpp\n"
+    assert os.readlink(dest / "link.cpp") == "src/cpp/a.cpp" and not (dest / ".git").exists()
+    assert build.mirror_tree(source, dest, manifest) == build.MirrorResult(0, 0, 3)
+
+    copied_at = {name: (dest / "src" / "cpp" / name).stat().st_mtime_ns for name in ("a.cpp", "b.cpp")}
+    # new content with an OLD mtime (as another checkout can have): still copied, and newer than before
+    (source / "src" / "cpp" / "a.cpp").write_text("// changed\n")
+    os.utime(source / "src" / "cpp" / "a.cpp", ns=(10**9, 10**9))
+    time.sleep(0.01)
+    assert build.mirror_tree(source, dest, manifest) == build.MirrorResult(1, 0, 2)
+    assert (dest / "src" / "cpp" / "a.cpp").read_text() == "// changed\n"
+    assert (dest / "src" / "cpp" / "a.cpp").stat().st_mtime_ns > copied_at["a.cpp"]
+    assert (dest / "src" / "cpp" / "b.cpp").stat().st_mtime_ns == copied_at["b.cpp"]
+
+    (source / "src" / "cpp" / "b.cpp").unlink()
+    assert build.mirror_tree(source, dest, manifest) == build.MirrorResult(0, 1, 2)
+    assert not (dest / "src" / "cpp" / "b.cpp").exists()
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_git_checkout_of_a_commit_keeps_unchanged_files(tmp_path):
+    repository = make_source(tmp_path / "repository")
+    (repository / "other.cpp").write_text("int other() { return 1; }\n")
+    git("init", "-q", cwd=repository)
+    git("add", ".", cwd=repository)
+    git("commit", "-qm", "one", cwd=repository)
+    first = git("rev-parse", "HEAD", cwd=repository)
+    (repository / "participant.cpp").write_text("int participant() { return 2; }\n")
+    git("commit", "-qam", "two", cwd=repository)
+    second = git("rev-parse", "HEAD", cwd=repository)
+
+    checkout = tmp_path / "ws" / "src" / "fastdds"
+    assert build.fetch_git(f"file://{repository}", first, checkout) == first
+    untouched = (checkout / "other.cpp").stat().st_mtime_ns
+    assert build.fetch_git(f"file://{repository}", second, checkout) == second
+    assert (checkout / "participant.cpp").read_text() == "int participant() { return 2; }\n"
+    assert (checkout / "other.cpp").stat().st_mtime_ns == untouched
+    assert build.local_commit(checkout) == (second, False)
+    assert build.local_commit(tmp_path) == (None, None)
+
+
+# --- a failing build, for real ------------------------------------------------------------------------
+BROKEN = "int participant() { return missing_symbol; }\n"
+
+
+@pytest.fixture(scope="module")
+def broken_build(tmp_path_factory):
+    """A real colcon build of a Fast-DDS-like source with a compile error, through the command line."""
+    root = tmp_path_factory.mktemp("broken")
+    source = make_source(root / "source", body=BROKEN)
+    workspace = root / "ws"
+    done = perfgate("build", "--workspace", str(workspace), "--source", str(source), "--junit", str(root / "junit.xml"))
+    return root, source, workspace, done
+
+
+def test_a_failed_build_exits_3_naming_the_package_and_the_error(broken_build):
+    _, _, workspace, done = broken_build
+    assert done.returncode == s.EXIT_INCOMPLETE
+    last = done.stderr.strip().splitlines()
+    assert last[0].startswith(f"perfgate build: error: {workspace}/log/latest_build/fastrtps/stdout_stderr.log: "
+                              "colcon build failed (exit 2) in package fastrtps; last lines of its log:")
+    assert any("error: ‘missing_symbol’ was not declared in this scope" in line for line in last)
+    assert "Traceback" not in done.stderr
+
+
+def test_the_workspace_layout(broken_build):
+    _, source, workspace, _ = broken_build
+    assert (workspace / "src" / "fastdds" / "participant.cpp").read_text() == BROKEN
+    harness = workspace / "src" / "perfgate_harness"
+    assert (harness / "package.xml").is_file() and (harness / "src" / "main.cpp").is_file()
+    assert not (harness / "build").exists()
+    assert {p.name for p in workspace.iterdir()} >= {"src", "build", "log", "ccache", "perfgate", s.BUILD_RECORD_FILE}
+    assert (workspace / "build" / "fastrtps" / "CMakeCache.txt").is_file()
+
+
+def test_a_failed_build_leaves_a_record(broken_build):
+    _, source, workspace, _ = broken_build
+    record = build.read_record(workspace)
+    assert record["status"] == s.BUILD_FAILED
+    assert record["failed_package"] == "fastrtps"
+    assert record["error"] == "colcon build failed (exit 2) in package fastrtps"
+    assert "missing_symbol" in record["log_tail"]
+    assert record["fastdds"]["package"] == "fastrtps" and record["fastdds"]["version"] == "2.9.1"
+    assert record["fastdds"]["kind"] == "local" and record["fastdds"]["source_path"] == str(source)
+    assert "-DSECURITY=ON" in record["cmake_args"]
+    metadata = build.fastdds_metadata(record)
+    assert metadata["source"] == s.FASTDDS_SOURCE_COLCON and metadata["version"] == "2.9.1"
+    assert metadata["build"]["cmake_args"] == record["cmake_args"]
+
+
+def test_a_failed_build_is_the_junit_error_testcase_build(broken_build):
+    root, _, _, _ = broken_build
+    suites = list(JUnitXml.fromfile(str(root / "junit.xml")))
+    assert [suite.name for suite in suites] == [s.BUILD_TESTCASE]
+    (case,) = list(suites[0])
+    assert case.name == s.BUILD_TESTCASE
+    (error,) = case.result
+    assert isinstance(error, Error)
+    assert error.message == "colcon build failed (exit 2) in package fastrtps"
+    assert "missing_symbol" in error.text
+
+
+def test_run_against_a_failed_build_is_incomplete(broken_build, tmp_path):
+    _, _, workspace, _ = broken_build
+    done = perfgate("run", "--workspace", str(workspace), "--output", str(tmp_path / "out"))
+    assert done.returncode == s.EXIT_INCOMPLETE
+    assert "the Fast DDS build failed: colcon build failed (exit 2) in package fastrtps" in done.stderr
+    upstream = perfgate("run", "--engine", "upstream", "--workspace", str(workspace), "--output", str(tmp_path / "up"))
+    assert upstream.returncode == s.EXIT_INCOMPLETE
+
+
+def test_gate_reports_a_failed_build_in_junit_and_metadata(broken_build, tmp_path):
+    _, _, workspace, _ = broken_build
+    output, summary = tmp_path / "experiment", tmp_path / "summary.md"
+    done = perfgate("gate", "--workspace", str(workspace), "--output", str(output), "--label", "pr-7",
+                    "--summary-markdown", str(summary))
+    assert done.returncode == s.EXIT_INCOMPLETE, done.stderr
+    suites = list(JUnitXml.fromfile(str(output / s.JUNIT_FILE)))
+    (case,) = list(suites[0])
+    assert case.name == s.BUILD_TESTCASE and isinstance(case.result[0], Error)
+    properties = {p.name: p.value for p in suites[0].properties()}
+    assert properties["fastdds.version"] == "2.9.1" and properties["platform.id"] != "unknown"
+    metadata = files.read_metadata(output)
+    assert metadata[s.META_LABEL] == "pr-7"
+    assert metadata["build_failed"]["failed_package"] == "fastrtps"
+    assert metadata[s.META_FASTDDS]["source"] == s.FASTDDS_SOURCE_COLCON
+    assert "the Fast DDS build failed" in summary.read_text() and "missing_symbol" in summary.read_text()
+
+
+def test_a_failed_build_replaces_the_record_of_an_earlier_one(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    build.record_path(workspace).write_text(json.dumps({"status": s.BUILD_OK, "harness": "/x"}))
+    source = make_source(tmp_path / "source", body=BROKEN)
+    assert perfgate("build", "--workspace", str(workspace), "--source", str(source), "--no-ccache").returncode == 3
+    record = build.read_record(workspace)
+    assert record["status"] == s.BUILD_FAILED and record["ccache"] == {"enabled": False, "dir": None}
+    assert "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" not in record["cmake_args"]
+
+
+def test_a_git_commit_that_fails_records_its_commit(tmp_path):
+    repository = make_source(tmp_path / "repository", body=BROKEN)
+    git("init", "-q", cwd=repository)
+    git("add", ".", cwd=repository)
+    git("commit", "-qm", "broken", cwd=repository)
+    commit = git("rev-parse", "HEAD", cwd=repository)
+    workspace = tmp_path / "ws"
+    done = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{repository}", "--commit", commit)
+    assert done.returncode == s.EXIT_INCOMPLETE
+    fastdds = build.read_record(workspace)["fastdds"]
+    assert (fastdds["commit"], fastdds["repository"], fastdds["kind"]) == (commit, f"file://{repository}", "git")
+    missing = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{repository}", "--commit", "0" * 40)
+    assert missing.returncode == s.EXIT_INCOMPLETE and "cannot fetch" in missing.stderr
+
+
+# --- usage errors: exit 2, one line, nothing built ----------------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["--source", "{tmp}", "--git-url", "file:///x", "--commit", "a"], "either --source or --git-url"),
+    (["--git-url", "file:///x"], "--git-url and --commit go together"),
+    (["--source", "{tmp}/missing"], "--source: not a folder"),
+    ([], "the workspace has no Fast DDS source yet"),
+])
+def test_usage_errors(tmp_path, args, message):
+    done = perfgate("build", "--workspace", str(tmp_path / "ws"), *[a.format(tmp=tmp_path) for a in args])
+    assert done.returncode == s.EXIT_USAGE
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not build.record_path(tmp_path / "ws").exists()
+
+
+def test_fast_dds_3_without_fast_cdr_2_is_refused_before_building(tmp_path):
+    source = make_source(tmp_path / "source", "fastdds", "3.1.0.0", "3.1.0")
+    done = perfgate("build", "--workspace", str(tmp_path / "ws"), "--source", str(source))
+    assert done.returncode == s.EXIT_USAGE
+    assert "Fast DDS 3.1.0 needs Fast CDR 2.x, the system has 1.0.26" in done.stderr
+    assert not (tmp_path / "ws" / "build").exists()
+
+
+def test_run_and_gate_read_no_record_as_usage_error(tmp_path):
+    done = perfgate("run", "--workspace", str(tmp_path), "--output", str(tmp_path / "out"))
+    assert done.returncode == s.EXIT_USAGE and "no build record" in done.stderr
+    (tmp_path / s.BUILD_RECORD_FILE).write_text("{not json")
+    done = perfgate("gate", "--workspace", str(tmp_path), "--output", str(tmp_path / "out"))
+    assert done.returncode == s.EXIT_USAGE and "malformed build record" in done.stderr

@@ -1,0 +1,287 @@
+"""`perfgate gate` end to end on the real Fast DDS, its usage errors, and `perfgate promote-baseline`."""
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from perfgate import check, cli, files, process, report
+from perfgate import gate as gate_module
+from perfgate import schema as s
+
+GATED = ["intraprocess_best_effort", "interprocess_reliable"]  # intra-process and UDPv4
+PAYLOADS = [16, 1024]
+GENEROUS_US = 100000.0  # no machine is this slow: only the deliberately tight row can fail
+TIGHT = ("interprocess_reliable", 1024, s.MEDIAN)
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    """A fresh working folder (requirements/ and baselines/ are looked up there), no CI environment."""
+    monkeypatch.chdir(tmp_path)
+    for name in (s.PLATFORM_ENV, "GITHUB_ACTIONS", "GITHUB_WORKSPACE", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def write_requirements(path: Path, subs, payloads, tight: dict | None = None) -> dict[tuple[str, int], int]:
+    """Requirements for subs x payloads; returns each row's line in the file."""
+    tight = tight or {}
+    rows = [{s.EXPERIMENT_TYPE: sub, s.BYTES: payload,
+             **{m: tight.get((sub, payload, m), GENEROUS_US) for m in s.CHECKED_MAGNITUDES}}
+            for sub in subs for payload in payloads]
+    files.write_csv(path, pd.DataFrame(rows, columns=list(s.REQUIREMENT_COLUMNS)))
+    return {(row[s.EXPERIMENT_TYPE], row[s.BYTES]): number for number, row in enumerate(rows, start=2)}
+
+
+def gate(*arguments: str) -> int:
+    return cli.main(["gate", *arguments])
+
+
+def gate_arguments(output: str, label: str, subs=GATED, payloads=PAYLOADS) -> list[str]:
+    return ["--output", output, "--platform", "bench", "--quick", "--subexperiments", ",".join(subs),
+            "--payloads", ",".join(map(str, payloads)), "--label", label]
+
+
+def one_error_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert "Traceback" not in text
+    return lines[0]
+
+
+# --- usage errors, found before anything is measured ----------------------------------------------
+def test_a_platform_without_requirements_file_is_a_usage_error_that_says_how_to_make_one(workspace, capsys):
+    assert gate("--output", "out", "--platform", "bench-7") == s.EXIT_USAGE
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith("perfgate gate: error: requirements/bench-7.csv: no requirements for platform 'bench-7'")
+    assert "perfgate determine-requirements" in line and "--output-file requirements/bench-7.csv" in line
+    assert not (workspace / "out").exists()
+
+
+def test_the_platform_defaults_to_the_environment_then_local(workspace, monkeypatch, capsys):
+    monkeypatch.setenv(s.PLATFORM_ENV, "rig-2")
+    assert gate("--output", "out") == s.EXIT_USAGE
+    assert "requirements/rig-2.csv: no requirements for platform 'rig-2'" in capsys.readouterr().err
+    monkeypatch.delenv(s.PLATFORM_ENV)
+    assert gate("--output", "out") == s.EXIT_USAGE
+    assert "requirements/local.csv: no requirements for platform 'local'" in capsys.readouterr().err
+
+
+def test_requirements_that_do_not_cover_a_requested_payload_stop_the_gate_before_measuring(workspace, capsys):
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, [16])
+    assert gate(*gate_arguments("out", "first")) == s.EXIT_USAGE
+    line = one_error_line(capsys.readouterr().err)
+    assert "requirements/bench.csv: the requirements do not cover intraprocess_best_effort at 1024 B" in line
+    assert not (workspace / "out").exists()
+
+
+def test_a_label_already_in_the_store_stops_the_gate_before_measuring(workspace, fastdds_fixtures, capsys):
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    stored = workspace / "store" / s.STORE_EXPERIMENTS_DIR / "first"
+    stored.mkdir(parents=True)
+    shutil.copy(fastdds_fixtures / "v193" / "summary_intraprocess.csv", stored / s.summary_csv_name(GATED[0]))
+    assert gate(*gate_arguments("out", "first"), "--store", "store") == s.EXIT_USAGE
+    line = one_error_line(capsys.readouterr().err)
+    assert "store/experiments/first: the results store already has an experiment labelled 'first'" in line
+    assert not (workspace / "out").exists()
+
+
+def test_a_baseline_of_another_latency_definition_stops_the_gate_before_measuring(workspace, fastdds_fixtures,
+                                                                                   capsys):
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    make_experiment(workspace / "published", fastdds_fixtures, {"intraprocess_best_effort": "intraprocess"})
+    files.write_metadata(workspace / "published", {**files.read_metadata(workspace / "published"),
+                                                   s.META_LATENCY_DEFINITION: s.HALF_ROUND_TRIP})
+    assert cli.main(["promote-baseline", "--experiment", "published", "--platform", "bench"]) == s.EXIT_OK
+    capsys.readouterr()
+    assert gate(*gate_arguments("out", "first")) == s.EXIT_USAGE
+    line = one_error_line(capsys.readouterr().err)
+    assert "baselines/bench: baseline records latency definition 'half_round_trip'" in line
+    assert not (workspace / "out").exists()
+
+
+def test_bad_input_found_after_measuring_is_recorded_and_wins_the_exit_code(workspace, fastdds_fixtures):
+    experiment = make_experiment(workspace / "experiment", fastdds_fixtures,
+                                 {"intraprocess_best_effort": "intraprocess"})
+    (experiment / s.check_csv_name("intraprocess_best_effort")).unlink()  # not checked yet
+    requirements = workspace / "requirements.csv"
+    write_requirements(requirements, ["interprocess_reliable"], [16, 32])  # does not cover the measured sub
+    steps = gate_module.Steps()
+    code = steps.call("check", check.command_check, None, requirements=str(requirements),
+                      experiment_directory=str(experiment), plots_directory=str(experiment / s.PLOTS_DIR),
+                      print_summaries=False, junit=None, no_plots=True)
+    assert code == s.EXIT_USAGE
+    assert len(steps.errors) == 1 and steps.codes == {"check": s.EXIT_USAGE}
+    summary = experiment / s.summary_csv_name("intraprocess_best_effort")
+    assert steps.errors[0].startswith(f"check: {summary}: sub-experiment 'intraprocess_best_effort' is not in the "
+                                      f"requirements")
+    verdict = report.verdict(report.load(experiment, requirements, step_errors=steps.errors))
+    assert verdict.status == report.INCOMPLETE
+    assert gate_module.final_exit_code(verdict, steps.codes) == s.EXIT_USAGE
+
+
+# --- the whole gate on the real Fast DDS ----------------------------------------------------------
+def junit_cases(path: Path) -> dict[tuple[str, str], ET.Element]:
+    root = ET.parse(path).getroot()
+    return {(suite.get("name"), case.get("name")): case
+            for suite in root.iter("testsuite") for case in suite.iter("testcase")}
+
+
+@pytest.mark.fastdds
+def test_the_gate_passes_then_catches_a_too_tight_requirement_on_the_real_fastdds(workspace, capsys):
+    requirements = workspace / "requirements" / "bench.csv"
+    write_requirements(requirements, GATED, PAYLOADS)
+    step_summary = workspace / "step_summary.md"
+
+    # 1. everything generous, no baseline yet: PASS, kept in the store, history drawn
+    code = gate(*gate_arguments("runs/first", "first"), "--store", "store", "--summary-markdown", str(step_summary))
+    output = capsys.readouterr().out
+    assert code == s.EXIT_OK, output
+    first = workspace / "runs" / "first"
+    assert output.splitlines()[-2].startswith("perfgate gate: PASS: all 12 checks passed, no baseline comparison")
+    assert output.splitlines()[-1] == f"perfgate gate: report {first.resolve() / s.REPORT_HTML}"
+    assert "::error" not in output
+    markdown = (first / s.REPORT_MARKDOWN).read_text()
+    assert markdown.splitlines()[0] == "## perfgate latency gate: **PASS**"
+    assert "no baseline for platform 'bench'" in markdown
+    assert step_summary.read_text() == markdown
+    metadata = files.read_metadata(first)
+    assert metadata[s.META_SAMPLES] == 200 and metadata[s.META_LABEL] == "first"
+    for sub in GATED:
+        summary = files.read_summary(first / s.summary_csv_name(sub))
+        assert list(summary[s.BYTES]) == PAYLOADS and set(summary[s.SAMPLES]) == {200}
+    junit = junit_cases(first / s.JUNIT_FILE)
+    assert len(junit) == 12 and not any(case.find("failure") is not None for case in junit.values())
+    stored = workspace / "store" / s.STORE_EXPERIMENTS_DIR / "first"
+    kept = [s.METADATA_FILE, s.JUNIT_FILE] + [name(sub) for sub in GATED
+                                              for name in (s.summary_csv_name, s.check_csv_name)]
+    assert sorted(p.name for p in stored.iterdir()) == sorted(kept)  # no raw data, no plots
+    assert s.history_magnitude_png(workspace / "store" / s.STORE_HISTORY_DIR, GATED[0], s.MEDIAN).is_file()
+    page = (first / s.REPORT_HTML).read_text()
+    pngs = list((first / s.PLOTS_DIR).rglob("*.png"))
+    assert len(pngs) == 2 * 2 * 2 + 4 + 2 * 3  # histograms and series, comparisons, check plots
+    assert page.count('src="data:image/png;base64,') == len(pngs)
+
+    # 2. it becomes the baseline
+    assert cli.main(["promote-baseline", "--experiment", "runs/first", "--platform", "bench"]) == s.EXIT_OK
+    capsys.readouterr()
+
+    # 3. one requirement far too tight: exit 1, JUnit failure and annotation on that requirement's line
+    lines = write_requirements(requirements, GATED, PAYLOADS, {TIGHT: 0.001})
+    tight_line = lines[TIGHT[:2]]
+    code = gate(*gate_arguments("runs/second", "second"), "--store", "store", "--annotations")
+    output = capsys.readouterr().out
+    second = workspace / "runs" / "second"
+    verdict_line = output.splitlines()[-2]
+    # the tight check fails; the quick baseline comparison may flag noise too, but it is a regression either way
+    assert code == s.EXIT_REGRESSION, output
+    assert verdict_line.startswith("perfgate gate: REGRESSION: 1 of 12 checks failed, ")
+    annotations = [line for line in output.splitlines() if line.startswith("::error")]
+    assert len(annotations) == 1
+    assert annotations[0].startswith(f"::error file=requirements/bench.csv,line={tight_line},"
+                                     f"title=Latency regression%3A interprocess_reliable Median[1024 B]::")
+    assert "requirement 0.001 us" in annotations[0]
+    cases = junit_cases(second / s.JUNIT_FILE)
+    tight_case = ("latency.interprocess_reliable", "Median[1024 B]")
+    assert cases[tight_case].find("failure") is not None
+    assert cases[tight_case].get("file") == "requirements/bench.csv"
+    assert cases[tight_case].get("line") == str(tight_line)
+    others = [case for key, case in cases.items() if key != tight_case]
+    assert len(others) == 11 and not any(c.find("failure") is not None for c in others)
+    # compared with the promoted baseline, and the run is in the history beside the first
+    comparison_dir = second / s.PLOTS_DIR / s.BASELINE_COMPARISON_DIR
+    assert all((comparison_dir / s.comparison_csv_name(sub)).is_file() for sub in GATED)
+    markdown = (second / s.REPORT_MARKDOWN).read_text()
+    assert markdown.splitlines()[0] == "## perfgate latency gate: **REGRESSION**"
+    assert "| interprocess_reliable | Median[1024 B] |" in markdown.split("### Failed checks (1)")[1].split("###")[0]
+    assert sorted(p.name for p in (workspace / "store" / s.STORE_EXPERIMENTS_DIR).iterdir()) == ["first", "second"]
+
+
+@pytest.mark.fastdds
+def test_missing_required_data_and_a_regression_exit_3_and_both_are_reported(workspace, capsys):
+    # the requirements also ask for a sub-experiment this run does not measure: expected data is missing
+    requirements = workspace / "requirements" / "bench.csv"
+    write_requirements(requirements, ["intraprocess_best_effort", "intraprocess_reliable"], [16],
+                       {("intraprocess_best_effort", 16, s.MAX): 0.001})
+    code = gate(*gate_arguments("out", "partial", subs=["intraprocess_best_effort"], payloads=[16]))
+    captured = capsys.readouterr()
+    assert code == s.EXIT_INCOMPLETE, captured.out
+    assert ("note: the requirements also ask for 1 result(s) this run does not measure "
+            "(e.g. intraprocess_reliable at 16 B)") in captured.err
+    assert captured.out.splitlines()[-2].startswith(
+        "perfgate gate: INCOMPLETE: 1 of 3 checks failed, 1 required result(s) without measurements")
+    markdown = (workspace / "out" / s.REPORT_MARKDOWN).read_text()
+    assert markdown.splitlines()[0] == "## perfgate latency gate: **INCOMPLETE**"
+    assert "### Failed checks (1)" in markdown and "### Missing data (1)" in markdown
+    assert "| intraprocess_reliable | 16 B |" in markdown
+    junit = junit_cases(workspace / "out" / s.JUNIT_FILE)
+    assert junit[("latency.intraprocess_reliable", "Median[16 B]")].find("error") is not None
+    assert junit[("latency.intraprocess_best_effort", "Max[16 B]")].find("failure") is not None
+
+
+# --- promote-baseline -----------------------------------------------------------------------------
+def make_experiment(folder: Path, fastdds_fixtures: Path, subs: dict[str, str], outcome=s.OUTCOME_OK) -> Path:
+    """An experiment folder from the published 1.9.3 measurements (raw, summary, a check report, metadata)."""
+    folder.mkdir(parents=True)
+    for sub, variant in subs.items():
+        raw = files.read_raw(fastdds_fixtures / "v193" / f"measurements_{variant}.csv")
+        raw = raw[raw[s.PAYLOAD].isin([16, 32])]
+        files.write_csv(folder / s.raw_csv_name(sub), raw)
+        files.write_csv(folder / s.summary_csv_name(sub), process.summarise(raw))
+        (folder / s.check_csv_name(sub)).write_text(",".join(s.CHECK_COLUMNS) + "\n")
+    files.write_metadata(folder, {s.META_LABEL: folder.name, s.META_PLATFORM: {s.META_PLATFORM_ID: "abc"},
+                                  s.META_SUBEXPERIMENTS: {sub: {s.META_OUTCOME: outcome} for sub in subs}})
+    return folder
+
+
+def test_promote_baseline_keeps_summaries_and_metadata_and_replaces_the_old_one_whole(workspace, fastdds_fixtures,
+                                                                                     capsys):
+    both = {"intraprocess_best_effort": "intraprocess", "interprocess_best_effort": "interprocess"}
+    make_experiment(workspace / "one", fastdds_fixtures, both)
+    assert cli.main(["promote-baseline", "--experiment", "one", "--platform", "bench"]) == s.EXIT_OK
+    target = workspace / "baselines" / "bench"
+    assert sorted(p.name for p in target.iterdir()) == sorted([s.METADATA_FILE, *map(s.summary_csv_name, both)])
+    assert (target / s.summary_csv_name("interprocess_best_effort")).read_bytes() == \
+        (workspace / "one" / s.summary_csv_name("interprocess_best_effort")).read_bytes()
+    assert "baseline of 'bench' is now 'one'" in capsys.readouterr().out
+
+    # a newer experiment with one sub-experiment replaces the baseline as a whole: nothing of the old stays
+    make_experiment(workspace / "two", fastdds_fixtures, {"intraprocess_best_effort": "intraprocess"})
+    assert cli.main(["promote-baseline", "--experiment", "two", "--platform", "bench",
+                     "--baselines_dir", "baselines"]) == s.EXIT_OK
+    assert sorted(p.name for p in target.iterdir()) == sorted([s.METADATA_FILE,
+                                                               s.summary_csv_name("intraprocess_best_effort")])
+    assert json.loads((target / s.METADATA_FILE).read_text())[s.META_LABEL] == "two"
+    assert [p.name for p in (workspace / "baselines").iterdir()] == ["bench"]  # no temporary folders left
+
+
+def test_promote_baseline_refuses_an_incomplete_experiment_and_keeps_the_old_baseline(workspace, fastdds_fixtures,
+                                                                                       capsys):
+    make_experiment(workspace / "good", fastdds_fixtures, {"intraprocess_best_effort": "intraprocess"})
+    assert cli.main(["promote-baseline", "--experiment", "good", "--platform", "bench"]) == s.EXIT_OK
+    before = {p.name: p.read_bytes() for p in (workspace / "baselines" / "bench").iterdir()}
+    make_experiment(workspace / "bad", fastdds_fixtures, {"interprocess_best_effort": "interprocess"},
+                    s.OUTCOME_INCOMPLETE)
+    capsys.readouterr()
+    assert cli.main(["promote-baseline", "--experiment", "bad", "--platform", "bench"]) == s.EXIT_USAGE
+    line = one_error_line(capsys.readouterr().err)
+    assert line == ("perfgate promote-baseline: error: bad: the experiment is incomplete, a baseline must be complete: "
+                    "interprocess_best_effort (incomplete)")
+    assert {p.name: p.read_bytes() for p in (workspace / "baselines" / "bench").iterdir()} == before
+    assert [p.name for p in (workspace / "baselines").iterdir()] == ["bench"]
+
+
+def test_promote_baseline_refuses_a_folder_without_metadata_or_a_bad_platform_name(workspace, fastdds_fixtures, capsys):
+    folder = make_experiment(workspace / "old-tooling", fastdds_fixtures, {"intraprocess_best_effort": "intraprocess"})
+    (folder / s.METADATA_FILE).unlink()
+    assert cli.main(["promote-baseline", "--experiment", "old-tooling", "--platform", "bench"]) == s.EXIT_USAGE
+    assert "old-tooling: no metadata.json" in one_error_line(capsys.readouterr().err)
+    make_experiment(workspace / "fine", fastdds_fixtures, {"intraprocess_best_effort": "intraprocess"})
+    assert cli.main(["promote-baseline", "--experiment", "fine", "--platform", "../elsewhere"]) == s.EXIT_USAGE
+    assert "platform name '../elsewhere'" in one_error_line(capsys.readouterr().err)
+    assert not (workspace / "baselines").exists() and not (workspace / "elsewhere").exists()

@@ -1,0 +1,73 @@
+"""perfgate.harness: the native harness builds into its cache, is reused, and reports build failures."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from perfgate import harness as h
+from perfgate.errors import IncompleteError
+
+
+@pytest.fixture(scope="module")
+def fresh_build(tmp_path_factory) -> tuple[h.HarnessPaths, Path]:
+    cache = tmp_path_factory.mktemp("harness-cache")
+    return h.ensure_harness(cache_dir=cache), cache
+
+
+def test_builds_into_the_cache_and_reports_the_fastdds_version(fresh_build):
+    paths, cache = fresh_build
+    assert paths.build_dir.parent == cache
+    assert paths.latency.is_file() and paths.floor.is_file()
+    assert h.fastdds_version(paths) == "2.9.1"
+
+
+def test_a_second_call_reuses_the_build(fresh_build):
+    paths, cache = fresh_build
+    before = paths.latency.stat().st_mtime_ns
+    log_before = (paths.build_dir / h.BUILD_LOG).stat().st_mtime_ns
+    again = h.ensure_harness(cache_dir=cache)
+    assert again == paths
+    assert again.latency.stat().st_mtime_ns == before
+    assert (again.build_dir / h.BUILD_LOG).stat().st_mtime_ns == log_before, "cmake ran again"
+
+
+def test_the_cache_env_variable_chooses_the_folder(fresh_build, monkeypatch):
+    paths, cache = fresh_build
+    monkeypatch.setenv(h.CACHE_ENV, str(cache))
+    assert h.ensure_harness() == paths
+
+
+def test_the_build_key_follows_sources_prefix_and_compiler(tmp_path):
+    source = tmp_path / "native"
+    shutil.copytree(h.NATIVE_DIR, source, ignore=shutil.ignore_patterns("build"))
+    key = h.build_key(source, None, "g++ 12")
+    assert h.build_key(source, None, "g++ 12") == key
+    assert h.build_key(source, tmp_path, "g++ 12") != key
+    assert h.build_key(source, None, "clang++ 16") != key
+    (source / "src" / "options.cpp").write_text((source / "src" / "options.cpp").read_text() + "\n")
+    assert h.build_key(source, None, "g++ 12") != key
+
+
+def test_a_broken_source_is_an_incomplete_error_with_the_log_tail(tmp_path):
+    source = tmp_path / "native"
+    shutil.copytree(h.NATIVE_DIR, source, ignore=shutil.ignore_patterns("build"))
+    options = source / "src" / "options.cpp"
+    options.write_text(options.read_text() + "\nthis is not C++;\n")
+    with pytest.raises(IncompleteError) as raised:
+        h.ensure_harness(source_dir=source, cache_dir=tmp_path / "cache")
+    message = str(raised.value)
+    assert "building the harness failed" in message
+    assert "options.cpp" in message and "error" in message
+    assert raised.value.path.name == h.BUILD_LOG
+    build_dirs = [p for p in (tmp_path / "cache").iterdir() if p.is_dir()]
+    assert len(build_dirs) == 1 and not (build_dirs[0] / h.BUILT_STAMP).exists()
+
+
+def test_the_version_of_a_broken_executable_is_an_incomplete_error(tmp_path):
+    fake = tmp_path / "perfgate-latency"
+    fake.write_text("#!/bin/sh\necho boom >&2\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(IncompleteError, match="boom"):
+        h.fastdds_version(h.HarnessPaths(fake, fake, tmp_path))

@@ -1,0 +1,332 @@
+"""The reports of an experiment: Markdown step summary, `::error` annotations and the HTML page.
+
+The experiment folders are made by the real pipeline from the published Fast DDS measurements:
+process.summarise (and process_experiment for plots), `check` against a requirements file with a
+few requirements made too tight, and `compare` against a baseline built from Fast DDS 1.9.2.
+"""
+from __future__ import annotations
+
+import base64
+import html.parser
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from PIL import Image, ImageChops, ImageStat
+
+from perfgate import check, compare, files, process, report
+from perfgate import schema as s
+
+PAYLOADS = [16, 1024, 16384]
+LABEL = 'pr-1234 <script>alert("x")</script> | `a`'
+# sub-experiment -> published measurements it is built from
+SOURCES = {
+    "intraprocess_best_effort": ("v193", "measurements_intraprocess.csv"),
+    "interprocess_best_effort": ("v193", "measurements_interprocess.csv"),
+}
+GENEROUS = 1.5  # requirement = measured * this, except the tight ones below
+TIGHT = {  # (sub, bytes, magnitude) -> requirement in us
+    ("intraprocess_best_effort", 16384, s.MEDIAN): 1.5,  # measured 1.708: 13.9 % over
+    ("interprocess_best_effort", 1024, s.MAX): 20.0,  # measured 135.690: 578.45 % over
+}
+
+
+def requirements_frame(summaries: dict[str, pd.DataFrame], tight: dict) -> pd.DataFrame:
+    rows = []
+    for sub, summary in summaries.items():
+        for _, row in summary.iterrows():
+            payload = int(row[s.BYTES])
+            rows.append({s.EXPERIMENT_TYPE: sub, s.BYTES: payload,
+                         **{m: tight.get((sub, payload, m), row[m] * GENEROUS) for m in s.CHECKED_MAGNITUDES}})
+    return pd.DataFrame(rows, columns=list(s.REQUIREMENT_COLUMNS))
+
+
+def requirement_line(requirements_csv: Path, sub: str, payload: int) -> int:
+    for number, line in enumerate(requirements_csv.read_text().splitlines(), start=1):
+        if line.startswith(f"{sub},{payload},"):
+            return number
+    raise AssertionError(f"no requirement row for {sub} {payload}")
+
+
+def metadata(subs, payloads, outcomes=None) -> dict:
+    outcomes = outcomes or {}
+    return {
+        s.META_LABEL: LABEL,
+        s.META_CREATED: "2025-03-01T10:00:00Z",
+        s.META_FASTDDS: {"version": "2.9.1", "commit": "0123456789abcdef", "source": s.FASTDDS_SOURCE_SYSTEM,
+                         "prefix": "/usr"},
+        s.META_HARNESS: {"name": "fastdds-latencytest", "version": "1.9.3", "warmup": 0},
+        s.META_LATENCY_DEFINITION: s.HALF_ROUND_TRIP,
+        s.META_SAMPLES: 10000,
+        s.META_PAYLOADS: list(payloads),
+        s.META_SUBEXPERIMENTS: {sub: {s.META_OUTCOME: outcomes.get(sub, s.OUTCOME_OK), "error": None} for sub in subs},
+        s.META_PLATFORM: {s.META_PLATFORM_ID: "f00dfeedf00dfeed", "cpu_model": "Intel(R) Xeon(R) E3-1230", "cores": 4},
+    }
+
+
+def published_raw(fixtures: Path, source: tuple[str, str], payloads) -> pd.DataFrame:
+    raw = files.read_raw(fixtures / source[0] / source[1])
+    return raw[raw[s.PAYLOAD].isin(payloads)].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def plotted_experiment(fastdds_fixtures, tmp_path_factory):
+    """Two sub-experiments x three payloads with every plot, checked and compared with a baseline."""
+    root = tmp_path_factory.mktemp("plotted")
+    experiment = root / "experiment"
+    experiment.mkdir()
+    for sub, source in SOURCES.items():
+        files.write_csv(experiment / s.raw_csv_name(sub), published_raw(fastdds_fixtures, source, PAYLOADS))
+    summaries = process.process_experiment(experiment, jobs=2, plots=True)
+    files.write_metadata(experiment, metadata(SOURCES, PAYLOADS))
+    requirements_csv = root / "requirements.csv"
+    files.write_csv(requirements_csv, requirements_frame(summaries, TIGHT))
+    assert check.command_check(requirements=str(requirements_csv), experiment_directory=str(experiment),
+                               plots_directory=str(experiment / s.PLOTS_DIR), print_summaries=False, junit=None,
+                               no_plots=False) == s.EXIT_REGRESSION
+
+    # the baseline: the same machine's Fast DDS 1.9.2 inter-process run, and 1.9.3 intra-process itself
+    baseline = root / "baseline"
+    baseline.mkdir()
+    v192 = published_raw(fastdds_fixtures, ("v192", "measurements.csv"), PAYLOADS)
+    files.write_csv(baseline / s.summary_csv_name("interprocess_best_effort"), process.summarise(v192))
+    files.write_csv(baseline / s.summary_csv_name("intraprocess_best_effort"), summaries["intraprocess_best_effort"])
+    files.write_metadata(baseline, {**metadata(SOURCES, PAYLOADS), s.META_LABEL: "v1.9.2"})
+    compare.command_compare(reference=str(baseline), results=str(experiment),
+                            plots_directory=str(experiment / s.PLOTS_DIR / s.BASELINE_COMPARISON_DIR),
+                            fail_threshold=0.1, no_plots=False)
+    results = report.load(experiment, requirements_csv, baseline_compared=True,
+                          baseline_note="compared with v1.9.2")
+    return {"results": results, "requirements": requirements_csv, "baseline": baseline, "v192": process.summarise(v192)}
+
+
+@pytest.fixture(scope="module")
+def full_experiment(fastdds_fixtures, tmp_path_factory):
+    """Ten sub-experiments x eleven payloads (the published 1.9.3 summaries), no plots, with a baseline."""
+    root = tmp_path_factory.mktemp("full")
+    experiment, baseline = root / "experiment", root / "baseline"
+    experiment.mkdir()
+    baseline.mkdir()
+    intra = files.read_summary(fastdds_fixtures / "v193" / "summary_intraprocess.csv")
+    inter = files.read_summary(fastdds_fixtures / "v193" / "summary_interprocess.csv")
+    older = files.read_summary(fastdds_fixtures / "v192" / "summary.csv")
+    summaries = {sub: intra if sub.startswith("intraprocess") else inter for sub in s.DEFAULT_SUBEXPERIMENT_NAMES}
+    for sub, summary in summaries.items():
+        files.write_csv(experiment / s.summary_csv_name(sub), summary)
+        files.write_csv(baseline / s.summary_csv_name(sub), intra if sub.startswith("intraprocess") else older)
+    files.write_metadata(experiment, metadata(summaries, s.PAYLOADS))
+    files.write_metadata(baseline, {**metadata(summaries, s.PAYLOADS), s.META_LABEL: "v1.9.2"})
+    # every Median of three sub-experiments 5 % to 55 % too tight: 33 failures of different sizes
+    tight = {}
+    for number, sub in enumerate(["interprocess_reliable", "interprocess_reliable_tcp", "intraprocess_reliable"]):
+        for index, (_, row) in enumerate(summaries[sub].iterrows()):
+            tight[(sub, int(row[s.BYTES]), s.MEDIAN)] = row[s.MEDIAN] / (1.05 + 0.05 * index + 0.01 * number)
+    requirements_csv = root / "requirements.csv"
+    files.write_csv(requirements_csv, requirements_frame(summaries, tight))
+    check.command_check(requirements=str(requirements_csv), experiment_directory=str(experiment),
+                        plots_directory=str(experiment / s.PLOTS_DIR), print_summaries=False, junit=None, no_plots=True)
+    compare.command_compare(reference=str(baseline), results=str(experiment),
+                            plots_directory=str(experiment / s.PLOTS_DIR / s.BASELINE_COMPARISON_DIR),
+                            fail_threshold=0.02, no_plots=True)  # 1.9.3 is a few % slower than 1.9.2 here and there
+    results = report.load(experiment, requirements_csv, baseline_compared=True, baseline_note="compared with v1.9.2")
+    return {"results": results, "requirements": requirements_csv, "tight": tight}
+
+
+# --- Markdown -------------------------------------------------------------------------------------
+def test_markdown_gives_the_verdict_first_then_the_failed_checks_worst_first(plotted_experiment):
+    text = report.markdown_summary(plotted_experiment["results"])
+    lines = text.splitlines()
+    assert lines[0] == "## perfgate latency gate: **REGRESSION**"
+    assert lines[2].startswith("REGRESSION: 2 of 18 checks failed")
+    assert "**Fast DDS** 2.9.1 (commit 0123456789abcdef, system_package)" in text
+    assert "f00dfeedf00dfeed" in text and "**samples** 10000" in text
+    failed_at = text.index("### Failed checks (2)")
+    assert failed_at < text.index("### Baseline") < text.index("### All checks")
+    failed_rows = [line for line in lines if line.startswith("| ") and "_best_effort |" in line][:2]
+    # worst first: 578.45 % over before 13.87 % over
+    assert failed_rows[0].startswith("| interprocess_best_effort | Max[1024 B] | 135.690 | 20.000 | +578.45% |")
+    assert failed_rows[1].startswith("| intraprocess_best_effort | Median[16384 B] | 1.708 | 1.500 | +13.87% |")
+    # the baseline's value and the change against it: 1.9.2's inter-process Max at 1024 B
+    old_max = float(plotted_experiment["v192"].set_index(s.BYTES).at[1024, s.MAX])
+    assert f"| {files.format_float(old_max)} | {(135.690 - old_max) / old_max * 100:+.2f}% |" in failed_rows[0]
+    # intra-process compared with itself: no change
+    assert failed_rows[1].endswith("| 1.708 | +0.00% |")
+
+
+def test_markdown_escapes_the_label_and_folds_every_check(plotted_experiment):
+    text = report.markdown_summary(plotted_experiment["results"])
+    assert "<script>" not in text
+    assert "&lt;script&gt;" in text and "\\|" in text and "\\`a\\`" in text
+    assert text.count("<details>") == 2 == text.count("</details>")
+    for sub in SOURCES:
+        assert f"<summary>{sub}: " in text
+    assert text.count("| passed |") == 16 and text.count("| failed |") == 2
+
+
+def test_markdown_of_a_full_experiment_stays_far_below_one_mebibyte(full_experiment):
+    text = report.markdown_summary(full_experiment["results"])
+    size = len(text.encode("utf-8"))
+    assert size < report.MARKDOWN_LIMIT // 10, size
+    assert "REGRESSION: 33 of 330 checks failed" in text
+    assert text.count("| passed |") + text.count("| failed |") == 330
+    assert "### All checks" in text and "Left out" not in text
+    # the baseline comparison found 1.9.3 more than 2 % slower than 1.9.2 somewhere and lists it
+    failures = full_experiment["results"].baseline_failures
+    assert failures is not None and len(failures) > 0
+    assert f"{len(failures)} baseline comparison(s) over the limit" in text.splitlines()[2]
+
+
+# --- annotations ----------------------------------------------------------------------------------
+def test_at_most_ten_annotations_worst_first_on_the_requirement_rows(full_experiment):
+    requirements_csv = full_experiment["requirements"]
+    commands = report.annotations(full_experiment["results"], "requirements/ci-xeon.csv")
+    assert len(commands) == report.MAX_ANNOTATIONS
+    rows = report.failed_checks(report.check_rows(full_experiment["results"]))
+    assert len(rows) == 33
+    percentages = []
+    for command, (_, row) in zip(commands, rows.head(10).iterrows()):
+        line = requirement_line(requirements_csv, row[report.SUB], int(row[s.BYTES]))
+        assert command.startswith(f"::error file=requirements/ci-xeon.csv,line={line},title=Latency regression%3A "
+                                  f"{row[report.SUB]} Median[{int(row[s.BYTES])} B]::")
+        percentages.append(float(command.split("(+")[1].split("%25 over")[0]))
+    assert percentages == sorted(percentages, reverse=True)
+    # the worst of all 33: every failure not annotated is no worse than the last annotated one
+    assert rows[s.PERCENT_OVER].iloc[10:].max() <= rows[s.PERCENT_OVER].iloc[9]
+    assert {(r[report.SUB], int(r[s.BYTES]), r[s.CHECK]) for _, r in rows.iterrows()} == set(full_experiment["tight"])
+
+
+def test_annotation_escaping_follows_the_workflow_command_rules(plotted_experiment):
+    commands = report.annotations(plotted_experiment["results"], "req: a,b%.csv")
+    assert len(commands) == 2
+    properties, message = commands[0][len("::error "):].split("::", 1)
+    assert properties.startswith("file=req%3A a%2Cb%25.csv,line=")
+    assert "title=Latency regression%3A interprocess_best_effort Max[1024 B]" in properties
+    assert "\n" not in message and "+578.45%25 over" in message and "%" not in message.replace("%25", "")
+    assert report.escape_command_data("a%b\r\nc") == "a%25b%0D%0Ac"
+    assert report.escape_command_property("x:y,z\n") == "x%3Ay%2Cz%0A"
+
+
+# --- HTML -----------------------------------------------------------------------------------------
+class PageParser(html.parser.HTMLParser):
+    """Collects images and checks that every opened element (bar the void ones) is closed in order."""
+
+    VOID = {"meta", "img", "br", "hr", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.images, self.open, self.texts, self.scripts = [], [], [], 0
+
+    def handle_starttag(self, tag, attributes):
+        if tag == "script":
+            self.scripts += 1
+        if tag == "img":
+            self.images.append(dict(attributes))
+        elif tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open[-1] == tag, (self.open[-5:], tag)
+        self.open.pop()
+
+    def handle_data(self, data):
+        self.texts.append(data)
+
+
+def test_html_page_embeds_every_plot_and_escapes_text(plotted_experiment):
+    results = plotted_experiment["results"]
+    page = report.html_page(results, report.embedded_images(results.experiment_dir / s.PLOTS_DIR))
+    parser = PageParser()
+    parser.feed(page)
+    parser.close()
+    assert parser.open == [] and parser.scripts == 0
+    text = "".join(parser.texts)
+    assert LABEL in text  # shown as text, the script tag escaped
+    assert "REGRESSION: 2 of 18 checks failed" in text
+    pngs = sorted((results.experiment_dir / s.PLOTS_DIR).rglob("*.png"))
+    # histograms and series (2 x 3 x 2), comparison (4), check plots (2 x 3) and the baseline's plots
+    assert len(pngs) >= 12 + 4 + 6 + 2
+    embedded = {}
+    for image in parser.images:
+        prefix = "data:image/png;base64,"  # small enough to be embedded unchanged
+        assert image["src"].startswith(prefix)
+        embedded[image["alt"]] = base64.b64decode(image["src"][len(prefix):])
+    expected = {p.relative_to(results.experiment_dir / s.PLOTS_DIR).as_posix(): p.read_bytes() for p in pngs}
+    assert embedded == expected  # every plot once, byte for byte (small enough not to be re-encoded)
+    assert "Max[1024 B]" in text and "+578.45%" in text and "135.690" in text
+
+
+def test_html_page_of_many_plots_is_reencoded_to_a_few_megabytes(plotted_experiment):
+    plots = plotted_experiment["results"].experiment_dir / s.PLOTS_DIR
+    pngs = sorted(plots.rglob("*.png"))
+    original = sum(p.stat().st_size for p in pngs)
+    shrunk = report.embedded_images(plots, budget=original // 2)
+    assert set(shrunk) == set(pngs)
+    decoded = {}
+    for path, uri in shrunk.items():
+        header, data = uri.split(",", 1)
+        decoded[path] = (header, base64.b64decode(data))
+    assert sum(len(data) for _, data in decoded.values()) < original * 0.4
+    for path, (header, data) in decoded.items():
+        with Image.open(io.BytesIO(data)) as image, Image.open(path) as source:
+            assert header == f"data:image/{image.format.lower()};base64"
+            if source.width > report.MAX_IMAGE_WIDTH:  # the comparison plots are wider: scaled down
+                assert image.width == report.MAX_IMAGE_WIDTH
+                assert image.height == round(source.height * report.MAX_IMAGE_WIDTH / source.width)
+                continue
+            assert image.size == source.size
+            # the same picture: on average within a few levels of 255 per pixel and channel
+            difference = ImageChops.difference(image.convert("RGB"), source.convert("RGB"))
+            assert sum(ImageStat.Stat(difference).mean) / 3 < 3.0
+
+
+def test_missing_data_makes_the_verdict_incomplete_and_is_listed(plotted_experiment, tmp_path):
+    source = plotted_experiment["results"].experiment_dir
+    experiment = tmp_path / "experiment"
+    experiment.mkdir()
+    for name in (s.summary_csv_name(sub) for sub in SOURCES):
+        shutil.copy(source / name, experiment / name)
+    # the run was asked for a third sub-experiment that did not finish; the requirements ask for it
+    requested = [*SOURCES, "interprocess_reliable"]
+    files.write_metadata(experiment, metadata(requested, PAYLOADS, {"interprocess_reliable": s.OUTCOME_INCOMPLETE}))
+    requirements = files.read_requirements(plotted_experiment["requirements"]).drop(columns=["line"])
+    extra = requirements[requirements[s.EXPERIMENT_TYPE] == "interprocess_best_effort"].assign(
+        **{s.EXPERIMENT_TYPE: "interprocess_reliable"})
+    requirements_csv = tmp_path / "requirements.csv"
+    files.write_csv(requirements_csv, pd.concat([requirements, extra], ignore_index=True))
+    code = check.command_check(requirements=str(requirements_csv), experiment_directory=str(experiment),
+                               plots_directory=str(experiment / s.PLOTS_DIR), print_summaries=False, junit=None,
+                               no_plots=True)
+    assert code == s.EXIT_INCOMPLETE
+    results = report.load(experiment, requirements_csv)
+    verdict = report.verdict(results)
+    assert verdict.status == report.INCOMPLETE and verdict.exit_code == s.EXIT_INCOMPLETE
+    assert verdict.checks_failed == 2  # the regression is reported beside the missing data
+    text = report.markdown_summary(results)
+    assert text.splitlines()[0] == "## perfgate latency gate: **INCOMPLETE**"
+    missing_at = text.index("### Missing data")
+    assert text.index("### Failed checks (2)") < missing_at
+    assert "| interprocess_reliable |" in text[missing_at:text.index("### Baseline")]
+    assert "incomplete" in text[missing_at:]
+
+
+def test_write_reports_writes_both_files_and_appends_to_the_step_summary(plotted_experiment, tmp_path):
+    results = plotted_experiment["results"]
+    step_summary = tmp_path / "step_summary.md"
+    step_summary.write_text("earlier step\n")
+    html_path, markdown_path = report.write_reports(results, step_summary)
+    assert html_path == results.experiment_dir / s.REPORT_HTML and html_path.stat().st_size > 100_000
+    assert markdown_path.read_text() == report.markdown_summary(results)
+    assert step_summary.read_text() == "earlier step\n" + markdown_path.read_text()
+    assert html_path.stat().st_size < 5_000_000
+    assert not [p for p in results.experiment_dir.iterdir() if p.name.startswith(".")]  # no temporary leftovers
+
+
+def test_metadata_line_names_what_was_measured_where():
+    items = dict(report.metadata_items(json.loads(json.dumps(metadata(SOURCES, PAYLOADS)))))
+    assert items["Fast DDS"] == "2.9.1 (commit 0123456789abcdef, system_package)"
+    assert items["platform"] == "f00dfeedf00dfeed (Intel(R) Xeon(R) E3-1230)"
+    assert items["samples"] == "10000" and items["label"] == LABEL
+    assert report.metadata_items(None) == [("metadata", "none (metadata.json missing)")]

@@ -1,0 +1,374 @@
+"""The upstream engine: loopback-only copies of Fast DDS' XML profiles, their test list as CMake writes
+it, pointing the tests at the copies, ctest's results, the CSV collection and the contract's names,
+and a whole `perfgate run --engine upstream` through real colcon and ctest on a small workspace whose
+latency tests write CSVs as Fast DDS' latency_tests.py does.
+
+Fast DDS' real LatencyTest runs in the slow test (test_fastdds_source_build.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from perfgate import build, files, upstream
+from perfgate import schema as s
+from perfgate.errors import InputError
+
+NS = "{http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles}"
+
+# The shapes of Fast DDS' profiles: a participant on the builtin transports, one on a UDPv4
+# transport whitelisted to another address, a TCPv4 pair, and a shared-memory one.
+PROFILES = """<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles">
+  <library_settings><intraprocess_delivery>FULL</intraprocess_delivery></library_settings>
+  <profiles>
+    <transport_descriptors>
+      <transport_descriptor><transport_id>udp</transport_id><type>UDPv4</type>
+        <interfaceWhiteList><address>192.168.1.20</address></interfaceWhiteList></transport_descriptor>
+      <transport_descriptor><transport_id>tcp</transport_id><type>TCPv4</type>
+        <listening_ports><port>7400</port></listening_ports></transport_descriptor>
+      <transport_descriptor><transport_id>shm</transport_id><type>SHM</type></transport_descriptor>
+    </transport_descriptors>
+    <participant profile_name="builtin_profile">
+      <domainId>231</domainId>
+      <rtps><builtin><discovery_config><leaseDuration><sec>DURATION_INFINITY</sec></leaseDuration>
+        </discovery_config></builtin><name>builtin</name></rtps>
+    </participant>
+    <participant profile_name="udp_profile">
+      <rtps><useBuiltinTransports>false</useBuiltinTransports>
+        <userTransports><transport_id>udp</transport_id></userTransports>
+        <builtin><metatrafficMulticastLocatorList><locator><udpv4><address>239.255.0.1</address></udpv4></locator>
+        </metatrafficMulticastLocatorList></builtin></rtps>
+    </participant>
+    <participant profile_name="tcp_profile">
+      <rtps><useBuiltinTransports>false</useBuiltinTransports>
+        <userTransports><transport_id>tcp</transport_id></userTransports></rtps>
+    </participant>
+    <participant profile_name="shm_profile">
+      <rtps><useBuiltinTransports>false</useBuiltinTransports>
+        <userTransports><transport_id>shm</transport_id></userTransports></rtps>
+    </participant>
+    <publisher profile_name="pub_publisher_profile"><qos><reliability><kind>RELIABLE</kind></reliability></qos>
+    </publisher>
+  </profiles>
+</dds>
+"""
+
+
+def participant(root: ET.Element, name: str) -> ET.Element:
+    return next(p for p in root.iter(f"{NS}participant") if p.get("profile_name") == name)
+
+
+def addresses(element: ET.Element, path: str) -> list[str]:
+    return [a.text for a in element.findall(f"{path}/{NS}locator/*/{NS}address")]
+
+
+def test_loopback_copies_use_only_127_0_0_1_and_no_multicast():
+    text = upstream.loopback_profiles(PROFILES)
+    assert "ns0:" not in text and 'xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles"' in text
+    root = ET.fromstring(text)
+    descriptors = {d.findtext(f"{NS}transport_id"): d for d in root.iter(f"{NS}transport_descriptor")}
+    for transport_id in ("udp", "tcp", upstream.LOOPBACK_TRANSPORT_ID):
+        whitelist = descriptors[transport_id].findall(f"{NS}interfaceWhiteList/{NS}address")
+        assert [a.text for a in whitelist] == ["127.0.0.1"], transport_id
+    assert descriptors["tcp"].findtext(f"{NS}listening_ports/{NS}port") == "7400"
+    assert descriptors[upstream.LOOPBACK_SHM_ID].findtext(f"{NS}type") == "SHM"
+
+    # the builtin participant: loopback UDP and shared memory instead of every interface
+    builtin = participant(root, "builtin_profile").find(f"{NS}rtps")
+    assert builtin.findtext(f"{NS}useBuiltinTransports") == "false"
+    assert [t.text for t in builtin.findall(f"{NS}userTransports/{NS}transport_id")] == [
+        upstream.LOOPBACK_TRANSPORT_ID, upstream.LOOPBACK_SHM_ID]
+    assert builtin.findtext(f"{NS}builtin/{NS}discovery_config/{NS}leaseDuration/{NS}sec") == "DURATION_INFINITY"
+    for rtps in (builtin, participant(root, "udp_profile").find(f"{NS}rtps")):
+        assert addresses(rtps, f"{NS}builtin/{NS}metatrafficUnicastLocatorList") == ["127.0.0.1"]
+        assert addresses(rtps, f"{NS}builtin/{NS}initialPeersList") == ["127.0.0.1"]
+        assert rtps.find(f"{NS}builtin/{NS}metatrafficMulticastLocatorList") is None
+        assert not [p for p in rtps.iter(f"{NS}port")]  # Fast DDS fills the well-known ports
+    # TCP and shared memory keep their own transports; no UDP discovery added to them
+    for name, transport_id in (("tcp_profile", "tcp"), ("shm_profile", "shm")):
+        rtps = participant(root, name).find(f"{NS}rtps")
+        assert [t.text for t in rtps.findall(f"{NS}userTransports/{NS}transport_id")] == [transport_id]
+        assert rtps.find(f"{NS}builtin") is None
+    assert root.findtext(f"{NS}profiles/{NS}publisher/{NS}qos/{NS}reliability/{NS}kind") == "RELIABLE"
+    assert root.findtext(f"{NS}library_settings/{NS}intraprocess_delivery") == "FULL"
+    # a copy of a copy is the copy
+    assert upstream.loopback_profiles(text) == text
+
+
+def test_malformed_profiles_are_bad_input():
+    with pytest.raises(InputError, match="malformed XML profiles"):
+        upstream.loopback_profiles("<dds><profiles>")
+
+
+# --- their test list, as CMake writes it ------------------------------------------------------------
+LATENCY_CMAKE = textwrap.dedent("""\
+    cmake_minimum_required(VERSION 3.16)
+    project(fastrtps VERSION 2.9.1 LANGUAGES NONE)
+    enable_testing()
+    set(LATENCY_DIR ${CMAKE_CURRENT_SOURCE_DIR}/test/performance/latency)
+    foreach(name intraprocess_best_effort interprocess_best_effort_udp interprocess_reliable_udp)
+      add_test(NAME performance.latency.${name} COMMAND python3 ${LATENCY_DIR}/latency_tests.py
+               --xml_file ${LATENCY_DIR}/xml/${name}.xml --demands_file ${LATENCY_DIR}/payloads_demands.csv)
+      set_property(TEST performance.latency.${name} APPEND PROPERTY ENVIRONMENT "LATENCY_TEST_BIN=/bin/true")
+    endforeach()
+    add_test(NAME performance.latency.interprocess_best_effort_udp.security COMMAND python3
+             ${LATENCY_DIR}/latency_tests.py --xml_file ${LATENCY_DIR}/xml/interprocess_best_effort_udp.xml --security)
+    set_property(TEST performance.latency.interprocess_best_effort_udp.security APPEND PROPERTY ENVIRONMENT
+                 "CERTS_PATH=${CMAKE_CURRENT_SOURCE_DIR}/test/certs")
+    add_test(NAME performance.latency.intraprocess_best_effort.data_sharing COMMAND python3
+             ${LATENCY_DIR}/latency_tests.py --xml_file ${LATENCY_DIR}/xml/intraprocess_best_effort.xml)
+    add_test(NAME unittest.other COMMAND true)
+    install(CODE "message(STATUS nothing)")
+    """)
+
+# What their latency_tests.py does, in short: the CSV is named after the XML profile file, written
+# into the working folder, with the publisher's command line printed first. FAIL_WITH makes a test fail.
+LATENCY_SCRIPT = textwrap.dedent("""\
+    import os, sys
+    xml = sys.argv[sys.argv.index("--xml_file") + 1]
+    suffix = "_".join(os.path.basename(xml).split(".")[0].split("_")[1:])
+    kind = os.path.basename(xml).split("_")[0]
+    name = f"./measurements_{kind}_{suffix}{'_security' if '--security' in sys.argv else ''}.csv"
+    print(f"Publisher command: LatencyTest publisher --export_raw_data {name}", flush=True)
+    if "--security" in sys.argv and not os.path.isfile(os.path.join(os.environ["CERTS_PATH"], "mainpubkey.pem")):
+        print("CERTS_PATH does NOT specify a directory", flush=True)
+        sys.exit(1)
+    if os.path.basename(xml) in os.environ.get("FAIL_WITH", ""):
+        print("Error: publisher lost its subscriber", flush=True)
+        sys.exit(3)
+    if os.path.basename(xml) in os.environ.get("WRITE_NOTHING", ""):
+        sys.exit(0)
+    with open(name, "w") as csv:
+        csv.write("Sample,Payload [Bytes],Latency [us]\\n")
+        for i in range(4):
+            csv.write(f"{i + 1},{16 if i < 2 else 16384},{1.23456 + i}\\n")
+    """)
+
+
+def make_workspace(root: Path) -> Path:
+    """A workspace with a built `fastrtps` package whose latency tests look like Fast DDS' ones, and the
+    record a finished `perfgate build` leaves."""
+    source = root / "src" / "fastdds"
+    latency = source / "test" / "performance" / "latency"
+    (latency / "xml").mkdir(parents=True)
+    (source / "CMakeLists.txt").write_text(LATENCY_CMAKE)
+    (latency / "latency_tests.py").write_text(LATENCY_SCRIPT)
+    (latency / "payloads_demands.csv").write_text("16;16384;\n")
+    for name in ("intraprocess_best_effort", "interprocess_best_effort_udp", "interprocess_reliable_udp"):
+        (latency / "xml" / f"{name}.xml").write_text(PROFILES)
+    # the latency tests' CTestTestfile.cmake sits in the build folder of their CMakeLists.txt
+    build_dir = root / "build" / "fastrtps"
+    done = subprocess.run(["colcon", "--log-base", str(root / "log"), "build", *build.colcon_paths(root)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    work_dir = build_dir / "test" / "performance" / "latency"
+    work_dir.mkdir(parents=True)
+    (build_dir / "CTestTestfile.cmake").replace(work_dir / "CTestTestfile.cmake")
+    (build_dir / "CTestTestfile.cmake").write_text('subdirs("test/performance/latency")\n')
+    harness = root / "install" / "bin" / "perfgate-latency"
+    harness.parent.mkdir(parents=True, exist_ok=True)
+    harness.write_text("")
+    record = {"status": s.BUILD_OK, "workspace": str(root), "prefix": str(root / "install"), "harness": str(harness),
+              "fastdds": {"package": "fastrtps", "version": "2.9.1", "commit": "abc123", "kind": "git"},
+              "cmake_args": build.cmake_arguments(ccache=False)}
+    build.record_path(root).write_text(json.dumps(record))
+    return work_dir
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("workspace")
+    return root, make_workspace(root)
+
+
+def test_reads_their_test_list_from_the_cmake_test_file(workspace):
+    root, work_dir = workspace
+    tests = upstream.latency_tests((work_dir / "CTestTestfile.cmake").read_text())
+    assert sorted(tests) == ["performance.latency.interprocess_best_effort_udp",
+                             "performance.latency.interprocess_best_effort_udp.security",
+                             "performance.latency.interprocess_reliable_udp",
+                             "performance.latency.intraprocess_best_effort",
+                             "performance.latency.intraprocess_best_effort.data_sharing"]
+    latency = root / "src" / "fastdds" / "test" / "performance" / "latency"
+    command = tests["performance.latency.interprocess_reliable_udp"]
+    assert (command.script, command.xml) == (str(latency / "latency_tests.py"),
+                                             str(latency / "xml" / "interprocess_reliable_udp.xml"))
+
+
+def test_points_the_tests_at_the_copies_and_the_run_certificates(workspace, tmp_path):
+    root, work_dir = workspace
+    text = (work_dir / "CTestTestfile.cmake").read_text()
+    copies, certs = tmp_path / "copies", tmp_path / "certs"
+    pointed = upstream.point_tests_at(text, copies, certs)
+    tests = upstream.latency_tests(pointed)
+    assert {Path(t.xml).parent for t in tests.values()} == {copies}
+    assert {Path(t.xml).name for t in tests.values()} == {"intraprocess_best_effort.xml",
+                                                          "interprocess_best_effort_udp.xml",
+                                                          "interprocess_reliable_udp.xml"}
+    assert f"CERTS_PATH={certs}" in pointed and "test/certs" not in pointed
+    assert upstream.point_tests_at(pointed, copies, certs) == pointed
+    latency = root / "src" / "fastdds" / "test" / "performance" / "latency"
+    for name, command in tests.items():  # the source's XML is still found behind a copy
+        assert upstream.original_xml(command, copies) == latency / "xml" / Path(command.xml).name
+
+
+def test_csv_names_and_contract_names():
+    assert upstream.expected_csv_name("performance.latency.interprocess_best_effort_udp.security") == \
+        "measurements_interprocess_best_effort_udp_security.csv"
+    assert upstream.exported_csv_name("x --export_raw_data ./measurements_intraprocess_reliable.csv --domain 3",
+                                      "performance.latency.whatever") == "measurements_intraprocess_reliable.csv"
+    assert upstream.SUBEXPERIMENT_TESTS["interprocess_best_effort"] == "performance.latency.interprocess_best_effort_udp"
+    assert upstream.SUBEXPERIMENT_TESTS["interprocess_reliable_tcp_security"] == \
+        "performance.latency.interprocess_reliable_tcp.security"
+    assert set(upstream.SUBEXPERIMENT_TESTS) <= set(s.KNOWN_SUBEXPERIMENTS)
+    assert set(s.DEFAULT_SUBEXPERIMENT_NAMES) <= set(upstream.SUBEXPERIMENT_TESTS)
+
+
+def test_selection_of_their_tests():
+    defined = {upstream.SUBEXPERIMENT_TESTS[n] for n in ("intraprocess_best_effort", "interprocess_reliable",
+                                                         "interprocess_best_effort_shm")}
+    assert upstream.select_tests(None, defined) == (
+        ["intraprocess_best_effort", "interprocess_reliable", "interprocess_best_effort_shm"],
+        [n for n in s.DEFAULT_SUBEXPERIMENT_NAMES if n not in ("intraprocess_best_effort", "interprocess_reliable")])
+    assert upstream.select_tests(["interprocess_reliable"], defined) == (["interprocess_reliable"], [])
+    with pytest.raises(InputError, match="defines no performance.latency.interprocess_best_effort_tcp"):
+        upstream.select_tests(["interprocess_best_effort_tcp"], defined)
+    with pytest.raises(InputError, match="no Fast DDS latency test measures floor_udp"):
+        upstream.select_tests(["floor_udp"], defined)
+    assert upstream.test_regex(["interprocess_best_effort"]) == r"^(performance\.latency\.interprocess_best_effort_udp)$"
+
+
+# --- collecting one test's result ----------------------------------------------------------------------
+def write_csv(path: Path, rows: list[str]) -> None:
+    path.write_text("Sample,Payload [Bytes],Latency [us]\n" + "".join(r + "\n" for r in rows))
+
+
+def test_collects_a_passed_tests_csv(tmp_path):
+    started = time.time() - 1
+    write_csv(tmp_path / "measurements_interprocess_reliable_udp.csv", ["1,16,3.25", "2,16,3.5", "3,64,4.0", "4,64,4.5"])
+    result = upstream.collect("interprocess_reliable", upstream.TestOutcome(True, "", 2.5), tmp_path, started)
+    assert (result.outcome, result.error, result.counts) == (s.OUTCOME_OK, None, {16: 2, 64: 2})
+    assert result.frame[s.LATENCY].tolist() == [3.25, 3.5, 4.0, 4.5]
+
+
+def test_a_failed_test_or_a_missing_file_is_an_error(tmp_path):
+    started = time.time() - 1
+    failed = upstream.collect("intraprocess_reliable", upstream.TestOutcome(False, "a\nError: peer lost\n", 1.0),
+                              tmp_path, started)
+    assert failed.outcome == s.OUTCOME_INCOMPLETE
+    assert failed.error == "performance.latency.intraprocess_reliable failed: a | Error: peer lost"
+    silent = upstream.collect("intraprocess_reliable", upstream.TestOutcome(True, "", 1.0), tmp_path, started)
+    assert silent.error == (f"performance.latency.intraprocess_reliable passed but wrote no "
+                            f"measurements_intraprocess_reliable.csv in {tmp_path}")
+    not_run = upstream.collect("intraprocess_reliable", None, tmp_path, started)
+    assert not_run.outcome == s.OUTCOME_FAILED_TO_START
+
+
+def test_an_old_or_malformed_csv_is_not_collected(tmp_path):
+    old = tmp_path / "measurements_intraprocess_reliable.csv"
+    write_csv(old, ["1,16,3.0", "2,16,3.0"])
+    os.utime(old, (time.time() - 3600,) * 2)
+    stale = upstream.collect("intraprocess_reliable", upstream.TestOutcome(True, "", 1.0), tmp_path, time.time() - 1)
+    assert stale.outcome == s.OUTCOME_INCOMPLETE and "wrote no" in stale.error
+    write_csv(old, ["1,16,-3.0", "2,16,3.0"])
+    malformed = upstream.collect("intraprocess_reliable", upstream.TestOutcome(True, "", 1.0), tmp_path,
+                                 time.time() - 1)
+    assert malformed.outcome == s.OUTCOME_INCOMPLETE
+    assert "wrote a malformed CSV" in malformed.error and "is negative" in malformed.error
+
+
+def test_certificates_for_latency_test(tmp_path):
+    folder = upstream.generate_certificates(tmp_path / "certs")
+    ca = x509.load_pem_x509_certificate((folder / "maincacert.pem").read_bytes())
+    for who in ("pub", "sub"):
+        cert = x509.load_pem_x509_certificate((folder / f"main{who}cert.pem").read_bytes())
+        assert cert.issuer == ca.subject
+        ca.public_key().verify(cert.signature, cert.tbs_certificate_bytes, ec.ECDSA(cert.signature_hash_algorithm))
+        assert stat.S_IMODE((folder / f"main{who}key.pem").stat().st_mode) == 0o600
+
+
+# --- the whole engine, through colcon test and ctest ----------------------------------------------------
+def perfgate(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **env})
+
+
+def test_run_upstream_collects_their_csvs_with_contract_names(workspace, tmp_path):
+    root, work_dir = workspace
+    output = tmp_path / "experiment"
+    done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(output),
+                    "--subexperiments", "intraprocess_best_effort,interprocess_best_effort,interprocess_reliable",
+                    "--label", "upstream-1", FAIL_WITH="interprocess_reliable_udp.xml")
+    assert done.returncode == s.EXIT_INCOMPLETE, done.stderr
+    assert sorted(p.name for p in output.iterdir()) == [
+        "measurements_interprocess_best_effort.csv", "measurements_intraprocess_best_effort.csv", s.METADATA_FILE]
+    text = (output / "measurements_interprocess_best_effort.csv").read_text()
+    assert text == ("Sample,Payload [Bytes],Latency [us]\n1,16,1.235\n2,16,2.235\n3,16384,3.235\n4,16384,4.235\n")
+    metadata = files.read_metadata(output)
+    assert metadata[s.META_LATENCY_DEFINITION] == s.HALF_ROUND_TRIP
+    assert metadata[s.META_LABEL] == "upstream-1"
+    assert metadata[s.META_PAYLOADS] == [16, 16384] and metadata[s.META_SAMPLES] == 2
+    assert metadata[s.META_FASTDDS]["commit"] == "abc123" and metadata[s.META_FASTDDS]["version"] == "2.9.1"
+    assert metadata[s.META_HARNESS]["name"] == "LatencyTest"
+    entries = metadata[s.META_SUBEXPERIMENTS]
+    assert entries["interprocess_best_effort"][s.META_OUTCOME] == s.OUTCOME_OK
+    assert entries["interprocess_best_effort"]["measured_samples"] == {"16": 2, "16384": 2}
+    assert entries["interprocess_reliable"][s.META_OUTCOME] == s.OUTCOME_INCOMPLETE
+    assert "performance.latency.interprocess_reliable_udp failed: " in entries["interprocess_reliable"]["error"]
+    assert "publisher lost its subscriber" in entries["interprocess_reliable"]["error"]
+    assert "perfgate run: error: interprocess_reliable: performance.latency.interprocess_reliable_udp failed" in \
+        done.stderr
+    # ctest ran them with the loopback-only copies
+    copies = root / "perfgate" / "upstream" / "xml"
+    for command in upstream.latency_tests((work_dir / "CTestTestfile.cmake").read_text()).values():
+        assert Path(command.xml).parent == copies
+    assert "<address>127.0.0.1</address>" in (copies / "intraprocess_best_effort.xml").read_text()
+    assert "192.168.1.20" not in (copies / "intraprocess_best_effort.xml").read_text()
+
+
+def test_run_upstream_reports_a_test_that_wrote_nothing(workspace, tmp_path):
+    root, _ = workspace
+    output = tmp_path / "experiment"
+    done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(output),
+                    "--subexperiments", "intraprocess_best_effort", WRITE_NOTHING="intraprocess_best_effort.xml")
+    assert done.returncode == s.EXIT_INCOMPLETE
+    entry = files.read_metadata(output)[s.META_SUBEXPERIMENTS]["intraprocess_best_effort"]
+    assert entry["error"].startswith("performance.latency.intraprocess_best_effort passed but wrote no "
+                                     "measurements_intraprocess_best_effort.csv")
+    assert not (output / "measurements_intraprocess_best_effort.csv").exists()
+
+
+def test_run_upstream_by_default_runs_every_test_with_a_contract_name(workspace, tmp_path):
+    root, _ = workspace
+    done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "e"))
+    assert done.returncode == s.EXIT_OK, done.stderr
+    # the security test found the certificates generated for the run under CERTS_PATH
+    assert sorted(files.raw_files(tmp_path / "e")) == ["interprocess_best_effort", "interprocess_best_effort_security",
+                                                        "interprocess_reliable", "intraprocess_best_effort"]
+    assert "note: this Fast DDS has no latency test for intraprocess_reliable" in done.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--samples", "500"], "--samples and --payloads do not apply"),
+    (["--payloads", "16,32"], "--samples and --payloads do not apply"),
+    (["--warmup", "5"], "--warmup: only for --engine harness"),
+    (["--subexperiments", "interprocess_best_effort_tcp"], "defines no performance.latency.interprocess_best_effort_tcp"),
+])
+def test_run_upstream_usage_errors(workspace, tmp_path, args, message):
+    root, _ = workspace
+    done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "e"), *args)
+    assert done.returncode == s.EXIT_USAGE
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "e").exists()

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The slow integration test, outside the default test run (docs/build.md "Testing with a real Fast
+# DDS source"): installs what a colcon build of Fast DDS needs, fetches Debian's Fast DDS 2.9.1 source
+# (`apt-get source fastdds`, adding a deb-src entry for the installed suite if there is none), builds
+# it from scratch and again after touching one file (benchmarks/bench_build.py prints both times),
+# then runs `pytest -m slow` on that workspace: both engines, two sub-experiments each.
+# About 20 minutes on 2 cores. Work folder: $PERFGATE_SLOW_DIR (default ~/.cache/perfgate/slow-test).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+work="${PERFGATE_SLOW_DIR:-$HOME/.cache/perfgate/slow-test}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+ci/install-system.sh
+# Fast DDS' build dependencies (Debian's source uses the system's JSON, PEGTL, Boost and SQLite),
+# colcon with its CMake support, ccache, and dpkg-dev for apt-get source.
+mapfile -t wanted < <(grep -Ev '^\s*(#|$)' ci/fastdds-build-packages.txt)
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${wanted[@]}"
+ci/install-python.sh test
+
+if [ -z "$(apt-cache showsrc fastdds 2>/dev/null)" ]; then
+  codename="$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)"
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$codename" | $sudo tee /etc/apt/sources.list.d/perfgate-deb-src.sources >/dev/null
+  $sudo apt-get update -qq
+fi
+mkdir -p "$work/source"
+source_dir="$(find "$work/source" -maxdepth 1 -type d -name 'fastdds-2.9.1*' | head -n 1)"
+if [ -z "$source_dir" ]; then
+  (cd "$work/source" && apt-get source -qq fastdds)
+  source_dir="$(find "$work/source" -maxdepth 1 -type d -name 'fastdds-2.9.1*' | head -n 1)"
+fi
+
+workspace="$work/workspace"
+rm -rf "$workspace"
+.venv/bin/python benchmarks/bench_build.py --source "$source_dir" --workspace "$workspace"
+PERFGATE_FASTDDS_SOURCE="$source_dir" PERFGATE_FASTDDS_WORKSPACE="$workspace" \
+  .venv/bin/python -m pytest -m slow -v analysis/tests/test_fastdds_source_build.py "$@"

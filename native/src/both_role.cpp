@@ -1,0 +1,42 @@
+#include "both_role.hpp"
+
+#include <memory>
+#include <vector>
+
+#include "publisher_role.hpp"
+#include "subscriber_role.hpp"
+
+namespace perfgate {
+
+void run_both(const LatencyOptions& options, const std::function<void(const std::string&)>& announce)
+{
+    // Subscribers first, so that they listen before the publisher's first handshake.
+    std::vector<std::unique_ptr<SubscriberRole>> subscribers;
+    for (uint32_t index = 0; index < options.subscribers; ++index)
+    {
+        const bool echo = index + 1 == options.subscribers;
+        subscribers.push_back(std::make_unique<SubscriberRole>(
+                options, index, echo, participant_name(options, Side::subscriber, index)));
+    }
+    auto publisher = std::make_unique<PublisherRole>(options, participant_name(options, Side::publisher, 0));
+    announce("ready");
+    try
+    {
+        publisher->run(announce);
+    }
+    catch (const RunError& error)
+    {
+        publisher->write_outputs(error.what());
+        throw;
+    }
+    publisher->write_outputs("");
+    publisher.reset();
+    // The subscribers have seen the handshake and the end marker by now: their run() returns at
+    // once, or reports why it could not (for instance incompatible QoS on their side).
+    for (auto& subscriber : subscribers)
+    {
+        subscriber->run([](const std::string&) {});
+    }
+}
+
+}  // namespace perfgate

@@ -1,0 +1,45 @@
+// The one sample type on the ping and pong topics, and its hand-written CDR codec.
+//
+// IDL equivalent:
+//   struct LatencySample { uint32 seq; uint32 kind; int64 timestamp_ns; uint32 origin; sequence<octet> data; };
+// Encoded as little-endian plain CDR (4-byte encapsulation header, then the fields at their
+// natural alignment, which this field order meets without padding).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace perfgate {
+
+enum class SampleKind : uint32_t
+{
+    ping = 0,       // a measured or warm-up round trip; the echoing subscriber returns it unchanged
+    handshake = 1,  // publisher -> every subscriber -> publisher: proves both directions matched
+    end = 2,        // the publisher is done: subscribers leave
+};
+
+struct LatencySample
+{
+    uint32_t seq = 0;
+    SampleKind kind = SampleKind::ping;
+    int64_t timestamp_ns = 0;
+    uint32_t origin = 0;  // the subscriber index on pongs
+    std::vector<uint8_t> data;
+};
+
+// 64 KiB of data: all the contract's payloads (up to 16 KiB) and room for larger ones.
+constexpr uint32_t kMaxDataBytes = 64 * 1024;
+constexpr uint32_t kEncapsulationBytes = 4;
+constexpr uint32_t kFixedFieldBytes = 4 + 4 + 8 + 4 + 4;  // seq, kind, timestamp, origin, data length
+constexpr uint32_t kMaxEncodedBytes = kEncapsulationBytes + kFixedFieldBytes + kMaxDataBytes;
+
+uint32_t encoded_size(const LatencySample& sample);
+
+// Returns the number of bytes written, or 0 when the buffer is too small or the data too long.
+uint32_t encode(const LatencySample& sample, uint8_t* buffer, std::size_t capacity);
+
+// False on a truncated buffer, an unknown encapsulation or kind, or data longer than kMaxDataBytes.
+bool decode(const uint8_t* buffer, std::size_t length, LatencySample& sample);
+
+}  // namespace perfgate

@@ -1,0 +1,284 @@
+#include "publisher_role.hpp"
+
+#include <iostream>
+#include <thread>
+
+namespace perfgate {
+namespace dds = compat::dds;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Give up on a peer that answered none of this many consecutive pings: a subscriber killed
+// without a goodbye is only unmatched after the participant lease (20 s by default).
+constexpr uint32_t kMaxConsecutiveLost = 20;
+constexpr auto kHandshakePeriod = std::chrono::milliseconds(50);
+
+int64_t now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+void PublisherState::expect(uint32_t seq)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    expected_seq_ = seq;
+    pong_arrived_ = false;
+}
+
+bool PublisherState::pong_received(uint32_t seq, Clock::time_point when)
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (seq != expected_seq_ || pong_arrived_)
+        {
+            return false;  // late pong of a sample already counted as lost
+        }
+        pong_arrived_ = true;
+        arrival_ = when;
+    }
+    changed_.notify_all();
+    return true;
+}
+
+void PublisherState::handshake_answered(uint32_t subscriber_index)
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        answered_.insert(subscriber_index);
+    }
+    changed_.notify_all();
+}
+
+bool PublisherState::wait_for_pong(Clock::time_point deadline, Clock::time_point& arrival)
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_until(lock, deadline, [this]() { return pong_arrived_ || !failure_.empty(); });
+    if (!pong_arrived_)
+    {
+        return false;
+    }
+    arrival = arrival_;
+    return true;
+}
+
+bool PublisherState::wait_for_handshakes(uint32_t subscribers, Clock::time_point deadline)
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_until(lock, deadline, [&]() { return answered_.size() >= subscribers || !failure_.empty(); }) &&
+           failure_.empty();
+}
+
+std::size_t PublisherState::handshakes() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return answered_.size();
+}
+
+PongListener::PongListener(PublisherState& state)
+    : ReaderListenerBase(state)
+    , state_(state)
+{
+}
+
+void PongListener::on_data_available(dds::DataReader* reader)
+{
+    std::lock_guard<std::mutex> lock(take_mutex_);
+    dds::SampleInfo info;
+    while (compat::succeeded(reader->take_next_sample(&sample_, &info)))
+    {
+        // The arrival time is taken here, in the listener, before any thread switch.
+        const auto arrival = Clock::now();
+        if (!info.valid_data)
+        {
+            continue;
+        }
+        if (sample_.kind == SampleKind::ping)
+        {
+            state_.pong_received(sample_.seq, arrival);
+        }
+        else if (sample_.kind == SampleKind::handshake)
+        {
+            state_.handshake_answered(sample_.origin);
+        }
+    }
+}
+
+PublisherRole::PublisherRole(const LatencyOptions& options, const std::string& participant_name)
+    : options_(options)
+    , writer_listener_(state_)
+    , pong_listener_(state_)
+    , endpoints_(options, Side::publisher, 0, participant_name, writer_listener_, pong_listener_,
+              [](dds::DataWriter&) {})
+{
+}
+
+void PublisherRole::run(const std::function<void(const std::string&)>& announce)
+{
+    wait_for_matching();
+    matched_ = true;
+    announce("matched");
+    for (uint32_t payload : options_.payloads)
+    {
+        results_.push_back(measure(payload));
+    }
+    send_end_marker();
+}
+
+void PublisherRole::wait_for_matching()
+{
+    const auto deadline = Clock::now() + std::chrono::seconds(options_.discovery_timeout_s);
+    const int expected = static_cast<int>(options_.subscribers);
+    const std::string where = std::string("publisher on ") + to_string(options_.transport);
+    // Local matching: our ping writer sees every subscriber's reader, our pong reader every pong writer.
+    if (!state_.wait_for_matches(expected, deadline))
+    {
+        const std::string failure = state_.failure();
+        throw RunError(!failure.empty() ? failure + " (" + where + ")"
+                                        : "discovery timeout after " + std::to_string(options_.discovery_timeout_s) +
+                        " s: " + where + " matched " + std::to_string(state_.matched_writers()) + "/" +
+                        std::to_string(expected) + " ping readers and " + std::to_string(state_.matched_readers()) +
+                        "/" + std::to_string(expected) + " pong writers");
+    }
+    // Local matching does not prove that each subscriber's pong writer has matched our reader:
+    // every subscriber answers a handshake on pong, repeated until all of them got through.
+    LatencySample handshake;
+    handshake.kind = SampleKind::handshake;
+    while (true)
+    {
+        handshake.seq = next_seq_++;
+        compat::write_sample(endpoints_.writer(), &handshake);
+        if (state_.wait_for_handshakes(options_.subscribers, std::min(deadline, Clock::now() + kHandshakePeriod)))
+        {
+            return;
+        }
+        const std::string failure = state_.failure();
+        if (!failure.empty())
+        {
+            throw RunError(failure + " (" + where + ")");
+        }
+        if (Clock::now() >= deadline)
+        {
+            throw RunError("discovery timeout after " + std::to_string(options_.discovery_timeout_s) + " s: " +
+                    where + " got the handshake back from " + std::to_string(state_.handshakes()) + "/" +
+                    std::to_string(expected) + " subscribers");
+        }
+    }
+}
+
+PayloadResult PublisherRole::measure(uint32_t payload)
+{
+    PayloadResult result;
+    result.payload = payload;
+    ping_.kind = SampleKind::ping;
+    ping_.data.assign(payload, 0x5a);
+    uint32_t consecutive_lost = 0;
+    const uint32_t total = options_.warmup + options_.samples;
+    for (uint32_t i = 0; i < total; ++i)
+    {
+        const bool recorded = i >= options_.warmup;
+        double latency_us = 0;
+        if (round_trip(latency_us))
+        {
+            consecutive_lost = 0;
+            if (recorded)
+            {
+                result.latencies_us.push_back(latency_us);
+            }
+            continue;
+        }
+        const std::string failure = state_.failure();
+        if (!failure.empty())
+        {
+            results_.push_back(result);
+            throw RunError(failure + " (publisher on " + to_string(options_.transport) + ", payload " +
+                    std::to_string(payload) + ")");
+        }
+        if (recorded)
+        {
+            ++result.lost;
+            std::cerr << "perfgate-latency: lost sample seq " << next_seq_ - 1 << " payload " << payload
+                      << " (no pong within " << options_.sample_timeout_ms << " ms)" << std::endl;
+        }
+        if (++consecutive_lost >= kMaxConsecutiveLost)
+        {
+            results_.push_back(result);
+            throw RunError("peer lost: no pong for " + std::to_string(kMaxConsecutiveLost) +
+                    " consecutive samples (publisher on " + to_string(options_.transport) + ", payload " +
+                    std::to_string(payload) + ")");
+        }
+    }
+    return result;
+}
+
+bool PublisherRole::round_trip(double& latency_us)
+{
+    const uint32_t seq = next_seq_++;
+    ping_.seq = seq;
+    state_.expect(seq);
+    const auto sent = Clock::now();
+    ping_.timestamp_ns = now_ns();
+    // With intra-process delivery the whole round trip may complete inside write().
+    if (!compat::write_sample(endpoints_.writer(), &ping_))
+    {
+        return false;
+    }
+    Clock::time_point arrival;
+    if (!state_.wait_for_pong(sent + std::chrono::milliseconds(options_.sample_timeout_ms), arrival))
+    {
+        return false;
+    }
+    latency_us = std::chrono::duration<double, std::micro>(arrival - sent).count();
+    return true;
+}
+
+void PublisherRole::write_outputs(const std::string& error) const
+{
+    if (!options_.output_csv.empty())
+    {
+        write_file_atomically(options_.output_csv, format_measurements_csv(results_));
+    }
+    if (!options_.report_json.empty())
+    {
+        RunReport report;
+        report.fastdds_version = compat::kLibraryVersion;
+        report.warmup = options_.warmup;
+        report.matched = matched_;
+        report.complete = error.empty();
+        report.error = error;
+        write_file_atomically(options_.report_json, format_report_json(report, results_));
+    }
+    for (const PayloadResult& result : results_)
+    {
+        if (result.lost > 0)
+        {
+            std::cerr << "perfgate-latency: payload " << result.payload << ": " << result.lost << " of "
+                      << options_.samples << " samples lost" << std::endl;
+        }
+    }
+    if (!results_.empty())
+    {
+        std::cout << format_table(results_) << std::flush;
+    }
+}
+
+void PublisherRole::send_end_marker()
+{
+    LatencySample end;
+    end.kind = SampleKind::end;
+    end.seq = next_seq_++;
+    // Best effort may drop one datagram; a few copies make the goodbye arrive.
+    for (int copy = 0; copy < 3; ++copy)
+    {
+        compat::write_sample(endpoints_.writer(), &end);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (options_.reliability == Reliability::reliable)
+    {
+        endpoints_.writer().wait_for_acknowledgments(compat::Duration(2, 0));
+    }
+}
+
+}  // namespace perfgate

@@ -1,0 +1,85 @@
+// The publisher: sends pings, times the pongs of the echoing subscriber, keeps the measurements.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "endpoints.hpp"
+#include "latency_sample.hpp"
+#include "measurements.hpp"
+#include "options.hpp"
+
+namespace perfgate {
+
+// What the pong listener hands to the measuring thread, under the monitor's lock.
+class PublisherState : public MatchMonitor
+{
+public:
+    // Arms the wait for the pong of `seq`; pongs of any other sequence number are discarded.
+    void expect(uint32_t seq);
+    // Called by the listener: true if it was the expected pong.
+    bool pong_received(uint32_t seq, std::chrono::steady_clock::time_point when);
+    void handshake_answered(uint32_t subscriber_index);
+
+    // Waits for the armed pong; returns its arrival time, or nothing at the deadline or a failure.
+    bool wait_for_pong(std::chrono::steady_clock::time_point deadline, std::chrono::steady_clock::time_point& arrival);
+    bool wait_for_handshakes(uint32_t subscribers, std::chrono::steady_clock::time_point deadline);
+    std::size_t handshakes() const;
+
+private:
+    uint32_t expected_seq_ = 0;
+    bool pong_arrived_ = false;
+    std::chrono::steady_clock::time_point arrival_;
+    std::set<uint32_t> answered_;
+};
+
+class PongListener : public ReaderListenerBase
+{
+public:
+    explicit PongListener(PublisherState& state);
+    void on_data_available(compat::dds::DataReader* reader) override;
+
+private:
+    PublisherState& state_;
+    std::mutex take_mutex_;  // TCP may deliver from several receive threads at once
+    LatencySample sample_;   // reused: no allocation per sample on the measured path
+};
+
+class PublisherRole
+{
+public:
+    PublisherRole(const LatencyOptions& options, const std::string& participant_name);
+
+    // Waits for matching in both directions, measures every payload, tells subscribers to leave.
+    // Throws RunError when it cannot finish; what was measured stays in results().
+    void run(const std::function<void(const std::string&)>& announce);
+
+    const std::vector<PayloadResult>& results() const { return results_; }
+
+    // The raw CSV and JSON report (when asked for) and the table on stdout; `error` is empty
+    // for a complete run. Throws std::runtime_error when a file cannot be written.
+    void write_outputs(const std::string& error) const;
+
+private:
+    void wait_for_matching();
+    PayloadResult measure(uint32_t payload);
+    // One round trip; false when no pong arrived within the sample timeout.
+    bool round_trip(double& latency_us);
+    void send_end_marker();
+
+    const LatencyOptions& options_;
+    PublisherState state_;
+    WriterListener writer_listener_;
+    PongListener pong_listener_;
+    LatencySample ping_;
+    uint32_t next_seq_ = 1;
+    bool matched_ = false;
+    std::vector<PayloadResult> results_;
+    Endpoints endpoints_;  // last: destroyed first, before the listeners it calls
+};
+
+}  // namespace perfgate

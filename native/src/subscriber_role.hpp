@@ -1,0 +1,67 @@
+// A subscriber: answers handshakes, echoes pings (when it is the echoing one), leaves on the
+// publisher's end marker or when the publisher disappears.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "endpoints.hpp"
+#include "latency_sample.hpp"
+#include "options.hpp"
+
+namespace perfgate {
+
+class SubscriberState : public MatchMonitor
+{
+public:
+    void handshake_seen();
+    void end_seen();
+
+    enum class Outcome { end_marker, handshake, failure, timeout };
+    // Waits for the first handshake (or the end, or a failure) until the deadline.
+    Outcome wait_for_handshake(std::chrono::steady_clock::time_point deadline);
+    // Waits, without deadline, for the end marker or a failure.
+    Outcome wait_for_end();
+
+private:
+    bool handshake_ = false;
+    bool end_ = false;
+};
+
+class PingListener : public ReaderListenerBase
+{
+public:
+    PingListener(SubscriberState& state, uint32_t subscriber_index, bool echo);
+    void set_pong_writer(compat::dds::DataWriter& writer) { pong_writer_ = &writer; }
+    void on_data_available(compat::dds::DataReader* reader) override;
+
+private:
+    SubscriberState& state_;
+    const uint32_t subscriber_index_;
+    const bool echo_;
+    compat::dds::DataWriter* pong_writer_ = nullptr;
+    std::mutex take_mutex_;  // TCP may deliver from several receive threads at once
+    LatencySample sample_;   // reused: no allocation per sample on the measured path
+};
+
+class SubscriberRole
+{
+public:
+    SubscriberRole(const LatencyOptions& options, uint32_t subscriber_index, bool echo,
+            const std::string& participant_name);
+
+    // Returns once the publisher sent its end marker; throws RunError on a discovery timeout,
+    // a lost publisher or incompatible QoS. announce("matched") once the handshake arrived.
+    void run(const std::function<void(const std::string&)>& announce);
+
+private:
+    const LatencyOptions& options_;
+    SubscriberState state_;
+    WriterListener writer_listener_;
+    PingListener ping_listener_;
+    Endpoints endpoints_;  // last: destroyed first, before the listeners it calls
+};
+
+}  // namespace perfgate
