@@ -217,13 +217,8 @@ def write_check_record(experiment_dir: Path, requirements_path: Path, result: Ex
 def read_check_record(experiment_dir: Path) -> dict | None:
     """check.json of an experiment folder, or None before the first check."""
     path = Path(experiment_dir) / s.CHECK_RECORD_FILE
-    if not path.exists():
-        return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
-    if not isinstance(record, dict) or not isinstance(record.get("missing", []), list):
+    record = files.read_json_object(path, "check record")
+    if record is not None and not isinstance(record.get("missing", []), list):
         raise InputError("not a check record", path)
     return record
 

@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
             help="folder of experiment folders (runs of one commit), or a results store")
     _option(determine, "--output-file", required=True, metavar="F")
     _option(determine, "--percentile", type=_percentile, default=99.0)
+    _option(determine, "--margin", type=_non_negative_float, default=0.0,
+            help="raise every requirement by this fraction of itself (0.25 = +25%%); the printed false-alarm "
+                 "figures say what it buys")
 
     compare = command("compare", "perfgate.compare:command_compare", "compare a target experiment with a reference")
     _option(compare, "--reference", required=True, metavar="D")

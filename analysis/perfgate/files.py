@@ -223,18 +223,25 @@ def format_float(value: float) -> str:
 
 
 # --- metadata -----------------------------------------------------------------------------------
-def read_metadata(experiment_dir: Path) -> dict | None:
-    """metadata.json of an experiment folder, or None when the folder has none (older tooling)."""
-    path = Path(experiment_dir) / s.METADATA_FILE
+def read_json_object(path: Path, what: str) -> dict | None:
+    """A JSON file holding one object, or None when the file does not exist."""
+    path = Path(path)
     if not path.exists():
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} is not text", path) from None
     if not isinstance(data, dict):
-        raise InputError("metadata is not a JSON object", path)
+        raise InputError(f"{what} is not a JSON object", path)
     return data
+
+
+def read_metadata(experiment_dir: Path) -> dict | None:
+    """metadata.json of an experiment folder, or None when the folder has none (older tooling)."""
+    return read_json_object(Path(experiment_dir) / s.METADATA_FILE, "metadata")
 
 
 def write_metadata(experiment_dir: Path, metadata: dict) -> None:

@@ -103,6 +103,11 @@ def _resolve_baseline(baseline: str | None, platform: str, this_platform_id: str
         raise InputError(f"baseline records latency definition {definition!r}, the gate measures {s.ROUND_TRIP!r}; "
                          f"such data is never compared", path)
     baseline_id = ((metadata or {}).get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID)
+    if this_platform_id and baseline_id and baseline_id != this_platform_id and not baseline:
+        # the platform's stored baseline, on another machine of that name (a newcomer's laptop):
+        # not compared, and said so, rather than refusing the whole gate
+        return None, (f"baseline {path} was measured on platform id {baseline_id}, this machine is "
+                      f"{this_platform_id}: not compared")
     if this_platform_id and baseline_id and baseline_id != this_platform_id:
         raise InputError(f"baseline was measured on platform id {baseline_id}, this machine is {this_platform_id}; "
                          f"such data is never compared (promote a baseline measured here)", path)

@@ -225,6 +225,31 @@ def test_missing_required_data_and_a_regression_exit_3_and_both_are_reported(wor
 
 
 # --- promote-baseline -----------------------------------------------------------------------------
+def test_the_platforms_stored_baseline_from_another_machine_is_not_compared_and_said_so(workspace, fastdds_fixtures):
+    # baselines/<platform>/ measured on another machine (platform id "abc"): a newcomer's first gate still runs
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    make_experiment(workspace / "published", fastdds_fixtures, {"intraprocess_best_effort": "intraprocess"})
+    assert cli.main(["promote-baseline", "--experiment", "published", "--platform", "bench"]) == s.EXIT_OK
+    plan = plan_for(workspace, baseline=None, this_platform_id="this-machine")
+    assert plan.baseline is None
+    assert plan.baseline_note == ("baseline baselines/bench was measured on platform id abc, this machine is "
+                                  "this-machine: not compared")
+    # the same baseline named explicitly is a usage error: the user asked for that comparison
+    with pytest.raises(gate_module.InputError, match="measured on platform id abc, this machine is this-machine"):
+        plan_for(workspace, baseline="baselines/bench", this_platform_id="this-machine")
+    # on the machine it was measured on, it is compared
+    assert plan_for(workspace, baseline=None, this_platform_id="abc").baseline == Path("baselines/bench")
+
+
+def plan_for(workspace: Path, baseline: str | None, this_platform_id: str):
+    from datetime import datetime, timezone
+
+    return gate_module.plan_gate(output=str(workspace / "out"), quick=True, samples=None, payloads=PAYLOADS,
+                                 subexperiments=GATED, platform="bench", requirements=None, baseline=baseline,
+                                 store=None, label="first", no_history=False, fastdds_prefix=None, environment={},
+                                 this_platform_id=this_platform_id, now=datetime.now(timezone.utc))
+
+
 def make_experiment(folder: Path, fastdds_fixtures: Path, subs: dict[str, str], outcome=s.OUTCOME_OK) -> Path:
     """An experiment folder from the published 1.9.3 measurements (raw, summary, a check report, metadata)."""
     folder.mkdir(parents=True)

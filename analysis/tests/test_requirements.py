@@ -145,3 +145,28 @@ def test_payload_measured_by_one_run_only_is_a_usage_error(tmp_path, capsys):
                      str(tmp_path / "r.csv")])
     assert code == s.EXIT_USAGE
     assert "interprocess_reliable at 64 B is measured by only one of the 4 runs" in capsys.readouterr().err
+
+
+def test_a_margin_raises_every_requirement_and_its_false_alarm_cost_is_reported(tmp_path, capsys):
+    root = three_tiny_runs(tmp_path / "store")
+    output = tmp_path / "out" / "platform-a.csv"
+    code = cli.main(["determine-requirements", "--experiments-results", str(root), "--output-file", str(output),
+                     "--percentile", "100", "--margin", "0.5"])
+    assert code == s.EXIT_OK
+    # max of the three runs, times 1.5: Median 12 -> 18, 99% 20 -> 30, Max 45 -> 67.5
+    assert output.read_text() == (
+        "Experiment type,Bytes,Median,99%,Max\n"
+        "intraprocess_reliable,16,1.500,3.000,4.500\n"
+        "interprocess_reliable,16,18.000,30.000,67.500\n"
+    )
+    record = json.loads((tmp_path / "out" / "platform-a_provenance.json").read_text())
+    assert record["margin"] == 0.5
+    # leave-one-out at +50%: run 1's Max 45 against 1.5 * max(30, 31) = 46.5 passes: no false alarm
+    assert record["expected_false_alarms"]["failed_checks_by_left_out_run"] == {"run_9": 0, "run_8": 0, "run_7": 0}
+    # without a margin, run 1 fails Median (12 > 11) and Max (45 > 31)
+    by_margin = {entry["margin"]: entry for entry in record["expected_false_alarms_by_margin"]}
+    assert by_margin[0.0]["failed_checks_per_unchanged_run"] == 0.667
+    assert by_margin[0.5]["unchanged_runs_failing_gate_fraction"] == 0.0
+    printed = capsys.readouterr().out
+    assert "plus 50%" in printed
+    assert "with --margin 0 instead: 0.667 of 6 checks fail per unchanged run; 33.3% of unchanged runs" in printed

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# README step 1: installs what the gate needs and runs it in quick mode on this machine with the system
+# Fast DDS; ends with the verdict and the path of the HTML report. Extra arguments go to `perfgate gate`.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+ci/install-system.sh
+ci/install-python.sh
+# vm-2core-x64: the requirements derived for the 2-core machine class this quick run was tuned on
+export PERFGATE_PLATFORM="${PERFGATE_PLATFORM:-vm-2core-x64}"
+exec .venv/bin/perfgate gate --quick --output "out/gate-$(date -u +%Y%m%dT%H%M%SZ)" "$@"
