@@ -8,4 +8,5 @@ ci/install-system.sh
 ci/install-python.sh
 # vm-2core-x64: the requirements derived for the 2-core machine class this quick run was tuned on
 export PERFGATE_PLATFORM="${PERFGATE_PLATFORM:-vm-2core-x64}"
-exec .venv/bin/perfgate gate --quick --output "out/gate-$(date -u +%Y%m%dT%H%M%SZ)" "$@"
+run="quickstart-$(date -u +%Y%m%dT%H%M%SZ)"
+exec .venv/bin/perfgate gate --quick --output "out/$run" --label "$run" "$@"

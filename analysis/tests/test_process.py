@@ -13,7 +13,7 @@ import pytest
 from perfgate import files, process
 from perfgate import schema as s
 from perfgate.cli import main
-from perfgate.plotting import process_plots
+from perfgate.plotting import common, process_plots
 
 PERFGATE = Path(sys.executable).parent / "perfgate"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -93,8 +93,8 @@ def test_histogram_of_constant_latencies_still_has_a_range():
 
 
 def test_log_ticks_pick_the_densest_round_series_that_stays_readable():
-    assert process_plots.log_ticks(1, 1000) == [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
-    assert process_plots.log_ticks(7.2, 79) == [8, 9, 10, 12, 15, 20, 25, 30, 40, 50, 60, 70]
+    assert common.log_ticks(1, 1000) == [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+    assert common.log_ticks(7.2, 79) == [8, 9, 10, 12, 15, 20, 25, 30, 40, 50, 60, 70]
 
 
 def test_process_experiment_folder_through_the_console_script(tmp_path):

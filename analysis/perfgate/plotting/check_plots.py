@@ -8,7 +8,8 @@ from matplotlib.figure import Figure
 
 from .. import schema as s
 from ..check import format_percent
-from .common import FAILED_COLOUR, LATENCY_LABEL, PASSED_COLOUR, REQUIREMENT_COLOUR, new_figure, payload_axis, save
+from .common import (FAILED_COLOUR, LATENCY_LABEL, PASSED_COLOUR, REQUIREMENT_COLOUR, latency_yaxis, new_figure,
+                     payload_axis, save)
 
 
 def draw_check(report: pd.DataFrame, sub: str, magnitude: str, path: Path) -> Path:
@@ -32,7 +33,10 @@ def check_figure(report: pd.DataFrame, sub: str, magnitude: str) -> Figure:
             axes.annotate(format_percent(percent), (payload, value), textcoords="offset points", xytext=(0, 8),
                           ha="center", color=FAILED_COLOUR, fontsize="small")
     payload_axis(axes, rows[s.BYTES])
-    axes.set_ylabel(f"{magnitude} {LATENCY_LABEL.lower()}")
-    axes.margins(y=0.12)  # room for the percentage labels above failed points
+    # a measurement far below its requirement gets a log axis rather than a flat line at zero
+    # (margins: room for the percentage labels above failed points, on either kind of axis)
+    latency_yaxis(axes, rows[[s.REQUIREMENT, s.EXPERIMENT]].to_numpy(), label=f"{magnitude} {LATENCY_LABEL.lower()}",
+                  headroom=2.0)
+    axes.margins(y=0.12)
     axes.legend(loc="upper left", fontsize="small")
     return figure

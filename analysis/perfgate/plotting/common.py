@@ -4,12 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator  # noqa: E402
 
 from ..files import atomic_path  # noqa: E402
 
@@ -20,6 +21,7 @@ PASSED_COLOUR = "#2ca02c"
 REQUIREMENT_COLOUR = "#555555"
 LATENCY_LABEL = "Latency [us]"
 PAYLOAD_LABEL = "Payload [Bytes]"
+LOG_SCALE_SPREAD = 20  # latencies spanning more than this factor get a log axis
 
 
 def new_figure(title: str, size: tuple[float, float] = FIGURE_SIZE) -> tuple[Figure, "plt.Axes"]:
@@ -39,6 +41,48 @@ def payload_axis(axes, payloads) -> None:
     axes.xaxis.set_minor_locator(NullLocator())
     axes.set_xticklabels([str(t) for t in ticks], rotation=0)
     axes.set_xlabel(PAYLOAD_LABEL)
+
+
+def log_ticks(low: float, high: float, max_ticks: int = 12) -> list[float]:
+    """Round tick values for a logarithmic axis from low to high: the densest of 1-2-5 style series
+    that stays within max_ticks labels, so a range of less than a decade still gets several labels."""
+    series = ((1,), (1, 2, 5), (1, 1.5, 2, 3, 5, 7), (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9))
+    chosen: list[float] = []
+    for mantissas in series:
+        ticks = [m * 10.0 ** e for e in range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
+                 for m in mantissas]
+        ticks = [t for t in ticks if low <= t <= high]
+        if len(ticks) > max_ticks:
+            break
+        chosen = ticks
+    return chosen
+
+
+def round_log_ticks(axis, low: float, high: float) -> None:
+    """Plain-number labels at round values; matplotlib's own ticks label little but powers of ten."""
+    ticks = log_ticks(low, high)
+    if len(ticks) >= 2:  # else matplotlib's own log ticks, which always find something
+        axis.set_major_locator(FixedLocator(ticks))
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_locator(NullLocator())
+
+
+def latency_yaxis(axes, values, label: str = LATENCY_LABEL, headroom: float = 1.3) -> None:
+    """Linear latency axis, or a log one when the values span more than LOG_SCALE_SPREAD (Max with
+    its outliers, 16 B next to 16 KiB, intra-process next to TCP with security, a measurement far
+    below its requirement): on a linear axis the small ones would be flattened onto zero.
+    headroom: how far above the largest value a log axis ends (a factor), for labels drawn there."""
+    finite = np.asarray(values, dtype=float).ravel()
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    if finite.size == 0 or finite.max() <= LOG_SCALE_SPREAD * finite.min():
+        axes.set_yscale("linear")
+        axes.set_ylabel(label)
+        return
+    low, high = finite.min() / 1.3, finite.max() * headroom
+    axes.set_yscale("log")
+    axes.set_ylim(low, high)
+    round_log_ticks(axes.yaxis, low, high)
+    axes.set_ylabel(f"{label} (log scale)")
 
 
 def save(figure: Figure, path: Path) -> Path:

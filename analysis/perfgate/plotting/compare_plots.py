@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import schema as s
-from .common import FAILED_COLOUR, new_figure, payload_axis, save
-from .history_plots import latency_yaxis, short_label
+from .common import FAILED_COLOUR, latency_yaxis, new_figure, payload_axis, save
+from .history_plots import short_label
 
 MAGNITUDE_COLOURS = ("#1f77b4", "#ff7f0e")  # first and second magnitude of a pair
 

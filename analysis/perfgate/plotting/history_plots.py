@@ -13,35 +13,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib import colormaps
-from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
+from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-from .common import FAILED_COLOUR, LATENCY_LABEL, REQUIREMENT_COLOUR, new_figure, save
+from .common import FAILED_COLOUR, LATENCY_LABEL, REQUIREMENT_COLOUR, latency_yaxis, new_figure, save
 
 MAX_X_TICKS = 10
 MAGNITUDE_AXES_WIDTH_PX = 790  # 0.79 of the 1000 pixel wide figure
 TICK_CHARACTER_PX = 5.5  # average width of a character of the 8 point tick labels at 100 dpi
 SHORT_LABEL_CHARACTERS = 12
 MEASURED_COLOUR = "#1f77b4"
-
-
-LOG_SCALE_SPREAD = 20  # latencies spanning more than this factor get a log axis
-
-
-def latency_yaxis(axes, values) -> None:
-    """Linear latency axis, or a log one when the values span more than LOG_SCALE_SPREAD (Max with
-    its outliers, or 16 B next to 16 KiB). Log ticks are plain numbers at 1, 2 and 5 x 10^n: powers
-    of ten alone leave most latency plots with a single label."""
-    finite = np.asarray(values, dtype=float)
-    finite = finite[np.isfinite(finite) & (finite > 0)]
-    if finite.size == 0 or finite.max() <= LOG_SCALE_SPREAD * finite.min():
-        axes.set_yscale("linear")
-        axes.set_ylabel(LATENCY_LABEL)
-        return
-    axes.set_yscale("log")
-    axes.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda y, _position: f"{y:g}"))
-    axes.yaxis.set_minor_formatter(NullFormatter())
-    axes.set_ylabel(LATENCY_LABEL + " (log scale)")
 
 
 def short_label(label: str, width: int = SHORT_LABEL_CHARACTERS) -> str:

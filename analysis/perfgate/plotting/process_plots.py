@@ -13,10 +13,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
 
 from .. import schema as s
-from .common import DPI, FIGURE_SIZE, LATENCY_LABEL, new_figure, payload_axis, save
+from .common import DPI, FIGURE_SIZE, LATENCY_LABEL, latency_yaxis, new_figure, payload_axis, round_log_ticks, save
 
 # The histogram's range ends here, so that a few outliers far out (the published Fast DDS data has
 # samples at 130 us beside a body at 8 us) cannot squeeze the body into one bar.
@@ -50,29 +49,6 @@ def histogram_edges(latencies: np.ndarray) -> np.ndarray:
     bins = MAX_BINS if width <= 0 else int(np.ceil(span / width))
     bins = min(max(bins, MIN_BINS), MAX_BINS)
     return np.geomspace(low, high, bins + 1) if logarithmic else np.linspace(low, high, bins + 1)
-
-
-def log_ticks(low: float, high: float, max_ticks: int = 12) -> list[float]:
-    """Round tick values for a logarithmic axis from low to high: the densest of 1-2-5 style series
-    that stays within max_ticks labels, so a range of less than a decade still gets several labels."""
-    series = ((1,), (1, 2, 5), (1, 1.5, 2, 3, 5, 7), (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9))
-    chosen: list[float] = []
-    for mantissas in series:
-        ticks = [m * 10.0 ** e for e in range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
-                 for m in mantissas]
-        ticks = [t for t in ticks if low <= t <= high]
-        if len(ticks) > max_ticks:
-            break
-        chosen = ticks
-    return chosen
-
-
-def _round_log_ticks(axis, low: float, high: float) -> None:
-    ticks = log_ticks(low, high)
-    if len(ticks) >= 2:  # else matplotlib's own log ticks, which always find something
-        axis.set_major_locator(FixedLocator(ticks))
-        axis.set_major_formatter(FormatStrFormatter("%g"))
-        axis.set_minor_locator(NullLocator())
 
 
 def tail_note(latencies: np.ndarray, upper: float) -> str | None:
@@ -128,7 +104,7 @@ class PayloadPlotter:
         axes.set_xscale("log" if logarithmic else "linear")
         if logarithmic:
             bin_label = f"samples per bin (bins {100 * (edges[1] / edges[0] - 1):.2g}% wide)"
-            _round_log_ticks(axes.xaxis, edges[0], edges[-1])
+            round_log_ticks(axes.xaxis, edges[0], edges[-1])
         else:
             bin_label = f"samples per bin (bins {edges[1] - edges[0]:.3g} us wide)"
         axes.stairs(counts, edges, fill=True, color=BARS_COLOUR, alpha=0.85, label=bin_label)
@@ -158,7 +134,7 @@ class PayloadPlotter:
         axes.set_yscale("log" if logarithmic else "linear")
         if logarithmic:
             axes.set_ylim(low / 1.05, high * 1.05)
-            _round_log_ticks(axes.yaxis, low / 1.05, high * 1.05)
+            round_log_ticks(axes.yaxis, low / 1.05, high * 1.05)
         else:
             axes.set_ylim(0, high * 1.05 + 0.001)
         axes.set_xlabel("Sample")
@@ -170,20 +146,29 @@ class PayloadPlotter:
 def draw_comparison(summaries: dict[str, pd.DataFrame], magnitude: str, path: Path) -> Path:
     """One magnitude (Min, Median, Max, 99%) against payload, one line per sub-experiment.
 
-    The latency axis is logarithmic: intra-process latencies are a hundredth of TCP with security,
-    and a linear axis would flatten them onto zero.
+    Sub-experiments come in the contract's order; the machine's floor (plain sockets) is drawn in
+    grey, dotted, last: it is the reference the others are read against, not one of them.
     """
     figure, axes = new_figure(f"Sub-experiments compared: {magnitude} latency", size=(11, 6))
     markers = "osD^v<>pP*Xh"
     payloads: set[int] = set()
-    for index, (sub, summary) in enumerate(summaries.items()):
-        ordered = summary.sort_values(s.BYTES)
+    values = []
+    order = {name: rank for rank, name in enumerate(s.KNOWN_SUBEXPERIMENTS)}
+    ordered_subs = sorted(summaries, key=lambda sub: (_is_floor(sub), order.get(sub, len(order)), sub))
+    for index, sub in enumerate(ordered_subs):
+        ordered = summaries[sub].sort_values(s.BYTES)
         payloads.update(int(p) for p in ordered[s.BYTES])
+        values.extend(ordered[magnitude])
+        style = ({"color": "0.45", "linestyle": ":", "label": f"{sub} (machine floor)"} if _is_floor(sub) else
+                 {"color": f"C{index % 10}", "linestyle": "-" if index < 10 else "--", "label": sub})
         axes.plot(ordered[s.BYTES], ordered[magnitude], marker=markers[index % len(markers)], markersize=4,
-                  linewidth=1.2, color=f"C{index % 10}", linestyle="-" if index < 10 else "--", label=sub)
+                  linewidth=1.2, **style)
     payload_axis(axes, payloads)
-    axes.set_yscale("log")
-    _round_log_ticks(axes.yaxis, *axes.get_ylim())
-    axes.set_ylabel(f"{magnitude} {LATENCY_LABEL.lower()}")
+    latency_yaxis(axes, values, label=f"{magnitude} {LATENCY_LABEL.lower()}")
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
     return save(figure, path)
+
+
+def _is_floor(sub: str) -> bool:
+    known = s.KNOWN_SUBEXPERIMENTS.get(sub)
+    return known is not None and known.is_floor
