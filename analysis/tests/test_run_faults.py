@@ -197,15 +197,21 @@ def sub_end(entry: dict) -> float:
     return Timestamp(entry["started_utc"]).timestamp() + entry["duration_s"]
 
 
+# Many short payloads: the first finishes long before the fault, the last long after it.
+FAULT_SAMPLES = 5000
+FAULT_PAYLOADS = tuple(range(16, 76))
+
+
 @pytest.mark.fastdds
 @pytest.mark.parametrize("fault, words", [(signal.SIGKILL, "the subscriber was killed by SIGKILL during the measurement"),
                                           (signal.SIGSTOP, "the subscriber stopped responding")])
 def test_subscriber_killed_or_hung_mid_run(harness_paths, tmp_path, fault, words):
     shm_before = run.fastdds_shm_files()
-    process, output = start_run(tmp_path, harness_paths, "--samples", "100000", "--payloads", "16,32",
+    process, output = start_run(tmp_path, harness_paths, "--samples", str(FAULT_SAMPLES),
+                                "--payloads", ",".join(map(str, FAULT_PAYLOADS)),
                                 "--subexperiments", "interprocess_best_effort_shm,floor_tcp")
     run_id, subscriber = wait_for_subscriber(output, process)
-    time.sleep(1.0)  # into the measurement (about 4 s long), the shared-memory segments in use
+    time.sleep(2.5)  # into the measurement (at least 60 x 5000 round trips), several payloads done
     os.kill(subscriber, fault)
     faulted_at = time.time()
     stdout, stderr = process.communicate(timeout=120)
@@ -217,12 +223,19 @@ def test_subscriber_killed_or_hung_mid_run(harness_paths, tmp_path, fault, words
     assert faulted[s.META_OUTCOME] == s.OUTCOME_INCOMPLETE
     assert faulted["error"].startswith(words)
     assert sub_end(faulted) - faulted_at < 10
-    # the run went on, and what finished is kept: whole payloads only
+    # the run went on
     assert metadata[s.META_SUBEXPERIMENTS]["floor_tcp"][s.META_OUTCOME] == s.OUTCOME_OK
-    assert files.read_raw(output / s.raw_csv_name("floor_tcp"))[s.PAYLOAD].value_counts().to_dict() == {16: 100000, 32: 100000}
+    assert files.read_raw(output / s.raw_csv_name("floor_tcp"))[s.PAYLOAD].value_counts().to_dict() == {
+        p: FAULT_SAMPLES for p in FAULT_PAYLOADS}
+    # The publisher, stopped with SIGTERM, wrote the payloads it finished before the subscriber died
+    # (at least the first), each whole, and nothing of the payload the fault cut short.
+    assert faulted["exit_codes"]["publisher"] == s.EXIT_INCOMPLETE
     kept = faulted["kept_payloads"]
-    assert kept == [int(p) for p, n in faulted["measured_samples"].items() if n == 100000]
-    assert (output / s.raw_csv_name("interprocess_best_effort_shm")).exists() == bool(kept)
+    assert kept[:1] == [FAULT_PAYLOADS[0]] and kept == list(FAULT_PAYLOADS[:len(kept)])
+    assert len(kept) < len(FAULT_PAYLOADS)
+    assert faulted["measured_samples"] == {str(p): FAULT_SAMPLES if p in kept else 0 for p in FAULT_PAYLOADS}
+    raw = files.read_raw(output / s.raw_csv_name("interprocess_best_effort_shm"))
+    assert raw[s.PAYLOAD].value_counts(sort=False).to_dict() == {p: FAULT_SAMPLES for p in kept}
     # nothing left behind
     assert processes_with_marker(run_id) == []
     assert fastdds_orphans(shm_before) == set()

@@ -8,7 +8,8 @@
 
 namespace perfgate {
 
-void run_both(const LatencyOptions& options, const std::function<void(const std::string&)>& announce)
+void run_both(const LatencyOptions& options, StopRequest& stop,
+        const std::function<void(const std::string&)>& announce)
 {
     // Subscribers first, so that they listen before the publisher's first handshake.
     std::vector<std::unique_ptr<SubscriberRole>> subscribers;
@@ -16,9 +17,9 @@ void run_both(const LatencyOptions& options, const std::function<void(const std:
     {
         const bool echo = index + 1 == options.subscribers;
         subscribers.push_back(std::make_unique<SubscriberRole>(
-                options, index, echo, participant_name(options, Side::subscriber, index)));
+                options, index, echo, participant_name(options, Side::subscriber, index), stop));
     }
-    auto publisher = std::make_unique<PublisherRole>(options, participant_name(options, Side::publisher, 0));
+    auto publisher = std::make_unique<PublisherRole>(options, participant_name(options, Side::publisher, 0), stop);
     announce("ready");
     try
     {

@@ -5,11 +5,13 @@
 #include <string>
 
 #include "options.hpp"
+#include "stop_request.hpp"
 
 namespace perfgate {
 
-// Runs the whole experiment in this process; throws RunError when it cannot finish (after
-// writing what was measured).
-void run_both(const LatencyOptions& options, const std::function<void(const std::string&)>& announce);
+// Runs the whole experiment in this process; throws RunError when it cannot finish or is stopped
+// (after writing what was measured).
+void run_both(const LatencyOptions& options, StopRequest& stop,
+        const std::function<void(const std::string&)>& announce);
 
 }  // namespace perfgate

@@ -198,6 +198,19 @@ void MatchMonitor::incompatible_qos(const std::string& description)
     changed_.notify_all();
 }
 
+void MatchMonitor::interrupt()
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        interrupted_ = true;
+        if (failure_.empty())
+        {
+            failure_ = kInterruptedBySignal;
+        }
+    }
+    changed_.notify_all();
+}
+
 bool MatchMonitor::wait_for_matches(int count, std::chrono::steady_clock::time_point deadline)
 {
     std::unique_lock<std::mutex> lock(mutex_);

@@ -2,6 +2,7 @@
 // for the transport, reliability and security the options ask for. Everything loopback only.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include "fastdds_compat.hpp"
 #include "options.hpp"
+#include "stop_request.hpp"
 
 namespace perfgate {
 
@@ -32,6 +34,10 @@ public:
     void writer_matched(int current_count, int count_change);
     void reader_matched(int current_count, int count_change);
     void incompatible_qos(const std::string& description);
+    // SIGTERM or SIGINT (from the StopRequest's watcher): every wait ends, failure() says why.
+    void interrupt();
+    // Lock-free: checked once per round trip.
+    bool interrupted() const { return interrupted_.load(std::memory_order_relaxed); }
 
     // Waits until our writer and our reader each matched `count` remote endpoints; false at the
     // deadline or on a failure.
@@ -48,6 +54,7 @@ protected:
     int matched_writers_ = 0;  // remote readers matched by our writer
     int matched_readers_ = 0;  // remote writers matched by our reader
     std::string failure_;
+    std::atomic<bool> interrupted_{false};
 };
 
 class WriterListener : public compat::dds::DataWriterListener

@@ -36,6 +36,9 @@ constexpr uint32_t kEnd = 1;
 constexpr std::size_t kHeaderBytes = 12;
 constexpr uint32_t kMaxConsecutiveLost = 20;
 constexpr auto kConnectTimeout = std::chrono::seconds(10);
+// UDP goodbye: the end message is sent up to this many times, each waiting this long for its echo.
+constexpr int kGoodbyeAttempts = 5;
+constexpr auto kGoodbyeReplyWait = std::chrono::milliseconds(200);
 
 class FloorError : public std::runtime_error
 {
@@ -233,6 +236,9 @@ void serve(const FloorOptions& options, const Socket& server)
             }
             if (header_field(message, 4) == kEnd)
             {
+                // Echoed like a ping: the acknowledgement the client waits for before it leaves.
+                ::sendto(server.get(), message.data(), kHeaderBytes, 0, reinterpret_cast<const sockaddr*>(&peer),
+                        peer_length);
                 return;
             }
             ::sendto(server.get(), message.data(), static_cast<std::size_t>(received), 0,
@@ -303,16 +309,29 @@ public:
         return results_;
     }
 
+    // Tells the server to leave. Called once every sample was measured, so nothing about the
+    // server's departure can spoil the measurement any more.
     void say_goodbye()
     {
         std::vector<uint8_t> end(kHeaderBytes);
-        put_header(end, next_seq_++, kEnd);
-        // UDP may drop one datagram; the server ignores the copies after the first.
-        const int copies = options_.transport == FloorTransport::udp ? 3 : 1;
-        for (int copy = 0; copy < copies; ++copy)
+        const uint32_t seq = next_seq_++;
+        put_header(end, seq, kEnd);
+        if (options_.transport == FloorTransport::tcp)
         {
             send_all(socket_, end.data(), end.size());
+            return;
         }
+        // UDP may drop a datagram: the end message is sent again until the server's echo of it
+        // arrives. The server leaves right after echoing, so a copy that reaches its closed port
+        // is refused (ECONNREFUSED on this connected socket): that too means the goodbye arrived.
+        for (int attempt = 0; attempt < kGoodbyeAttempts; ++attempt)
+        {
+            if (udp_goodbye_attempt(end, seq) != Goodbye::unanswered)
+            {
+                return;
+            }
+        }
+        std::cerr << "perfgate-floor: warning: the server did not acknowledge the end message" << std::endl;
     }
 
     const std::vector<PayloadResult>& results() const { return results_; }
@@ -355,6 +374,38 @@ private:
                         " consecutive samples");
             }
         }
+    }
+
+    enum class Goodbye { acknowledged, server_gone, unanswered };
+
+    Goodbye udp_goodbye_attempt(const std::vector<uint8_t>& end, uint32_t seq)
+    {
+        while (::send(socket_.get(), end.data(), end.size(), MSG_NOSIGNAL) < 0)
+        {
+            if (errno == ECONNREFUSED)
+            {
+                return Goodbye::server_gone;
+            }
+            if (errno != EINTR)
+            {
+                throw FloorError(system_error("send"));
+            }
+        }
+        const auto deadline = Clock::now() + kGoodbyeReplyWait;
+        while (wait_readable(socket_, deadline))
+        {
+            const ssize_t received = ::recv(socket_.get(), reply_.data(), reply_.size(), 0);
+            if (received < 0 && errno == ECONNREFUSED)
+            {
+                return Goodbye::server_gone;
+            }
+            if (received >= static_cast<ssize_t>(kHeaderBytes) && header_field(reply_, 0) == seq &&
+                    header_field(reply_, 4) == kEnd)
+            {
+                return Goodbye::acknowledged;
+            }
+        }
+        return Goodbye::unanswered;
     }
 
     // True when the reply of seq arrived before the deadline; replies to older pings are dropped.

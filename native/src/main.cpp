@@ -10,6 +10,7 @@
 #include "endpoints.hpp"
 #include "options.hpp"
 #include "publisher_role.hpp"
+#include "stop_request.hpp"
 #include "subscriber_role.hpp"
 
 namespace {
@@ -42,7 +43,7 @@ void announce(const std::string& what)
     std::cout << "perfgate-latency: " << what << std::endl;
 }
 
-int run(const perfgate::LatencyOptions& options)
+int run(const perfgate::LatencyOptions& options, perfgate::StopRequest& stop)
 {
     using perfgate::Role;
     using perfgate::Side;
@@ -62,19 +63,19 @@ int run(const perfgate::LatencyOptions& options)
     switch (options.role)
     {
         case Role::both:
-            perfgate::run_both(options, announce);
+            perfgate::run_both(options, stop, announce);
             return kExitDone;
         case Role::subscriber:
         {
             perfgate::SubscriberRole subscriber(options, options.subscriber_index, options.echo,
-                    perfgate::participant_name(options, Side::subscriber, options.subscriber_index));
+                    perfgate::participant_name(options, Side::subscriber, options.subscriber_index), stop);
             announce("ready");
             subscriber.run(announce);
             return kExitDone;
         }
         case Role::publisher:
         {
-            perfgate::PublisherRole publisher(options, perfgate::participant_name(options, Side::publisher, 0));
+            perfgate::PublisherRole publisher(options, perfgate::participant_name(options, Side::publisher, 0), stop);
             announce("ready");
             try
             {
@@ -96,6 +97,9 @@ int run(const perfgate::LatencyOptions& options)
 
 int main(int argc, char** argv)
 {
+    // First, before any thread exists: SIGTERM and SIGINT become a request to stop (exit 3 after
+    // writing what was measured), taken by its own watcher thread.
+    perfgate::StopRequest stop;
     perfgate::LatencyOptions options;
     try
     {
@@ -119,7 +123,7 @@ int main(int argc, char** argv)
     neutralise_fastdds_environment();
     try
     {
-        return run(options);
+        return run(options, stop);
     }
     catch (const perfgate::UsageError& error)
     {

@@ -13,6 +13,9 @@ namespace {
 // without a goodbye is only unmatched after the participant lease (20 s by default).
 constexpr uint32_t kMaxConsecutiveLost = 20;
 constexpr auto kHandshakePeriod = std::chrono::milliseconds(50);
+// Reliable end marker: up to 2 s for the subscribers' acknowledgements, 100 ms at a time.
+constexpr int kEndAcknowledgementSlices = 20;
+constexpr uint32_t kEndAcknowledgementSliceNs = 100000000;
 
 int64_t now_ns()
 {
@@ -106,8 +109,9 @@ void PongListener::on_data_available(dds::DataReader* reader)
     }
 }
 
-PublisherRole::PublisherRole(const LatencyOptions& options, const std::string& participant_name)
+PublisherRole::PublisherRole(const LatencyOptions& options, const std::string& participant_name, StopRequest& stop)
     : options_(options)
+    , stop_subscription_(stop.subscribe([this]() { state_.interrupt(); }))
     , writer_listener_(state_)
     , pong_listener_(state_)
     , endpoints_(options, Side::publisher, 0, participant_name, writer_listener_, pong_listener_,
@@ -123,8 +127,20 @@ void PublisherRole::run(const std::function<void(const std::string&)>& announce)
     for (uint32_t payload : options_.payloads)
     {
         results_.push_back(measure(payload));
+        const PayloadResult& done = results_.back();
+        announce("payload " + std::to_string(payload) + " measured (" + std::to_string(done.latencies_us.size()) +
+                " samples, " + std::to_string(done.lost) + " lost)");
     }
     send_end_marker();
+}
+
+void PublisherRole::fail(const std::string& where) const
+{
+    if (state_.interrupted())
+    {
+        throw RunError(kInterruptedBySignal);
+    }
+    throw RunError(state_.failure() + " (" + where + ")");
 }
 
 void PublisherRole::wait_for_matching()
@@ -135,12 +151,14 @@ void PublisherRole::wait_for_matching()
     // Local matching: our ping writer sees every subscriber's reader, our pong reader every pong writer.
     if (!state_.wait_for_matches(expected, deadline))
     {
-        const std::string failure = state_.failure();
-        throw RunError(!failure.empty() ? failure + " (" + where + ")"
-                                        : "discovery timeout after " + std::to_string(options_.discovery_timeout_s) +
-                        " s: " + where + " matched " + std::to_string(state_.matched_writers()) + "/" +
-                        std::to_string(expected) + " ping readers and " + std::to_string(state_.matched_readers()) +
-                        "/" + std::to_string(expected) + " pong writers");
+        if (!state_.failure().empty())
+        {
+            fail(where);
+        }
+        throw RunError("discovery timeout after " + std::to_string(options_.discovery_timeout_s) + " s: " + where +
+                " matched " + std::to_string(state_.matched_writers()) + "/" + std::to_string(expected) +
+                " ping readers and " + std::to_string(state_.matched_readers()) + "/" + std::to_string(expected) +
+                " pong writers");
     }
     // Local matching does not prove that each subscriber's pong writer has matched our reader:
     // every subscriber answers a handshake on pong, repeated until all of them got through.
@@ -154,10 +172,9 @@ void PublisherRole::wait_for_matching()
         {
             return;
         }
-        const std::string failure = state_.failure();
-        if (!failure.empty())
+        if (!state_.failure().empty())
         {
-            throw RunError(failure + " (" + where + ")");
+            fail(where);
         }
         if (Clock::now() >= deadline)
         {
@@ -178,6 +195,12 @@ PayloadResult PublisherRole::measure(uint32_t payload)
     const uint32_t total = options_.warmup + options_.samples;
     for (uint32_t i = 0; i < total; ++i)
     {
+        // Outside the timed part of the round trip. A payload cut short is not kept: it is in
+        // neither the CSV nor the report.
+        if (state_.interrupted())
+        {
+            throw RunError(kInterruptedBySignal);
+        }
         const bool recorded = i >= options_.warmup;
         double latency_us = 0;
         if (round_trip(latency_us))
@@ -189,12 +212,13 @@ PayloadResult PublisherRole::measure(uint32_t payload)
             }
             continue;
         }
-        const std::string failure = state_.failure();
-        if (!failure.empty())
+        if (!state_.failure().empty())
         {
-            results_.push_back(result);
-            throw RunError(failure + " (publisher on " + to_string(options_.transport) + ", payload " +
-                    std::to_string(payload) + ")");
+            if (!state_.interrupted())
+            {
+                results_.push_back(result);  // what the peer's loss cut short, for the report
+            }
+            fail(std::string("publisher on ") + to_string(options_.transport) + ", payload " + std::to_string(payload));
         }
         if (recorded)
         {
@@ -266,6 +290,10 @@ void PublisherRole::write_outputs(const std::string& error) const
 
 void PublisherRole::send_end_marker()
 {
+    if (state_.interrupted())
+    {
+        throw RunError(kInterruptedBySignal);
+    }
     LatencySample end;
     end.kind = SampleKind::end;
     end.seq = next_seq_++;
@@ -277,7 +305,19 @@ void PublisherRole::send_end_marker()
     }
     if (options_.reliability == Reliability::reliable)
     {
-        endpoints_.writer().wait_for_acknowledgments(compat::Duration(2, 0));
+        // In slices, so that a stop request does not wait for a peer that will never acknowledge.
+        const compat::Duration wait(0, kEndAcknowledgementSliceNs);
+        for (int slice = 0; slice < kEndAcknowledgementSlices && !state_.interrupted(); ++slice)
+        {
+            if (compat::succeeded(endpoints_.writer().wait_for_acknowledgments(wait)))
+            {
+                break;
+            }
+        }
+    }
+    if (state_.interrupted())
+    {
+        throw RunError(kInterruptedBySignal);  // a signal always ends the run as incomplete
     }
 }
 

@@ -52,10 +52,13 @@ private:
 class PublisherRole
 {
 public:
-    PublisherRole(const LatencyOptions& options, const std::string& participant_name);
+    // A stop request (SIGTERM, SIGINT) ends whatever run() waits for.
+    PublisherRole(const LatencyOptions& options, const std::string& participant_name, StopRequest& stop);
 
-    // Waits for matching in both directions, measures every payload, tells subscribers to leave.
-    // Throws RunError when it cannot finish; what was measured stays in results().
+    // Waits for matching in both directions, measures every payload (announcing each one done),
+    // tells subscribers to leave. Throws RunError when it cannot finish; what was measured stays
+    // in results(). When stopped, results() holds only the payloads measured completely and the
+    // error is kInterruptedBySignal.
     void run(const std::function<void(const std::string&)>& announce);
 
     const std::vector<PayloadResult>& results() const { return results_; }
@@ -66,6 +69,8 @@ public:
 
 private:
     void wait_for_matching();
+    // Throws the RunError for the failure the state reports; `where` says what we were doing.
+    [[noreturn]] void fail(const std::string& where) const;
     PayloadResult measure(uint32_t payload);
     // One round trip; false when no pong arrived within the sample timeout.
     bool round_trip(double& latency_us);
@@ -73,6 +78,7 @@ private:
 
     const LatencyOptions& options_;
     PublisherState state_;
+    StopRequest::Subscription stop_subscription_;  // after state_, which it interrupts
     WriterListener writer_listener_;
     PongListener pong_listener_;
     LatencySample ping_;

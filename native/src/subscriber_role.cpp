@@ -1,10 +1,24 @@
 #include "subscriber_role.hpp"
 
 #include <iostream>
+#include <thread>
 
 namespace perfgate {
 namespace dds = compat::dds;
 using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Fast DDS 2.9's TCP client drops the server's bind response when it arrives before the participant
+// has queued the logical ports of its initial peers (RTCPMessageManager::processRTCPMessage only
+// accepts it with a non-empty pending list): the connection stays up, never established, and
+// discovery never starts. On loopback the response takes a few hundred microseconds, so a
+// descheduled main thread loses the race now and then. Nothing matched after this long means that
+// happened: a new participant makes a new connection. A normal start matches well within it.
+constexpr auto kTcpRestartAfter = std::chrono::seconds(2);
+constexpr auto kTcpRestartPause = std::chrono::milliseconds(200);
+
+}  // namespace
 
 void SubscriberState::handshake_seen()
 {
@@ -89,20 +103,55 @@ void PingListener::on_data_available(dds::DataReader* reader)
 }
 
 SubscriberRole::SubscriberRole(const LatencyOptions& options, uint32_t subscriber_index, bool echo,
-        const std::string& participant_name)
+        const std::string& participant_name, StopRequest& stop)
     : options_(options)
+    , subscriber_index_(subscriber_index)
+    , participant_name_(participant_name)
+    , stop_subscription_(stop.subscribe([this]() { state_.interrupt(); }))
     , writer_listener_(state_)
     , ping_listener_(state_, subscriber_index, echo)
-    , endpoints_(options, Side::subscriber, subscriber_index, participant_name, writer_listener_, ping_listener_,
-              [this](dds::DataWriter& writer) { ping_listener_.set_pong_writer(writer); })
+    , endpoints_(create_endpoints())
 {
+}
+
+std::unique_ptr<Endpoints> SubscriberRole::create_endpoints()
+{
+    return std::make_unique<Endpoints>(options_, Side::subscriber, subscriber_index_, participant_name_,
+            writer_listener_, ping_listener_, [this](dds::DataWriter& writer) { ping_listener_.set_pong_writer(writer); });
+}
+
+SubscriberState::Outcome SubscriberRole::wait_for_handshake(Clock::time_point deadline)
+{
+    while (options_.transport == Transport::tcpv4)
+    {
+        const auto restart_at = Clock::now() + kTcpRestartAfter;
+        if (restart_at + kTcpRestartAfter > deadline)
+        {
+            break;  // too late for another participant to discover anything
+        }
+        const SubscriberState::Outcome outcome = state_.wait_for_handshake(restart_at);
+        if (outcome != SubscriberState::Outcome::timeout || state_.matched_readers() > 0 ||
+                state_.matched_writers() > 0)
+        {
+            return outcome == SubscriberState::Outcome::timeout ? state_.wait_for_handshake(deadline) : outcome;
+        }
+        std::cerr << "perfgate-latency: subscriber on tcpv4 matched nothing in "
+                  << std::chrono::duration_cast<std::chrono::seconds>(kTcpRestartAfter).count()
+                  << " s: creating its participant again" << std::endl;
+        endpoints_.reset();
+        // Let the publisher close the old connection before the new one binds under the same
+        // locator (a TCP client's physical port is its process id).
+        std::this_thread::sleep_for(kTcpRestartPause);
+        endpoints_ = create_endpoints();
+    }
+    return state_.wait_for_handshake(deadline);
 }
 
 void SubscriberRole::run(const std::function<void(const std::string&)>& announce)
 {
     const std::string where = std::string("subscriber on ") + to_string(options_.transport);
     const auto deadline = Clock::now() + std::chrono::seconds(options_.discovery_timeout_s);
-    switch (state_.wait_for_handshake(deadline))
+    switch (wait_for_handshake(deadline))
     {
         case SubscriberState::Outcome::end_marker:
             return;

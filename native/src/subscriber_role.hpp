@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -49,19 +50,27 @@ private:
 class SubscriberRole
 {
 public:
+    // A stop request (SIGTERM, SIGINT) ends run() with a RunError.
     SubscriberRole(const LatencyOptions& options, uint32_t subscriber_index, bool echo,
-            const std::string& participant_name);
+            const std::string& participant_name, StopRequest& stop);
 
     // Returns once the publisher sent its end marker; throws RunError on a discovery timeout,
     // a lost publisher or incompatible QoS. announce("matched") once the handshake arrived.
     void run(const std::function<void(const std::string&)>& announce);
 
 private:
+    std::unique_ptr<Endpoints> create_endpoints();
+    // The first handshake, creating the participant again while a TCP connection found nothing.
+    SubscriberState::Outcome wait_for_handshake(std::chrono::steady_clock::time_point deadline);
+
     const LatencyOptions& options_;
+    const uint32_t subscriber_index_;
+    const std::string participant_name_;
     SubscriberState state_;
+    StopRequest::Subscription stop_subscription_;  // after state_, which it interrupts
     WriterListener writer_listener_;
     PingListener ping_listener_;
-    Endpoints endpoints_;  // last: destroyed first, before the listeners it calls
+    std::unique_ptr<Endpoints> endpoints_;  // last: destroyed first, before the listeners it calls
 };
 
 }  // namespace perfgate
