@@ -24,3 +24,19 @@ def harness_paths():
     from perfgate.harness import ensure_harness
 
     return ensure_harness()
+
+
+def live_processes_of(run_id: str) -> list[int]:
+    """Live (not zombie) processes whose environment carries this run's id (run.RUN_ID_ENV): what a
+    run, or one of its harness processes, may have left behind."""
+    from perfgate import run
+
+    needle = f"{run.RUN_ID_ENV}={run_id}".encode()
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if needle in (proc / "environ").read_bytes().split(b"\0") and run.process_state(int(proc.name)) != "Z":
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found

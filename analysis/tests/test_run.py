@@ -15,6 +15,7 @@ import pytest
 from perfgate import cli, files, run
 from perfgate import schema as s
 from perfgate.errors import InputError
+from conftest import live_processes_of
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -287,17 +288,6 @@ def perfgate_run(*arguments: str, environment: dict | None = None) -> subprocess
     return subprocess.Popen([sys.executable, "-m", "perfgate.cli", "run", *arguments], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=environment)
 
-
-def live_processes_of(run_id: str) -> list[int]:
-    needle = f"{run.RUN_ID_ENV}={run_id}".encode()
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            if needle in (proc / "environ").read_bytes().split(b"\0") and run.process_state(int(proc.name)) != "Z":
-                found.append(int(proc.name))
-        except OSError:
-            continue
-    return found
 
 
 def assert_complete_raw_csv(path: Path, payloads: tuple[int, ...], samples: int) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from perfgate import files, run
 from perfgate import schema as s
+from conftest import live_processes_of
 
 
 def program(role: str, code: str, *, measures: bool) -> run.ProcessSpec:
@@ -41,18 +42,6 @@ def marked_environment() -> tuple[dict[str, str], str]:
     return environment, marker
 
 
-def processes_with_marker(marker: str) -> list[int]:
-    """Live processes whose environment carries this run's marker."""
-    found = []
-    needle = f"{run.RUN_ID_ENV}={marker}".encode()
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            if needle in (proc / "environ").read_bytes().split(b"\0") and run.process_state(int(proc.name)) != "Z":
-                found.append(int(proc.name))
-        except OSError:
-            continue
-    return found
-
 
 def supervise(tmp_path: Path, specs: list[run.ProcessSpec], timeout_s: float = 60) -> tuple[run.Supervision, float, str]:
     environment, marker = marked_environment()
@@ -71,7 +60,7 @@ def test_killed_peer_ends_the_subexperiment_quickly_and_leaves_nothing(tmp_path)
     assert result.error == "the subscriber was killed by SIGKILL during the measurement"
     assert elapsed < 10
     assert result.exit_codes == {"publisher": -signal.SIGTERM, "subscriber": -signal.SIGKILL}
-    assert processes_with_marker(marker) == []
+    assert live_processes_of(marker) == []
 
 
 def test_stopped_peer_is_a_hang_and_is_killed(tmp_path):
@@ -83,7 +72,7 @@ def test_stopped_peer_is_a_hang_and_is_killed(tmp_path):
     assert result.error.startswith("the subscriber stopped responding")
     assert elapsed < 10
     assert result.exit_codes["subscriber"] == -signal.SIGKILL
-    assert processes_with_marker(marker) == []
+    assert live_processes_of(marker) == []
 
 
 def test_measuring_side_writes_what_finished_on_sigterm(tmp_path):
@@ -133,7 +122,7 @@ def test_process_never_ready_failed_to_start(tmp_path, monkeypatch):
     assert result.error == "the server was not ready within 1 s"
     assert elapsed < 5
     assert list(result.exit_codes) == ["server"]  # the client was never started
-    assert processes_with_marker(marker) == []
+    assert live_processes_of(marker) == []
 
 
 def test_time_limit_kills_a_measurement_that_never_ends(tmp_path):
@@ -141,7 +130,7 @@ def test_time_limit_kills_a_measurement_that_never_ends(tmp_path):
     assert result.outcome == s.OUTCOME_INCOMPLETE
     assert result.error == "time limit of 1 s reached"
     assert elapsed < 5
-    assert processes_with_marker(marker) == []
+    assert live_processes_of(marker) == []
 
 
 def test_the_whole_process_group_is_killed(tmp_path):
@@ -157,7 +146,7 @@ def test_the_whole_process_group_is_killed(tmp_path):
     ])
     assert result.outcome == s.OUTCOME_INCOMPLETE
     time.sleep(0.2)
-    assert processes_with_marker(marker) == []
+    assert live_processes_of(marker) == []
 
 
 # --- the real harness on the real Fast DDS ------------------------------------------------------
@@ -175,7 +164,7 @@ def wait_for_subscriber(output: Path, process: subprocess.Popen, timeout_s: floa
     while time.monotonic() < deadline and process.poll() is None:
         metadata = files.read_metadata(output) if (output / s.METADATA_FILE).exists() else None
         if metadata is not None:
-            for pid in processes_with_marker(metadata["run_id"]):
+            for pid in live_processes_of(metadata["run_id"]):
                 try:
                     arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
                 except OSError:
@@ -237,7 +226,7 @@ def test_subscriber_killed_or_hung_mid_run(harness_paths, tmp_path, fault, words
     raw = files.read_raw(output / s.raw_csv_name("interprocess_best_effort_shm"))
     assert raw[s.PAYLOAD].value_counts(sort=False).to_dict() == {p: FAULT_SAMPLES for p in kept}
     # nothing left behind
-    assert processes_with_marker(run_id) == []
+    assert live_processes_of(run_id) == []
     assert fastdds_orphans(shm_before) == set()
 
 
@@ -276,7 +265,7 @@ def test_discovery_that_never_completes_names_transport(harness_paths, tmp_path)
     assert result.error.startswith("the publisher exited with code 3: ")
     assert "discovery timeout after 2 s" in result.error and "tcpv4" in result.error
     assert elapsed < 10
-    assert processes_with_marker(marker) == []
+    assert live_processes_of(marker) == []
 
 
 @pytest.mark.fastdds
@@ -289,7 +278,7 @@ def test_peers_in_different_domains_never_discover(harness_paths, tmp_path):
     assert result.outcome == s.OUTCOME_INCOMPLETE
     assert "discovery timeout" in result.error and "udpv4" in result.error
     assert elapsed < 10
-    assert processes_with_marker(marker) == []
+    assert live_processes_of(marker) == []
 
 
 @pytest.mark.fastdds
@@ -306,7 +295,7 @@ def test_mismatched_reliability_is_reported_not_a_hang(harness_paths, tmp_path):
     assert " on udpv4)" in result.error
     assert "(RELIABILITY)" in result.error
     assert elapsed < run.DISCOVERY_TIMEOUT_S
-    assert processes_with_marker(marker) == []
+    assert live_processes_of(marker) == []
 
 
 BREAKING_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
@@ -381,5 +370,5 @@ def test_sigterm_ends_the_run_cleanly(harness_paths, tmp_path):
     assert metadata[s.META_SUBEXPERIMENTS] == {
         "interprocess_best_effort_shm": {s.META_OUTCOME: s.OUTCOME_INCOMPLETE, "error": "interrupted"}}
     assert metadata["finished_utc"] is not None and len(metadata["load_average"]["after"]) == 3
-    assert processes_with_marker(run_id) == []
+    assert live_processes_of(run_id) == []
     assert fastdds_orphans(shm_before) == set()
