@@ -149,6 +149,36 @@ std::string read_text_file(const std::string& option, const std::string& path)
     return text.str();
 }
 
+// The options both programs share: what is measured and where it is written. True when `name` was
+// one of them (LatencyOptions and FloorOptions name these fields alike).
+template <typename Options>
+bool parse_measurement_option(const std::string& name, const std::function<std::string()>& value, Options& options,
+                              bool& payloads_given)
+{
+    if (name == "samples") { options.samples = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 100000000)); }
+    else if (name == "warmup") { options.warmup = static_cast<uint32_t>(parse_unsigned(name, value(), 0, 100000000)); }
+    else if (name == "payloads" || name == "demands")
+    {
+        if (payloads_given)
+        {
+            throw UsageError("give the payloads once: --payloads or --demands");
+        }
+        options.payloads = name == "payloads" ? parse_payload_list(value(), kMaxDataBytes)
+                                              : parse_demands(read_text_file(name, value()), kMaxDataBytes);
+        payloads_given = true;
+    }
+    else if (name == "output") { options.output_csv = value(); }
+    else if (name == "sample-timeout-ms")
+    {
+        options.sample_timeout_ms = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 600000));
+    }
+    else
+    {
+        return false;
+    }
+    return true;
+}
+
 void check_latency_consistency(LatencyOptions& options, bool echo_given, bool shm_given, bool payloads_given)
 {
     if (!payloads_given)
@@ -266,6 +296,10 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
     std::function<std::string()> value;
     while (reader.next(name, value))
     {
+        if (parse_measurement_option(name, value, options, payloads_given))
+        {
+            continue;
+        }
         if (name == "version") { options.show_version = true; }
         else if (name == "help") { options.show_help = true; }
         else if (name == "role")
@@ -285,18 +319,6 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
             options.reliability = parse_choice<Reliability>(name, value(),
                     {{"best_effort", Reliability::best_effort}, {"reliable", Reliability::reliable}});
         }
-        else if (name == "samples") { options.samples = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 100000000)); }
-        else if (name == "warmup") { options.warmup = static_cast<uint32_t>(parse_unsigned(name, value(), 0, 100000000)); }
-        else if (name == "payloads" || name == "demands")
-        {
-            if (payloads_given)
-            {
-                throw UsageError("give the payloads once: --payloads or --demands");
-            }
-            options.payloads = name == "payloads" ? parse_payload_list(value(), kMaxDataBytes)
-                                                  : parse_demands(read_text_file(name, value()), kMaxDataBytes);
-            payloads_given = true;
-        }
         else if (name == "domain") { options.domain = static_cast<uint32_t>(parse_unsigned(name, value(), 0, 232)); }
         else if (name == "shm") { options.shm = parse_switch(name, value()); shm_given = true; }
         else if (name == "data-sharing") { options.data_sharing = parse_switch(name, value()); }
@@ -308,9 +330,7 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
         else if (name == "xml") { options.xml_file = value(); }
         else if (name == "tcp-port") { options.tcp_port = static_cast<uint16_t>(parse_unsigned(name, value(), 1, 65535)); }
         else if (name == "tcp-nodelay") { options.tcp_nodelay = parse_switch(name, value()); }
-        else if (name == "output") { options.output_csv = value(); }
         else if (name == "report") { options.report_json = value(); }
-        else if (name == "sample-timeout-ms") { options.sample_timeout_ms = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 600000)); }
         else if (name == "discovery-timeout-s") { options.discovery_timeout_s = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 3600)); }
         else
         {
@@ -338,6 +358,10 @@ FloorOptions parse_floor_options(const std::vector<std::string>& arguments)
     std::function<std::string()> value;
     while (reader.next(name, value))
     {
+        if (parse_measurement_option(name, value, options, payloads_given))
+        {
+            continue;
+        }
         if (name == "help") { options.show_help = true; }
         else if (name == "role")
         {
@@ -350,20 +374,6 @@ FloorOptions parse_floor_options(const std::vector<std::string>& arguments)
                     {{"udp", FloorTransport::udp}, {"tcp", FloorTransport::tcp}});
         }
         else if (name == "port") { options.port = static_cast<uint16_t>(parse_unsigned(name, value(), 1, 65535)); }
-        else if (name == "samples") { options.samples = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 100000000)); }
-        else if (name == "warmup") { options.warmup = static_cast<uint32_t>(parse_unsigned(name, value(), 0, 100000000)); }
-        else if (name == "payloads" || name == "demands")
-        {
-            if (payloads_given)
-            {
-                throw UsageError("give the payloads once: --payloads or --demands");
-            }
-            options.payloads = name == "payloads" ? parse_payload_list(value(), kMaxDataBytes)
-                                                  : parse_demands(read_text_file(name, value()), kMaxDataBytes);
-            payloads_given = true;
-        }
-        else if (name == "output") { options.output_csv = value(); }
-        else if (name == "sample-timeout-ms") { options.sample_timeout_ms = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 600000)); }
         else
         {
             throw UsageError("unknown option --" + name + " (see --help)");
