@@ -4,7 +4,7 @@
 # (`apt-get source fastdds`, adding a deb-src entry for the installed suite if there is none), builds
 # it from scratch and again after touching one file (benchmarks/bench_build.py prints both times),
 # then runs `pytest -m slow` on that workspace: both engines, two sub-experiments each.
-# About 20 minutes on 2 cores. Work folder: $PERFGATE_SLOW_DIR (default ~/.cache/perfgate/slow-test).
+# About 12 minutes on 2 cores. Work folder: $PERFGATE_SLOW_DIR (default ~/.cache/perfgate/slow-test).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

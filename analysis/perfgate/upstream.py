@@ -63,6 +63,7 @@ CERT_FILES = {"maincacert.pem": ("ca", None), "mainpubcert.pem": ("cert", "pub")
 LOOPBACK = "127.0.0.1"
 LOOPBACK_TRANSPORT_ID = "perfgate_loopback_udpv4"
 LOOPBACK_SHM_ID = "perfgate_shm"
+LOOPBACK_HOST_ONLY_ID = "perfgate_loopback_udpv4_ttl0"
 PROFILES_NS = "http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles"
 _EXPORT = re.compile(r"--export_raw_data\s+(\S+\.csv)")
 
@@ -90,11 +91,26 @@ def _locator_list(parent: ET.Element, name: str, ns: str, kind: str = "udpv4") -
     address.text = LOOPBACK
 
 
-def _descriptor(ns: str, transport_id: str, kind: str) -> ET.Element:
+def _loopback_descriptor(ns: str, transport_id: str, kind: str, host_only: bool = False) -> ET.Element:
     descriptor = ET.Element(f"{ns}transport_descriptor")
     ET.SubElement(descriptor, f"{ns}transport_id").text = transport_id
     ET.SubElement(descriptor, f"{ns}type").text = kind
+    if host_only:  # multicast that never leaves the host, as Fast DDS' builtin transport does here
+        ET.SubElement(descriptor, f"{ns}TTL").text = "0"
+    if kind == "UDPv4":
+        ET.SubElement(ET.SubElement(descriptor, f"{ns}interfaceWhiteList"), f"{ns}address").text = LOOPBACK
     return descriptor
+
+
+def is_intraprocess_only(root: ET.Element, rtps: ET.Element) -> bool:
+    """Whether Fast DDS makes this participant intra-process only (RTPSParticipantImpl: intra-process
+    delivery FULL, the default, and ignoreParticipantFlags exactly FILTER_DIFFERENT_HOST |
+    FILTER_DIFFERENT_PROCESS). Such a participant drops every unicast locator and discovers its
+    peers in the process over multicast alone."""
+    delivery = next((e.text for e in root.iter() if _tag(e) == "intraprocess_delivery"), None) or "FULL"
+    flags = next((e.text for e in rtps.iter() if _tag(e) == "ignoreParticipantFlags"), None) or ""
+    return delivery.strip() == "FULL" and \
+        set(re.findall(r"FILTER_[A-Z_]+", flags)) == {"FILTER_DIFFERENT_HOST", "FILTER_DIFFERENT_PROCESS"}
 
 
 def loopback_profiles(text: str) -> str:
@@ -102,9 +118,11 @@ def loopback_profiles(text: str) -> str:
 
     - every UDPv4/TCPv4 transport descriptor: interfaceWhiteList = 127.0.0.1 only;
     - a participant on the builtin transports (every interface, multicast) gets a loopback UDPv4
-      transport and a shared-memory one instead (the builtin pair, minus the network);
-    - a participant with a UDPv4 transport discovers over unicast 127.0.0.1 (metatraffic unicast
-      locator and initial peers, ports left to Fast DDS), with no multicast locator at all.
+      transport and a shared-memory one instead (the builtin pair, minus the network); an
+      intra-process-only one (see is_intraprocess_only) a loopback UDPv4 transport with TTL 0, as
+      its builtin one, whose multicast discovery then stays on 127.0.0.1;
+    - any other participant with a UDPv4 transport discovers over unicast 127.0.0.1 (metatraffic
+      unicast locator and initial peers, ports left to Fast DDS), with no multicast locator at all.
     """
     try:
         root = ET.fromstring(text)
@@ -121,30 +139,35 @@ def loopback_profiles(text: str) -> str:
         if kind in ("UDPv4", "TCPv4"):
             _remove_children(descriptor, "interfaceWhiteList")
             ET.SubElement(ET.SubElement(descriptor, f"{ns}interfaceWhiteList"), f"{ns}address").text = LOOPBACK
-    added_own = False
-    for participant in (e for e in profiles if _tag(e) == "participant"):
-        rtps = _child(participant, "rtps", ns)
-        builtin_flag = (rtps.findtext(f"{ns}useBuiltinTransports") or "true").strip().lower()
-        users = [(t.text or "").strip() for u in rtps if _tag(u) == "userTransports" for t in u]
-        if builtin_flag != "false" or not users:
-            if not added_own:
+    own = {LOOPBACK_TRANSPORT_ID: ("UDPv4", False), LOOPBACK_SHM_ID: ("SHM", False),
+           LOOPBACK_HOST_ONLY_ID: ("UDPv4", True)}
+
+    def use_own(rtps: ET.Element, transport_ids: list[str]) -> list[str]:
+        for transport_id in transport_ids:
+            if transport_id not in descriptors:
                 holder = next((e for e in profiles if _tag(e) == "transport_descriptors"), None)
                 if holder is None:
                     holder = ET.Element(f"{ns}transport_descriptors")
                     profiles.insert(0, holder)
-                udp = _descriptor(ns, LOOPBACK_TRANSPORT_ID, "UDPv4")
-                ET.SubElement(ET.SubElement(udp, f"{ns}interfaceWhiteList"), f"{ns}address").text = LOOPBACK
-                holder.extend([udp, _descriptor(ns, LOOPBACK_SHM_ID, "SHM")])
-                descriptors.update({LOOPBACK_TRANSPORT_ID: "UDPv4", LOOPBACK_SHM_ID: "SHM"})
-                added_own = True
-            _remove_children(rtps, "userTransports")
-            _remove_children(rtps, "useBuiltinTransports")
-            user_transports = ET.SubElement(rtps, f"{ns}userTransports")
-            for transport_id in (LOOPBACK_TRANSPORT_ID, LOOPBACK_SHM_ID):
-                ET.SubElement(user_transports, f"{ns}transport_id").text = transport_id
-            ET.SubElement(rtps, f"{ns}useBuiltinTransports").text = "false"
-            users = [LOOPBACK_TRANSPORT_ID, LOOPBACK_SHM_ID]
-        if any(descriptors.get(u) == "UDPv4" for u in users):
+                holder.append(_loopback_descriptor(ns, transport_id, *own[transport_id]))
+                descriptors[transport_id] = own[transport_id][0]
+        for name in ("userTransports", "useBuiltinTransports"):
+            _remove_children(rtps, name)
+        user_transports = ET.SubElement(rtps, f"{ns}userTransports")
+        for transport_id in transport_ids:
+            ET.SubElement(user_transports, f"{ns}transport_id").text = transport_id
+        ET.SubElement(rtps, f"{ns}useBuiltinTransports").text = "false"
+        return transport_ids
+
+    for participant in (e for e in profiles if _tag(e) == "participant"):
+        rtps = _child(participant, "rtps", ns)
+        intraprocess_only = is_intraprocess_only(root, rtps)
+        builtin_flag = (rtps.findtext(f"{ns}useBuiltinTransports") or "true").strip().lower()
+        users = [(t.text or "").strip() for u in rtps if _tag(u) == "userTransports" for t in u]
+        if builtin_flag != "false" or not users:
+            users = use_own(rtps, [LOOPBACK_HOST_ONLY_ID] if intraprocess_only
+                            else [LOOPBACK_TRANSPORT_ID, LOOPBACK_SHM_ID])
+        if not intraprocess_only and any(descriptors.get(u) == "UDPv4" for u in users):
             builtin = _child(rtps, "builtin", ns)
             for name in ("metatrafficMulticastLocatorList", "metatrafficUnicastLocatorList", "initialPeersList"):
                 _remove_children(builtin, name)

@@ -328,3 +328,25 @@ def test_run_and_gate_read_no_record_as_usage_error(tmp_path):
     (tmp_path / s.BUILD_RECORD_FILE).write_text("{not json")
     done = perfgate("gate", "--workspace", str(tmp_path), "--output", str(tmp_path / "out"))
     assert done.returncode == s.EXIT_USAGE and "malformed build record" in done.stderr
+
+
+# --- the gate workflow builds the commit under test ---------------------------------------------------
+def test_the_gate_workflow_builds_fast_dds_before_the_gate():
+    import re
+
+    import yaml
+
+    workflow = yaml.safe_load((Path(__file__).resolve().parents[2] / ".github" / "workflows" / "gate.yml").read_text())
+    steps = workflow["jobs"]["gate"]["steps"]
+    ids = [step.get("id") for step in steps]
+    assert ids.index("build") < ids.index("gate")
+    step = steps[ids.index("build")]
+    assert step["if"] == "${{ inputs.fastdds-ref != '' && inputs.fastdds-prefix == '' }}"
+    assert "ci/build_fastdds.sh" in step["run"]
+    used = set(re.findall(r"(--[a-z][a-z-]+)", step["run"]))
+    assert used == {"--workspace", "--git-url", "--commit"}
+    usage = perfgate("build", "--help").stdout
+    assert all(option in usage for option in used)
+    gate = steps[ids.index("gate")]
+    assert gate["env"]["FASTDDS_WORKSPACE"] == "${{ steps.build.outputs.workspace }}"
+    assert '--workspace "$FASTDDS_WORKSPACE"' in gate["run"] and "--workspace" in perfgate("gate", "--help").stdout

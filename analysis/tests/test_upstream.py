@@ -27,8 +27,9 @@ from perfgate.errors import InputError
 
 NS = "{http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles}"
 
-# The shapes of Fast DDS' profiles: a participant on the builtin transports, one on a UDPv4
-# transport whitelisted to another address, a TCPv4 pair, and a shared-memory one.
+# The shapes of Fast DDS' profiles: a participant on the builtin transports, an intra-process-only
+# one (their intraprocess_*.xml), one on a UDPv4 transport whitelisted to another address, a TCPv4
+# one, and a shared-memory one.
 PROFILES = """<?xml version="1.0" encoding="UTF-8"?>
 <dds xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles">
   <library_settings><intraprocess_delivery>FULL</intraprocess_delivery></library_settings>
@@ -44,6 +45,11 @@ PROFILES = """<?xml version="1.0" encoding="UTF-8"?>
       <domainId>231</domainId>
       <rtps><builtin><discovery_config><leaseDuration><sec>DURATION_INFINITY</sec></leaseDuration>
         </discovery_config></builtin><name>builtin</name></rtps>
+    </participant>
+    <participant profile_name="intraprocess_only_profile">
+      <rtps><builtin><discovery_config>
+        <ignoreParticipantFlags>FILTER_DIFFERENT_PROCESS | FILTER_DIFFERENT_HOST</ignoreParticipantFlags>
+      </discovery_config></builtin></rtps>
     </participant>
     <participant profile_name="udp_profile">
       <rtps><useBuiltinTransports>false</useBuiltinTransports>
@@ -79,6 +85,7 @@ def test_loopback_copies_use_only_127_0_0_1_and_no_multicast():
     assert "ns0:" not in text and 'xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles"' in text
     root = ET.fromstring(text)
     descriptors = {d.findtext(f"{NS}transport_id"): d for d in root.iter(f"{NS}transport_descriptor")}
+    builtin = participant(root, "builtin_profile").find(f"{NS}rtps")
     for transport_id in ("udp", "tcp", upstream.LOOPBACK_TRANSPORT_ID):
         whitelist = descriptors[transport_id].findall(f"{NS}interfaceWhiteList/{NS}address")
         assert [a.text for a in whitelist] == ["127.0.0.1"], transport_id
@@ -86,7 +93,6 @@ def test_loopback_copies_use_only_127_0_0_1_and_no_multicast():
     assert descriptors[upstream.LOOPBACK_SHM_ID].findtext(f"{NS}type") == "SHM"
 
     # the builtin participant: loopback UDP and shared memory instead of every interface
-    builtin = participant(root, "builtin_profile").find(f"{NS}rtps")
     assert builtin.findtext(f"{NS}useBuiltinTransports") == "false"
     assert [t.text for t in builtin.findall(f"{NS}userTransports/{NS}transport_id")] == [
         upstream.LOOPBACK_TRANSPORT_ID, upstream.LOOPBACK_SHM_ID]
@@ -96,6 +102,17 @@ def test_loopback_copies_use_only_127_0_0_1_and_no_multicast():
         assert addresses(rtps, f"{NS}builtin/{NS}initialPeersList") == ["127.0.0.1"]
         assert rtps.find(f"{NS}builtin/{NS}metatrafficMulticastLocatorList") is None
         assert not [p for p in rtps.iter(f"{NS}port")]  # Fast DDS fills the well-known ports
+    # intra-process only: Fast DDS drops its unicast locators and discovers over multicast, which a
+    # loopback transport with TTL 0 keeps on 127.0.0.1 (as its builtin transport does there)
+    assert upstream.is_intraprocess_only(root, participant(root, "intraprocess_only_profile").find(f"{NS}rtps"))
+    assert not upstream.is_intraprocess_only(root, builtin)
+    intra = participant(root, "intraprocess_only_profile").find(f"{NS}rtps")
+    assert [t.text for t in intra.findall(f"{NS}userTransports/{NS}transport_id")] == [upstream.LOOPBACK_HOST_ONLY_ID]
+    host_only = descriptors[upstream.LOOPBACK_HOST_ONLY_ID]
+    assert host_only.findtext(f"{NS}TTL") == "0"
+    assert [a.text for a in host_only.findall(f"{NS}interfaceWhiteList/{NS}address")] == ["127.0.0.1"]
+    assert intra.find(f"{NS}builtin/{NS}metatrafficUnicastLocatorList") is None
+    assert intra.find(f"{NS}builtin/{NS}initialPeersList") is None
     # TCP and shared memory keep their own transports; no UDP discovery added to them
     for name, transport_id in (("tcp_profile", "tcp"), ("shm_profile", "shm")):
         rtps = participant(root, name).find(f"{NS}rtps")
