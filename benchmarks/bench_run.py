@@ -2,31 +2,38 @@
 
     .venv/bin/python benchmarks/bench_run.py            # quick run, then the full default
     .venv/bin/python benchmarks/bench_run.py --quick-only
+    .venv/bin/python benchmarks/bench_run.py --quick-only --workspace WS   # and the harness overhead
 
 Targets (2 cores): quick (200 samples, the default sub-experiments) within 60 s; the full default
 (10 sub-experiments x 11 payloads x 10000 samples, plus the floor) within 5 minutes. The harness
-build is timed apart (it happens once per machine and Fast DDS). When Fast DDS' own LatencyTest is
-on PATH (or named by $LATENCYTEST), its figures for the same payloads are printed beside the
-harness's, to see what the harness adds; Debian's libfastrtps-dev does not ship it.
+build is timed apart (it happens once per machine and Fast DDS).
+
+Harness overhead (with --workspace, a `perfgate build` workspace, whose colcon build holds Fast
+DDS' own LatencyTest): on that one Fast DDS build, the upstream engine (LatencyTest, loopback
+profiles, 10000 samples at 16 and 16384 B) and the harness at the same settings, alternating
+rounds so that drift of the machine hits both alike. LatencyTest reports half the round trip; its
+medians are doubled to compare. The harness's medians must not be above LatencyTest's.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from perfgate import files, harness, run
+from perfgate import files, harness, process, run
 from perfgate import schema as s
 
 QUICK_SAMPLES = 200
 QUICK_TARGET_S = 60.0
 FULL_TARGET_S = 300.0
-LATENCYTEST_SAMPLES = 10000
+OVERHEAD_SUBEXPERIMENTS = ("intraprocess_best_effort", "intraprocess_reliable", "interprocess_best_effort",
+                           "interprocess_reliable")
+OVERHEAD_PAYLOADS = (16, 16384)  # what Fast DDS' latency tests measure (their payloads_demands.csv)
+OVERHEAD_ROUNDS = 2
 
 
 def timed_run(output: Path, samples: int | None) -> tuple[float, int]:
@@ -53,27 +60,51 @@ def verdict(elapsed: float, target: float) -> str:
     return "within target" if elapsed <= target else "OVER TARGET"
 
 
-def latencytest_comparison(output: Path) -> None:
-    binary = os.environ.get("LATENCYTEST") or shutil.which("LatencyTest")
-    if not binary:
-        print("LatencyTest: not available (not on PATH, $LATENCYTEST unset; Debian's libfastrtps-dev does not "
-              "ship Fast DDS' performance tests): no harness overhead comparison")
-        return
-    print(f"LatencyTest: {binary}, both roles in one process, best effort, {LATENCYTEST_SAMPLES} samples "
-          "(LatencyTest prints half round trips; perfgate's figures are full round trips)")
-    completed = subprocess.run([binary, "both", "--reliability=besteffort", f"--samples={LATENCYTEST_SAMPLES}"],
-                               capture_output=True, text=True, timeout=600)
-    print(completed.stdout[-4000:] or completed.stderr[-2000:])
-    metadata = files.read_metadata(output) or {}
-    entry = metadata.get(s.META_SUBEXPERIMENTS, {}).get("intraprocess_best_effort", {})
-    for payload, median in entry.get("median_us", {}).items():
-        print(f"perfgate intraprocess_best_effort {payload} B: median round trip {median:.3f} us, "
-              f"half {median / 2:.3f} us")
+def medians(experiment: Path) -> dict[tuple[str, int], float]:
+    """(sub-experiment, payload) -> median of the round trip, from the raw measurements."""
+    metadata = files.read_metadata(experiment) or {}
+    factor = 2.0 if metadata.get(s.META_LATENCY_DEFINITION) == s.HALF_ROUND_TRIP else 1.0
+    found = {}
+    for sub, raw_csv in files.raw_files(experiment).items():
+        summary = process.summarise(files.read_raw(raw_csv))
+        for payload, median in zip(summary[s.BYTES], summary[s.MEDIAN]):
+            found[(sub, int(payload))] = float(median) * factor
+    return found
+
+
+def harness_overhead(workspace: Path, folder: Path) -> None:
+    subs = ",".join(OVERHEAD_SUBEXPERIMENTS)
+    engines = {
+        "LatencyTest": ["--engine", "upstream", "--workspace", str(workspace), "--subexperiments", subs],
+        "harness": ["--workspace", str(workspace), "--subexperiments", subs, "--samples", str(s.DEFAULT_SAMPLES),
+                    "--payloads", ",".join(map(str, OVERHEAD_PAYLOADS))],
+    }
+    rounds: dict[str, list[dict[tuple[str, int], float]]] = {name: [] for name in engines}
+    for round_index in range(OVERHEAD_ROUNDS):
+        for name, options in engines.items():
+            output = folder / f"{name}-{round_index}"
+            command = [sys.executable, "-m", "perfgate.cli", "run", "--output", str(output), *options]
+            completed = subprocess.run(command, capture_output=True, text=True)
+            if completed.returncode != 0:
+                print(f"harness overhead: {name} exited {completed.returncode}: {completed.stderr.strip()[-500:]}")
+                return
+            rounds[name].append(medians(output))
+    print(f"harness overhead on {workspace} (median round trip, us, mean of {OVERHEAD_ROUNDS} alternating rounds; "
+          "LatencyTest's half round trip doubled)")
+    print(f"    {'sub-experiment':28s} {'bytes':>6s} {'LatencyTest':>12s} {'harness':>10s} {'harness/LT':>11s}")
+    for sub in OVERHEAD_SUBEXPERIMENTS:
+        for payload in OVERHEAD_PAYLOADS:
+            reference = sum(r[(sub, payload)] for r in rounds["LatencyTest"]) / OVERHEAD_ROUNDS
+            ours = sum(r[(sub, payload)] for r in rounds["harness"]) / OVERHEAD_ROUNDS
+            verdict_text = "ok" if ours <= reference else "HARNESS SLOWER"
+            print(f"    {sub:28s} {payload:6d} {reference:12.3f} {ours:10.3f} {ours / reference:10.2f}x  {verdict_text}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick-only", action="store_true", help="skip the full default run")
+    parser.add_argument("--workspace", type=Path, default=None,
+                        help="a `perfgate build` workspace: also compare the harness with Fast DDS' LatencyTest")
     arguments = parser.parse_args()
 
     started = time.monotonic()
@@ -95,7 +126,11 @@ def main() -> int:
                   f"sub-experiments): {elapsed:.1f} s, exit {code}, {verdict(elapsed, FULL_TARGET_S)} "
                   f"({FULL_TARGET_S:.0f} s)")
             print_breakdown(full)
-        latencytest_comparison(quick)
+        if arguments.workspace is not None:
+            harness_overhead(arguments.workspace, Path(folder))
+        else:
+            print("harness overhead: not measured (needs --workspace: a `perfgate build` workspace, whose build "
+                  "holds Fast DDS' LatencyTest; Debian's libfastrtps-dev does not ship it)")
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     return 0
 
