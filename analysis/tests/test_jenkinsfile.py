@@ -191,9 +191,22 @@ def _help(command: str) -> str:
 def test_perfgate_options_in_the_scripts_exist(calls):
     [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
     gate_options = _options(gate_script)
-    assert {"--output", "--platform", "--samples", "--quick", "--store", "--no-history", "--fastdds-prefix"} <= gate_options
+    assert {"--output", "--platform", "--samples", "--quick", "--store", "--no-history", "--fastdds-prefix",
+            "--workspace"} <= gate_options
     assert sorted(o for o in gate_options if o not in _help("gate")) == []
     [history_script] = stage_scripts(calls, "History")
     history_options = _options(history_script)
     assert history_options == {"--requirements", "--experiments-results", "--plots-directory"}
     assert sorted(o for o in history_options if o not in _help("history")) == []
+
+
+def test_a_fastdds_ref_is_built_with_colcon_and_the_gate_measures_that_workspace(calls):
+    [build_script] = stage_scripts(calls, "Fast DDS")
+    assert 'ci/build_fastdds.sh --workspace "${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in build_script
+    assert '--git-url "$FASTDDS_REPOSITORY" --commit "$FASTDDS_REF"' in build_script
+    build_options = _options(build_script)
+    assert sorted(o for o in build_options if o not in _help("build")) == []
+    # a failed build (3) is left for the gate, which reports it as the JUnit error "build"
+    assert '[ "$code" -ne 3 ]' in build_script
+    [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
+    assert 'args+=(--workspace "${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}")' in gate_script
