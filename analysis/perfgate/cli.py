@@ -182,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     _option(gate, "--no-history", action="store_true", help="do not add the run to the store, even with --store")
     _option(gate, "--fastdds-prefix", default=None, metavar="DIR",
             help="install prefix of the Fast DDS to measure (a colcon install); default: the system's")
+    _option(gate, "--pin-cpus", default=None, metavar="PUB,SUB",
+            help="pin publisher and subscriber to these CPUs (isolated CPUs of a reference machine included; "
+                 "default: $PERFGATE_PIN_CPUS, else not pinned)")
     _option(gate, "--workspace", default=None, metavar="WS",
             help="a `perfgate build` workspace: measure its Fast DDS; a failed build is the JUnit error \"build\" (exit 3)")
     _option(gate, "--label", default=None, help="experiment label (default: <output name>-<UTC time>)")

@@ -44,6 +44,7 @@ class GatePlan:
     baseline_note: str
     store: Path | None
     unrequested: list[str]  # requirement rows this run does not measure
+    pin_cpus: str | None = None  # as given to `perfgate run --pin-cpus`, validated
 
 
 # --- planning (all validation happens here) -------------------------------------------------------
@@ -136,6 +137,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
               subexperiments: list[str] | None, platform: str | None, requirements: str | None,
               baseline: str | None, store: str | None, label: str | None, no_history: bool,
               fastdds_prefix: str | None, environment: dict, this_platform_id: str | None,
+              pin_cpus: str | None = None,
               now: datetime) -> GatePlan:
     from . import run
 
@@ -152,7 +154,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
     options = run.resolve_options(output=output_path,
                                   samples=samples or (QUICK_SAMPLES if quick else s.DEFAULT_SAMPLES),
                                   payloads=payloads, subexperiments=subexperiments, label=chosen_label, warmup=None,
-                                  harness=None, fastdds_prefix=fastdds_prefix, pin_cpus=None, timeout=None)
+                                  harness=None, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus, timeout=None)
     gated = [sub.name for sub in options.subexperiments if not sub.is_floor]
     uncovered = uncovered_requirements(requirement_table, gated, list(options.payloads))
     if uncovered:
@@ -175,6 +177,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         baseline_note=baseline_note,
         store=store_path,
         unrequested=unrequested_requirements(requirement_table, gated, list(options.payloads)),
+        pin_cpus=pin_cpus,
     )
 
 
@@ -221,7 +224,7 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_thr
     steps.call("run", run.command_run, "not every sub-experiment finished (see its outcome in metadata.json)",
                output=str(output), samples=plan.samples, payloads=plan.payloads,
                subexperiments=plan.subexperiments, label=plan.label, warmup=None, harness=None,
-               fastdds_prefix=fastdds_prefix, pin_cpus=None, timeout=None, workspace=workspace)
+               fastdds_prefix=fastdds_prefix, pin_cpus=plan.pin_cpus, timeout=None, workspace=workspace)
     if output.is_dir() and files.raw_files(output):
         # with a whole folder, process also draws the sub-experiment comparison plots (plots/comparison_*.png)
         steps.call("process", process.command_process, "the measurements could not be processed",
@@ -269,7 +272,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                  baseline: str | None = None, store: str | None = None, fastdds_prefix: str | None = None,
                  label: str | None = None, summary_markdown: str | None = None, annotations: bool = False,
                  no_history: bool = False, fail_threshold: float = DEFAULT_FAIL_THRESHOLD,
-                 workspace: str | None = None) -> int:
+                 workspace: str | None = None, pin_cpus: str | None = None) -> int:
     from .platform_info import this_machine
 
     if workspace is not None:  # a `perfgate build` workspace: its Fast DDS, or its failed build (exit 3)
@@ -284,6 +287,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     plan = plan_gate(output=output, quick=quick, samples=samples, payloads=payloads, subexperiments=subexperiments,
                      platform=platform, requirements=requirements, baseline=baseline, store=store, label=label,
                      no_history=no_history, fastdds_prefix=fastdds_prefix, environment=environment,
+                     pin_cpus=pin_cpus or environment.get(s.PIN_CPUS_ENV) or None,
                      this_platform_id=this_machine().get(s.META_PLATFORM_ID), now=datetime.now(timezone.utc))
     print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import re
 from dataclasses import dataclass, field
@@ -232,3 +233,10 @@ def fingerprint(readings: PlatformReadings) -> dict:
 def this_machine() -> dict:
     """The fingerprint of the machine this process runs on."""
     return fingerprint(read_readings())
+
+
+def pinnable_cpus(root: Path = Path("/")) -> set[int]:
+    """CPUs a harness process may be pinned to: every online CPU. Not this process's own affinity:
+    with isolcpus that leaves out exactly the isolated CPUs a reference machine keeps for measuring."""
+    online = set(parse_cpu_list(_text(Path(root) / CPU_SYS / "online")))
+    return online or set(os.sched_getaffinity(0))

@@ -165,7 +165,7 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
         subexperiments=tuple(s.KNOWN_SUBEXPERIMENTS[n] for n in names),
         warmup=warmup,
         timeout_s=float(timeout) if timeout else default_timeout(samples, warmup, len(payloads)),
-        pin_cpus=parse_pin_cpus(pin_cpus, os.sched_getaffinity(0)),
+        pin_cpus=parse_pin_cpus(pin_cpus, platform_info.pinnable_cpus()),
         harness=Path(harness).resolve() if harness is not None else None,
         fastdds_prefix=Path(fastdds_prefix).resolve() if fastdds_prefix is not None else None,
     )

@@ -236,6 +236,7 @@ BASELINE_COMPARISON_DIR = "baseline_comparison"  # inside an experiment's plots/
 REQUIREMENTS_DIR = "requirements"  # requirements/<platform>.csv
 BASELINES_DIR = "baselines"  # baselines/<platform>/
 PLATFORM_ENV = "PERFGATE_PLATFORM"
+PIN_CPUS_ENV = "PERFGATE_PIN_CPUS"  # the gate's --pin-cpus default, set once per reference machine
 
 
 def requirements_csv(requirements_dir: Path, platform: str) -> Path:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -23,7 +24,7 @@ TIGHT = ("interprocess_reliable", 1024, s.MEDIAN)
 def workspace(tmp_path, monkeypatch):
     """A fresh working folder (requirements/ and baselines/ are looked up there), no CI environment."""
     monkeypatch.chdir(tmp_path)
-    for name in (s.PLATFORM_ENV, "GITHUB_ACTIONS", "GITHUB_WORKSPACE", "GITHUB_STEP_SUMMARY"):
+    for name in (s.PLATFORM_ENV, s.PIN_CPUS_ENV, "GITHUB_ACTIONS", "GITHUB_WORKSPACE", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 
@@ -241,13 +242,22 @@ def test_the_platforms_stored_baseline_from_another_machine_is_not_compared_and_
     assert plan_for(workspace, baseline=None, this_platform_id="abc").baseline == Path("baselines/bench")
 
 
-def plan_for(workspace: Path, baseline: str | None, this_platform_id: str):
+def test_pinned_cpus_are_checked_before_measuring_and_passed_to_the_run(workspace):
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    cpu = min(os.sched_getaffinity(0))
+    assert plan_for(workspace, baseline=None, this_platform_id="abc", pin_cpus=f"{cpu},{cpu}").pin_cpus == f"{cpu},{cpu}"
+    with pytest.raises(gate_module.InputError, match="--pin-cpus: CPU 4096 is not available"):
+        plan_for(workspace, baseline=None, this_platform_id="abc", pin_cpus="4096")
+    assert not (workspace / "out").exists()
+
+
+def plan_for(workspace: Path, baseline: str | None, this_platform_id: str, pin_cpus: str | None = None):
     from datetime import datetime, timezone
 
     return gate_module.plan_gate(output=str(workspace / "out"), quick=True, samples=None, payloads=PAYLOADS,
                                  subexperiments=GATED, platform="bench", requirements=None, baseline=baseline,
                                  store=None, label="first", no_history=False, fastdds_prefix=None, environment={},
-                                 this_platform_id=this_platform_id, now=datetime.now(timezone.utc))
+                                 this_platform_id=this_platform_id, now=datetime.now(timezone.utc), pin_cpus=pin_cpus)
 
 
 def make_experiment(folder: Path, fastdds_fixtures: Path, subs: dict[str, str], outcome=s.OUTCOME_OK) -> Path:
@@ -310,3 +320,12 @@ def test_promote_baseline_refuses_a_folder_without_metadata_or_a_bad_platform_na
     assert cli.main(["promote-baseline", "--experiment", "fine", "--platform", "../elsewhere"]) == s.EXIT_USAGE
     assert "platform name '../elsewhere'" in one_error_line(capsys.readouterr().err)
     assert not (workspace / "baselines").exists() and not (workspace / "elsewhere").exists()
+
+
+def test_the_machine_wide_pinning_comes_from_the_environment(workspace, monkeypatch, capsys):
+    # an impossible CPU in $PERFGATE_PIN_CPUS proves the gate read it: refused before anything is measured
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    monkeypatch.setenv(s.PIN_CPUS_ENV, "4096")
+    assert gate(*gate_arguments("out", "first")) == s.EXIT_USAGE
+    assert "--pin-cpus: CPU 4096 is not available" in one_error_line(capsys.readouterr().err)
+    assert not (workspace / "out").exists()

@@ -194,3 +194,14 @@ def test_reader_on_this_machine():
     assert entry["cpu_model"] != "unknown"
     assert len(entry["state"]["online_cpus"]) == os.sysconf("SC_NPROCESSORS_ONLN")
     assert pi.this_machine()[s.META_PLATFORM_ID] == entry[s.META_PLATFORM_ID]
+
+
+def test_isolated_cpus_can_be_pinned_to_though_this_process_may_not_run_there(tmp_path):
+    # a reference machine booted with isolcpus=2,3: processes run on 0-1, measurements are pinned to 2-3
+    cpu = tmp_path / pi.CPU_SYS
+    cpu.mkdir(parents=True)
+    (cpu / "online").write_text("0-3\n")
+    (cpu / "isolated").write_text("2-3\n")
+    assert pi.pinnable_cpus(tmp_path) == {0, 1, 2, 3}
+    # unreadable: fall back to where this process may run
+    assert pi.pinnable_cpus(tmp_path / "elsewhere") == set(os.sched_getaffinity(0))
