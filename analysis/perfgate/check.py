@@ -57,9 +57,9 @@ class ExperimentCheck:
 
 
 # --- pure computation -----------------------------------------------------------------------------
-def as_written(values) -> np.ndarray:
-    """Values in whole thousandths, exactly as the CSV files write them (3 decimals)."""
-    return np.array([round(float(files.format_float(float(v))) * 1000) for v in values], dtype=np.int64)
+def is_over(values, requirements) -> np.ndarray:
+    """The contract's rule: failed when the value is above its requirement, both as written (3 decimals)."""
+    return files.thousandths(values) > files.thousandths(requirements)
 
 
 def requirements_of(requirements: pd.DataFrame, sub: str) -> pd.DataFrame:
@@ -76,8 +76,8 @@ def check_summary(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str) -
     measured = summary.set_index(s.BYTES).loc[required[s.BYTES]]
     blocks = []
     for magnitude in s.CHECKED_MAGNITUDES:
-        requirement = as_written(required[magnitude])
-        experiment = as_written(measured[magnitude])
+        requirement = files.thousandths(required[magnitude])
+        experiment = files.thousandths(measured[magnitude])
         with np.errstate(divide="ignore", invalid="ignore"):
             percent = (experiment - requirement) / requirement * 100.0
         blocks.append(pd.DataFrame({
@@ -146,7 +146,7 @@ def _position(order: list[str], sub: str) -> tuple[int, str]:
 
 def _no_zero_requirements(required: pd.DataFrame, requirements_path: Path | None) -> None:
     for magnitude in s.CHECKED_MAGNITUDES:
-        zero = as_written(required[magnitude]) == 0
+        zero = files.thousandths(required[magnitude]) == 0
         if zero.any():
             row = required.iloc[int(np.flatnonzero(zero)[0])]
             raise InputError(f"{magnitude} requirement of {row[s.EXPERIMENT_TYPE]} at {row[s.BYTES]} B is 0.000 us; "

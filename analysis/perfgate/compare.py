@@ -20,7 +20,6 @@ import pandas as pd
 from . import experiments as ex
 from . import files
 from . import schema as s
-from .requirements import as_thousandths
 
 # products like 7000 * 1.1 land a hair above or below the exact limit; this much is float noise
 RELATIVE_TOLERANCE = 1e-9
@@ -29,7 +28,7 @@ RELATIVE_TOLERANCE = 1e-9
 def allowed_thousandths(reference_values: np.ndarray, fail_threshold: float) -> np.ndarray:
     """The highest passing result, in whole thousandths: reference * (1 + threshold) rounded down, so
     that the written Limit reads exactly like a requirement (failed when result > Limit)."""
-    exact = as_thousandths(reference_values) * (1 + fail_threshold)
+    exact = files.thousandths(reference_values) * (1 + fail_threshold)
     return np.floor(exact * (1 + RELATIVE_TOLERANCE))
 
 
@@ -46,7 +45,7 @@ def compare_summaries(reference: pd.DataFrame, result: pd.DataFrame, fail_thresh
         reference_values = common[magnitude].to_numpy(dtype=float)
         result_values = by_payload.loc[common[s.BYTES], magnitude].to_numpy(dtype=float)
         limit_thousandths = allowed_thousandths(reference_values, fail_threshold)
-        failed = as_thousandths(result_values) > limit_thousandths
+        failed = files.thousandths(result_values) > limit_thousandths
         with np.errstate(divide="ignore", invalid="ignore"):
             percentage = np.where(reference_values > 0, (result_values - reference_values) / reference_values * 100,
                                   np.nan)

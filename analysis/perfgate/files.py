@@ -222,6 +222,17 @@ def format_float(value: float) -> str:
     return "0.000" if text == "-0.000" else text
 
 
+def thousandths(values) -> np.ndarray:
+    """Values in whole thousandths exactly as the CSV files write them (rounded as `format_float`
+    rounds, not as value * 1000 would), so that every comparison judges what a maintainer reads.
+    NaN stays NaN."""
+    array = np.asarray(values, dtype=float)
+    result = np.full(array.shape, np.nan)
+    finite = np.isfinite(array)
+    result[finite] = [round(float(format_float(v)) * 1000) for v in array[finite]]
+    return result
+
+
 # --- metadata -----------------------------------------------------------------------------------
 def read_json_object(path: Path, what: str) -> dict | None:
     """A JSON file holding one object, or None when the file does not exist."""

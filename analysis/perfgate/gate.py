@@ -75,10 +75,8 @@ def unrequested_requirements(requirements, subexperiments: list[str], payloads: 
 
 def _require_nonzero_requirements(requirements, path: Path) -> None:
     """check refuses a requirement of 0.000 us (no percentage over it): found here, before measuring."""
-    from .check import as_written
-
     for magnitude in s.CHECKED_MAGNITUDES:
-        zero = as_written(requirements[magnitude]) == 0
+        zero = files.thousandths(requirements[magnitude]) == 0
         if zero.any():
             row = requirements[zero].iloc[0]
             raise InputError(f"{magnitude} requirement of {row[s.EXPERIMENT_TYPE]} at {row[s.BYTES]} B is 0.000 us; "

@@ -25,7 +25,7 @@ from . import experiments as ex
 from . import files
 from . import schema as s
 from .errors import PerfgateError
-from .requirements import over_requirement
+from .check import is_over
 
 
 # --- pure computations --------------------------------------------------------------------------
@@ -50,7 +50,7 @@ def above_requirement(values: pd.Series, requirement: float | None) -> pd.Series
     numbers = values.to_numpy(dtype=float)
     over = np.zeros(len(numbers), dtype=bool)
     present = ~np.isnan(numbers)
-    over[present] = over_requirement(numbers[present], requirement)
+    over[present] = is_over(numbers[present], requirement)
     return pd.Series(over, index=values.index)
 
 
@@ -63,7 +63,7 @@ def newest_verdicts(table: pd.DataFrame, requirements: dict[tuple[int, str], flo
             requirement = requirements.get((int(row[s.BYTES]), check))
             if requirement is not None:
                 checked += 1
-                over += int(over_requirement(row[check], requirement))
+                over += int(is_over(row[check], requirement))
     return over, checked
 
 

@@ -24,20 +24,10 @@ import pandas as pd
 from . import experiments as ex
 from . import files
 from . import schema as s
+from .check import is_over
 from .errors import InputError
 
-THOUSANDTHS = 1000  # every written value has 3 decimals: compare as the files would
 MARGINS_SHOWN = (0.0, 0.1, 0.25, 0.5, 1.0)
-
-
-def as_thousandths(values) -> np.ndarray:
-    """Values as whole thousandths, the precision of every CSV of the contract (NaN stays NaN)."""
-    return np.rint(np.asarray(values, dtype=float) * THOUSANDTHS)
-
-
-def over_requirement(values, requirements) -> np.ndarray:
-    """The contract's rule: failed when the value is above the requirement, both at 3 decimals."""
-    return as_thousandths(values) > as_thousandths(requirements)
 
 
 @dataclass(frozen=True)
@@ -117,7 +107,7 @@ def leave_one_out(run: RunValues, percentile: float, margin: float = 0.0) -> Fal
         requirements[has_requirement] = percentile_across_runs(others[:, has_requirement], percentile, margin)
         value = run.values[left_out]
         checkable = has_requirement & ~np.isnan(value)
-        failed.append(int(over_requirement(value[checkable], requirements[checkable]).sum()))
+        failed.append(int(is_over(value[checkable], requirements[checkable]).sum()))
         checked.append(int(checkable.sum()))
     return FalseAlarms(failed_checks_per_run=failed, checks_per_run=checked)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -70,6 +71,15 @@ def test_values_are_compared_as_written_with_three_decimals():
     assert medians[s.STATUS].tolist() == [s.PASSED, s.FAILED]
     assert medians[s.EXPERIMENT].tolist() == [100.0, 100.001]
     assert medians[s.DIFFERENCE].tolist() == [0.0, 0.001]
+
+
+def test_every_comparison_judges_the_value_as_written_not_as_value_times_1000():
+    # 0.0055 is a hair below 0.0055 in binary: written 0.005, while 0.0055 * 1000 rounds up to 6
+    assert files.format_float(0.0055) == "0.005"
+    assert files.thousandths([0.0055, 0.0025, float("nan")]).tolist()[:2] == [5.0, 3.0]
+    assert np.isnan(files.thousandths([float("nan")])[0])
+    # so 0.0055 against a requirement of 0.005 passes, in check and in everything using its rule
+    assert check.is_over([0.0055, 0.0056], [0.005, 0.005]).tolist() == [False, True]
 
 
 def test_rows_are_median_then_99_then_max_in_the_requirements_payload_order(tmp_path, experiment):
