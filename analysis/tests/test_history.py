@@ -132,3 +132,17 @@ def test_console_script_reports_a_stray_file_on_one_line(store, requirements_csv
     assert finished.stderr.splitlines() == [
         f"perfgate history: error: {stray}: stray file among the experiment folders (each run is a folder)"]
     assert "Traceback" not in finished.stderr and not (tmp_path / "plots").exists()
+
+
+def test_tick_labels_say_as_much_of_the_time_as_tells_the_runs_apart():
+    from datetime import datetime, timedelta
+
+    from perfgate.plotting.history_plots import experiment_tick_labels
+
+    start = datetime(2026, 11, 21, 3, 52, 10)
+    seconds_apart = [start, start + timedelta(seconds=40), None]
+    assert experiment_tick_labels(seconds_apart, ["a", "b", "legacy-run"]) == ["03:52:10", "03:52:50", "legacy-run"]
+    hours_apart = [start, start + timedelta(hours=5)]
+    assert experiment_tick_labels(hours_apart, ["a", "b"]) == ["11-21 03:52", "11-21 08:52"]
+    days_apart = [start, start + timedelta(days=3)]
+    assert experiment_tick_labels(days_apart, ["a", "b"]) == ["2026-11-21", "2026-11-24"]

@@ -79,8 +79,8 @@ def latency_yaxis(axes, values, label: str = LATENCY_LABEL, headroom: float = 1.
         axes.set_ylabel(label)
         return
     low, high = finite.min() / 1.3, finite.max() * headroom
+    axes.set_ylim(low, high)  # first: a reused axes may still show limits down to zero, which log refuses
     axes.set_yscale("log")
-    axes.set_ylim(low, high)
     round_log_ticks(axes.yaxis, low, high)
     axes.set_ylabel(f"{label} (log scale)")
 

@@ -33,12 +33,13 @@ def short_label(label: str, width: int = SHORT_LABEL_CHARACTERS) -> str:
 
 
 def experiment_tick_labels(created: list[datetime | None], labels: list[str]) -> list[str]:
-    """Tick text per experiment: its UTC date (with the time when runs span under two days), or its
-    short label when it has no creation time. One line: tick labels are most of a plot's drawing time.
+    """Tick text per experiment: its UTC date (with the time when runs span under two days, to the
+    second when under an hour, as repeated runs of one commit do), or its short label when it has no
+    creation time. One line: tick labels are most of a plot's drawing time.
     """
     times = [c for c in created if c is not None]
-    span_days = (max(times) - min(times)).total_seconds() / 86400 if times else 0
-    date_format = "%Y-%m-%d" if span_days >= 2 else "%m-%d %H:%M"
+    span_s = (max(times) - min(times)).total_seconds() if times else 0
+    date_format = "%Y-%m-%d" if span_s >= 2 * 86400 else "%m-%d %H:%M" if span_s >= 3600 else "%H:%M:%S"
     return [c.strftime(date_format) if c is not None else short_label(label) for c, label in zip(created, labels)]
 
 
@@ -131,8 +132,11 @@ class HistoryFigures:
             self.requirement_line.set_visible(False)
             self.legend.get_texts()[1].set_text("no requirement")
             self.verdict.set_text("no requirement for this payload")
-        low, high = (shown.min(), shown.max()) if shown.size else (0.0, 1.0)
-        pad = 0.06 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
-        # room at the top for the verdict and the legend
-        axes.set_ylim(low - pad, high + 3 * pad)
+        # log when the requirement is far above the measurements (headroom for the verdict and legend)
+        latency_yaxis(axes, shown, headroom=4.0)
+        if axes.get_yscale() == "linear":
+            low, high = (shown.min(), shown.max()) if shown.size else (0.0, 1.0)
+            pad = 0.06 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
+            # room at the top for the verdict and the legend
+            axes.set_ylim(low - pad, high + 3 * pad)
         return save(self.payload_figure, path)
