@@ -11,8 +11,10 @@ build is timed apart (it happens once per machine and Fast DDS).
 Harness overhead (with --workspace, a `perfgate build` workspace, whose colcon build holds Fast
 DDS' own LatencyTest): on that one Fast DDS build, the upstream engine (LatencyTest, loopback
 profiles, 10000 samples at 16 and 16384 B) and the harness at the same settings, alternating
-rounds so that drift of the machine hits both alike. LatencyTest reports half the round trip; its
-medians are doubled to compare. The harness's medians must not be above LatencyTest's.
+rounds so that drift of the machine hits both alike. LatencyTest records half the round trip minus
+one clock read ((end - start) / 2 - overhead, the overhead it prints); its medians are put back on
+the harness's footing, 2 * (half + overhead), to compare. The harness's medians must not be above
+LatencyTest's.
 """
 from __future__ import annotations
 
@@ -63,12 +65,14 @@ def verdict(elapsed: float, target: float) -> str:
 def medians(experiment: Path) -> dict[tuple[str, int], float]:
     """(sub-experiment, payload) -> median of the round trip, from the raw measurements."""
     metadata = files.read_metadata(experiment) or {}
-    factor = 2.0 if metadata.get(s.META_LATENCY_DEFINITION) == s.HALF_ROUND_TRIP else 1.0
+    half = metadata.get(s.META_LATENCY_DEFINITION) == s.HALF_ROUND_TRIP
     found = {}
     for sub, raw_csv in files.raw_files(experiment).items():
+        entry = metadata.get(s.META_SUBEXPERIMENTS, {}).get(sub, {})
+        subtracted = entry.get("clock_overhead_subtracted_us") or 0.0
         summary = process.summarise(files.read_raw(raw_csv))
         for payload, median in zip(summary[s.BYTES], summary[s.MEDIAN]):
-            found[(sub, int(payload))] = float(median) * factor
+            found[(sub, int(payload))] = 2.0 * (float(median) + subtracted) if half else float(median)
     return found
 
 
@@ -90,7 +94,7 @@ def harness_overhead(workspace: Path, folder: Path) -> None:
                 return
             rounds[name].append(medians(output))
     print(f"harness overhead on {workspace} (median round trip, us, mean of {OVERHEAD_ROUNDS} alternating rounds; "
-          "LatencyTest's half round trip doubled)")
+          "LatencyTest's half round trip plus the clock read it subtracts, doubled)")
     print(f"    {'sub-experiment':28s} {'bytes':>6s} {'LatencyTest':>12s} {'harness':>10s} {'harness/LT':>11s}")
     for sub in OVERHEAD_SUBEXPERIMENTS:
         for payload in OVERHEAD_PAYLOADS:

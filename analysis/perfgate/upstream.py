@@ -240,6 +240,17 @@ def exported_csv_name(output: str, test: str) -> str:
 
 
 # --- ctest's results ----------------------------------------------------------------------------
+# LatencyTest records (end - start) / 2 - overhead, the overhead being one clock read that it measures
+# and prints as "Overhead 0.0235 ns" (the value is in microseconds, whatever the label says).
+_CLOCK_OVERHEAD = re.compile(r"^Overhead ([0-9.eE+-]+) ns", re.MULTILINE)
+
+
+def clock_overhead_us(output: str) -> float | None:
+    """What LatencyTest subtracted from every half round trip, from its printed output."""
+    match = _CLOCK_OVERHEAD.search(output or "")
+    return float(match.group(1)) if match else None
+
+
 @dataclass(frozen=True)
 class TestOutcome:
     passed: bool
@@ -297,6 +308,7 @@ class Collected:
     csv: str | None = None
     duration_s: float = 0.0
     counts: dict[int, int] = field(default_factory=dict)
+    clock_overhead_us: float | None = None
 
 
 def collect(sub: str, outcome: TestOutcome | None, work_dir: Path, started: float) -> Collected:
@@ -316,7 +328,8 @@ def collect(sub: str, outcome: TestOutcome | None, work_dir: Path, started: floa
         except InputError as error:
             problem = problem or f"{test} wrote a malformed CSV: {error}"
     outcome_name = s.OUTCOME_OK if problem is None else s.OUTCOME_INCOMPLETE
-    return Collected(sub, test, outcome_name, problem, frame, str(csv), outcome.duration_s, counts)
+    return Collected(sub, test, outcome_name, problem, frame, str(csv), outcome.duration_s, counts,
+                     clock_overhead_us(outcome.output))
 
 
 def _last_lines(output: str, lines: int = 5) -> str:
@@ -374,6 +387,8 @@ def metadata_entry(result: Collected) -> dict:
         "csv": result.csv,
         "duration_s": round(result.duration_s, 3),
         "measured_samples": {str(p): n for p, n in result.counts.items()},
+        # each latency of this CSV is (end - start) / 2 minus this: add it back for the half round trip
+        "clock_overhead_subtracted_us": result.clock_overhead_us,
     }
 
 

@@ -389,3 +389,10 @@ def test_run_upstream_usage_errors(workspace, tmp_path, args, message):
     assert done.returncode == s.EXIT_USAGE
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "e").exists()
+
+
+def test_the_clock_overhead_latencytest_subtracts_is_read_from_its_real_output(fastdds_fixtures):
+    # Fast DDS 1.9.3's LatencyTest console output, as published beside its measurements
+    output = (fastdds_fixtures / "v193" / "publisher_interprocess.out").read_text(errors="replace")
+    assert upstream.clock_overhead_us(output) == 0.0191508
+    assert upstream.clock_overhead_us("no such line") is None
