@@ -8,7 +8,7 @@ import numpy as np
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.axes import Axes  # noqa: E402  (the backend must be chosen first)
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator  # noqa: E402
 
@@ -24,7 +24,7 @@ PAYLOAD_LABEL = "Payload [Bytes]"
 LOG_SCALE_SPREAD = 20  # latencies spanning more than this factor get a log axis
 
 
-def new_figure(title: str, size: tuple[float, float] = FIGURE_SIZE) -> tuple[Figure, "plt.Axes"]:
+def new_figure(title: str, size: tuple[float, float] = FIGURE_SIZE) -> tuple[Figure, Axes]:
     # A bare Figure (not pyplot) so that nothing is kept in pyplot's global registry between plots.
     figure = Figure(figsize=size, dpi=DPI, layout="constrained")
     axes = figure.add_subplot()
