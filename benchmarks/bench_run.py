@@ -11,7 +11,8 @@ build is timed apart (it happens once per machine and Fast DDS).
 Harness overhead (with --workspace, a `perfgate build` workspace, whose colcon build holds Fast
 DDS' own LatencyTest): on that one Fast DDS build, the upstream engine (LatencyTest, loopback
 profiles, 10000 samples at 16 and 16384 B) and the harness at the same settings, alternating
-rounds so that drift of the machine hits both alike. LatencyTest records half the round trip minus
+rounds (--rounds, default 5; --pin-cpus pins both engines alike) so that drift of the machine hits
+both alike; the median of the rounds' medians is compared. LatencyTest records half the round trip minus
 one clock read ((end - start) / 2 - overhead, the overhead it prints); its medians are put back on
 the harness's footing, 2 * (half + overhead), to compare. The harness's medians must not be above
 LatencyTest's.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,7 +37,7 @@ FULL_TARGET_S = 300.0
 OVERHEAD_SUBEXPERIMENTS = ("intraprocess_best_effort", "intraprocess_reliable", "interprocess_best_effort",
                            "interprocess_reliable")
 OVERHEAD_PAYLOADS = (16, 16384)  # what Fast DDS' latency tests measure (their payloads_demands.csv)
-OVERHEAD_ROUNDS = 2
+OVERHEAD_ROUNDS = 5
 
 
 def timed_run(output: Path, samples: int | None) -> tuple[float, int]:
@@ -76,15 +78,16 @@ def medians(experiment: Path) -> dict[tuple[str, int], float]:
     return found
 
 
-def harness_overhead(workspace: Path, folder: Path) -> None:
+def harness_overhead(workspace: Path, folder: Path, rounds: int, pin_cpus: str | None) -> None:
     subs = ",".join(OVERHEAD_SUBEXPERIMENTS)
+    pinning = ["--pin-cpus", pin_cpus] if pin_cpus else []
     engines = {
-        "LatencyTest": ["--engine", "upstream", "--workspace", str(workspace), "--subexperiments", subs],
+        "LatencyTest": ["--engine", "upstream", "--workspace", str(workspace), "--subexperiments", subs, *pinning],
         "harness": ["--workspace", str(workspace), "--subexperiments", subs, "--samples", str(s.DEFAULT_SAMPLES),
-                    "--payloads", ",".join(map(str, OVERHEAD_PAYLOADS))],
+                    "--payloads", ",".join(map(str, OVERHEAD_PAYLOADS)), *pinning],
     }
-    rounds: dict[str, list[dict[tuple[str, int], float]]] = {name: [] for name in engines}
-    for round_index in range(OVERHEAD_ROUNDS):
+    found: dict[str, list[dict[tuple[str, int], float]]] = {name: [] for name in engines}
+    for round_index in range(rounds):
         for name, options in engines.items():
             output = folder / f"{name}-{round_index}"
             command = [sys.executable, "-m", "perfgate.cli", "run", "--output", str(output), *options]
@@ -92,16 +95,23 @@ def harness_overhead(workspace: Path, folder: Path) -> None:
             if completed.returncode != 0:
                 print(f"harness overhead: {name} exited {completed.returncode}: {completed.stderr.strip()[-500:]}")
                 return
-            rounds[name].append(medians(output))
-    print(f"harness overhead on {workspace} (median round trip, us, mean of {OVERHEAD_ROUNDS} alternating rounds; "
-          "LatencyTest's half round trip plus the clock read it subtracts, doubled)")
-    print(f"    {'sub-experiment':28s} {'bytes':>6s} {'LatencyTest':>12s} {'harness':>10s} {'harness/LT':>11s}")
+            found[name].append(medians(output))
+    print(f"harness overhead on {workspace}, {'pinned to CPUs ' + pin_cpus if pin_cpus else 'not pinned'}: median "
+          f"round trip in us over {rounds} alternating rounds of each engine (LatencyTest's half round trip plus "
+          "the clock read it subtracts, doubled); [lowest-highest] of the rounds' medians")
+    print(f"    {'sub-experiment':26s} {'bytes':>6s} {'LatencyTest':>24s} {'harness':>24s} {'harness/LT':>10s}")
     for sub in OVERHEAD_SUBEXPERIMENTS:
         for payload in OVERHEAD_PAYLOADS:
-            reference = sum(r[(sub, payload)] for r in rounds["LatencyTest"]) / OVERHEAD_ROUNDS
-            ours = sum(r[(sub, payload)] for r in rounds["harness"]) / OVERHEAD_ROUNDS
-            verdict_text = "ok" if ours <= reference else "HARNESS SLOWER"
-            print(f"    {sub:28s} {payload:6d} {reference:12.3f} {ours:10.3f} {ours / reference:10.2f}x  {verdict_text}")
+            reference = [r[(sub, payload)] for r in found["LatencyTest"]]
+            ours = [r[(sub, payload)] for r in found["harness"]]
+            ratio = statistics.median(ours) / statistics.median(reference)
+            verdict_text = "ok" if ratio <= 1.0 else "HARNESS SLOWER"
+            print(f"    {sub:26s} {payload:6d} {spread(reference):>24s} {spread(ours):>24s} {ratio:9.3f}x  "
+                  f"{verdict_text}")
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} [{min(values):.2f}-{max(values):.2f}]"
 
 
 def main() -> int:
@@ -109,6 +119,10 @@ def main() -> int:
     parser.add_argument("--quick-only", action="store_true", help="skip the full default run")
     parser.add_argument("--workspace", type=Path, default=None,
                         help="a `perfgate build` workspace: also compare the harness with Fast DDS' LatencyTest")
+    parser.add_argument("--rounds", type=int, default=OVERHEAD_ROUNDS,
+                        help=f"alternating rounds of each engine for the overhead (default {OVERHEAD_ROUNDS})")
+    parser.add_argument("--pin-cpus", default=None, metavar="PUB,SUB",
+                        help="pin both engines' publisher and subscriber (the overhead comparison only)")
     arguments = parser.parse_args()
 
     started = time.monotonic()
@@ -131,7 +145,7 @@ def main() -> int:
                   f"({FULL_TARGET_S:.0f} s)")
             print_breakdown(full)
         if arguments.workspace is not None:
-            harness_overhead(arguments.workspace, Path(folder))
+            harness_overhead(arguments.workspace, Path(folder), arguments.rounds, arguments.pin_cpus)
         else:
             print("harness overhead: not measured (needs --workspace: a `perfgate build` workspace, whose build "
                   "holds Fast DDS' LatencyTest; Debian's libfastrtps-dev does not ship it)")

@@ -126,6 +126,11 @@ def parse_pin_cpus(text: str | None, allowed: set[int]) -> tuple[int, int] | Non
     return (cpus[0], cpus[-1])
 
 
+def cpu_pinning_metadata(pin: tuple[int, int] | None) -> dict:
+    return {"pinned": pin is not None, "publisher_cpu": pin[0] if pin else None,
+            "subscriber_cpu": pin[1] if pin else None}
+
+
 def check_output_folder(output: Path) -> None:
     if output.exists() and not output.is_dir():
         raise InputError("output is a file, not a folder", output)
@@ -822,11 +827,7 @@ def initial_metadata(options: RunOptions, paths: HarnessPaths, version: str, pla
         s.META_SUBEXPERIMENTS: {},
         s.META_PLATFORM: platform,
         "load_average": {"before": load_average(), "after": None},
-        "cpu_pinning": {
-            "pinned": options.pin_cpus is not None,
-            "publisher_cpu": options.pin_cpus[0] if options.pin_cpus else None,
-            "subscriber_cpu": options.pin_cpus[1] if options.pin_cpus else None,
-        },
+        "cpu_pinning": cpu_pinning_metadata(options.pin_cpus),
         "environment": {"ignored": ignored, "set_for_harness": dict(CHILD_ENV)},
         "run_id": run_id,
         "perfgate_version": __version__,
@@ -868,9 +869,9 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
         from . import upstream
 
         return upstream.command_upstream(output=output, workspace=workspace, subexperiments=subexperiments,
-                                         label=label, samples=samples, payloads=payloads, harness_options={
-                                             "--warmup": warmup, "--harness": harness, "--pin-cpus": pin_cpus,
-                                             "--fastdds-prefix": fastdds_prefix, "--timeout": timeout})
+                                         label=label, samples=samples, payloads=payloads, pin_cpus=pin_cpus,
+                                         harness_options={"--warmup": warmup, "--harness": harness,
+                                                          "--fastdds-prefix": fastdds_prefix, "--timeout": timeout})
     build_record = None
     if workspace is not None:  # a `perfgate build` workspace: its harness, its Fast DDS, its record
         from . import build

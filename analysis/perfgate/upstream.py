@@ -2,6 +2,7 @@
 specification ran them, collected into an experiment folder with the contract's names.
 
     perfgate run --engine upstream --workspace WS --output DIR [--subexperiments a,b] [--label L]
+                 [--pin-cpus PUB,SUB]
 
 1. The workspace must hold a finished `perfgate build` (performance tests on).
 2. Their XML profiles use every network interface (builtin transports) and multicast discovery. The
@@ -10,8 +11,10 @@ specification ran them, collected into an experiment folder with the contract's 
    since their script names the CSV after the XML file.
 3. ctest reads each test's command line from the build's CTestTestfile.cmake, so that is where the
    tests are pointed at the copies (and, for security tests, at certificates generated for this run
-   instead of test certificates from the source tree). CMake writes the file anew when it
-   reconfigures; the engine rewrites it before every run.
+   instead of test certificates from the source tree). With --pin-cpus PUB,SUB their LatencyTest is
+   started through a launcher that pins the publisher to PUB, the subscriber to SUB and `both` to
+   the two, as `perfgate run` pins its harness. CMake writes the file anew when it reconfigures;
+   the engine rewrites it before every run.
 4. `colcon test --packages-select <fastrtps|fastdds> --ctest-args -R <their test names>`; each test
    writes `measurements_<name>.csv` (half the round trip, in microseconds) into its build folder.
 5. Each CSV is validated and written as `measurements_<sub>.csv` (3 decimals); metadata.json says
@@ -219,13 +222,40 @@ def original_xml(command: LatencyTestCommand, copies_dir: Path) -> Path | None:
     return Path(command.script).parent / "xml" / xml.name if xml.parent == copies_dir else xml
 
 
-def point_tests_at(ctest_file_text: str, copies_dir: Path, certs_dir: Path | None) -> str:
-    """The test file with every --xml_file in copies_dir (same file name) and CERTS_PATH at certs_dir."""
+def point_tests_at(ctest_file_text: str, copies_dir: Path, certs_dir: Path | None, latency_test: Path) -> str:
+    """The test file with every --xml_file in copies_dir (same file name), CERTS_PATH at certs_dir and
+    LATENCY_TEST_BIN (the program latency_tests.py starts) at latency_test."""
     text = re.sub(r'("--xml_file"\s+")[^"]*/([^"/]+\.xml")',
                   lambda m: f"{m.group(1)}{copies_dir.as_posix()}/{m.group(2)}", ctest_file_text)
     if certs_dir is not None:
         text = re.sub(r"CERTS_PATH=[^;\"]*", lambda m: f"CERTS_PATH={certs_dir.as_posix()}", text)
-    return text
+    return re.sub(r"LATENCY_TEST_BIN=[^;\"]*", lambda m: f"LATENCY_TEST_BIN={latency_test.as_posix()}", text)
+
+
+# --- CPU pinning: LatencyTest started through a launcher that pins it by its role ---------------
+PINNED_LAUNCHER = "LatencyTest-pinned"
+
+
+def pinned_launcher(latency_test: Path, pin: tuple[int, int], python: str) -> str:
+    """A script that pins itself, then becomes LatencyTest. latency_tests.py starts every LatencyTest
+    as `$LATENCY_TEST_BIN <publisher|subscriber|both> ...`: the publisher gets pin[0], the subscriber
+    pin[1] and `both` (intra-process) the two, as perfgate's harness is pinned by `perfgate run`."""
+    publisher, subscriber = pin
+    program = repr(latency_test.as_posix())
+    return (f"#!{python} -S\n"
+            "# Written by perfgate.upstream for one run: LatencyTest pinned to CPUs by its role.\n"
+            "import os, sys\n"
+            f"CPUS = {{'publisher': {{{publisher}}}, 'subscriber': {{{subscriber}}}}}\n"
+            "role = sys.argv[1] if len(sys.argv) > 1 else ''\n"
+            f"os.sched_setaffinity(0, CPUS.get(role, {{{publisher}, {subscriber}}}))\n"
+            f"os.execv({program}, [{program}] + sys.argv[1:])\n")
+
+
+def write_pinned_launcher(folder: Path, latency_test: Path, pin: tuple[int, int]) -> Path:
+    launcher = folder / PINNED_LAUNCHER
+    files.write_text(launcher, pinned_launcher(latency_test, pin, sys.executable))
+    launcher.chmod(0o755)
+    return launcher
 
 
 def expected_csv_name(test: str) -> str:
@@ -406,10 +436,11 @@ def check_options(workspace, samples, payloads, harness_options: dict) -> None:
 
 
 def command_upstream(*, output, workspace, subexperiments=None, label=None, samples=None, payloads=None,
-                     harness_options: dict | None = None) -> int:
-    from .run import check_output_folder, scrub_environment
+                     pin_cpus=None, harness_options: dict | None = None) -> int:
+    from .run import check_output_folder, cpu_pinning_metadata, parse_pin_cpus, scrub_environment
 
     check_options(workspace, samples, payloads, harness_options or {})
+    pin = parse_pin_cpus(pin_cpus, platform_info.pinnable_cpus())
     output, workspace = Path(output), Path(workspace).resolve()
     check_output_folder(output)
     record = build.read_record(workspace)
@@ -433,11 +464,15 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     output.mkdir(parents=True, exist_ok=True)
     metadata = initial_metadata(label or output.name, record, subs, platform_info.this_machine(), copies_dir)
     metadata["environment"] = {"ignored": ignored}
+    metadata["cpu_pinning"] = cpu_pinning_metadata(pin)
     files.write_metadata(output, metadata)
     with build.workspace_lock(workspace), tempfile.TemporaryDirectory(prefix="perfgate-upstream-") as scratch:
         write_loopback_copies(tests, copies_dir)
         certs = generate_certificates(Path(scratch) / "certs") if any("security" in sub for sub in subs) else None
-        files.write_text(ctest_file, point_tests_at(ctest_file.read_text(), copies_dir, certs))
+        latency_test = work_dir / LATENCY_TEST
+        if pin is not None:
+            latency_test = write_pinned_launcher(Path(scratch), latency_test, pin)
+        files.write_text(ctest_file, point_tests_at(ctest_file.read_text(), copies_dir, certs, latency_test))
         for stale in work_dir.glob(f"{s.RAW_PREFIX}*.csv"):
             stale.unlink()  # a previous run's: never collected as this run's
         started = time.time() - 1

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,48 @@ def test_the_upstream_engine_runs_their_latency_tests_on_loopback(workspace, tmp
     processed = perfgate("process", "--experiment-directory", str(output), "--no-plots")
     assert processed.returncode == 0, processed.stderr
     assert sorted(files.summary_files(output)) == sorted(SUBS)
+
+
+def cpu_list(text: str) -> frozenset[int]:
+    """A kernel CPU list ("0-2,5") as CPU numbers."""
+    cpus = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return frozenset(cpus)
+
+
+def latency_test_affinities(binary: Path) -> dict[str, frozenset[int]]:
+    """role -> the CPUs every running LatencyTest may run on (Cpus_allowed_list in /proc)."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            if len(argv) > 1 and Path(os.fsdecode(argv[0])).name == binary.name:
+                status = (proc / "status").read_text()
+                found[os.fsdecode(argv[1])] = cpu_list(re.search(r"^Cpus_allowed_list:\s*(\S+)", status, re.M).group(1))
+        except (OSError, AttributeError):
+            continue  # gone meanwhile
+    return found
+
+
+def test_the_upstream_engine_pins_latency_test_by_role(workspace, tmp_path):
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    publisher, subscriber = cpus[-1], cpus[0]
+    binary = workspace / "build" / "fastrtps" / "test" / "performance" / "latency" / upstream.LATENCY_TEST
+    run = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "run", "--engine", "upstream", "--workspace",
+                            str(workspace), "--output", str(tmp_path / "pinned"), "--pin-cpus",
+                            f"{publisher},{subscriber}", "--subexperiments", ",".join(SUBS)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen: dict[str, set[frozenset[int]]] = {}
+    while run.poll() is None:
+        for role, allowed in latency_test_affinities(binary).items():
+            seen.setdefault(role, set()).add(allowed)
+        time.sleep(0.05)
+    assert run.returncode == 0, run.stderr.read()[-3000:]
+    # their real LatencyTest processes, as latency_tests.py started them, on the CPUs asked for
+    assert seen == {"both": {frozenset({publisher, subscriber})}, "publisher": {frozenset({publisher})},
+                    "subscriber": {frozenset({subscriber})}}
+    assert files.read_metadata(tmp_path / "pinned")["cpu_pinning"]["pinned"] is True

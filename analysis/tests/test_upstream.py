@@ -167,10 +167,24 @@ LATENCY_SCRIPT = textwrap.dedent("""\
         sys.exit(3)
     if os.path.basename(xml) in os.environ.get("WRITE_NOTHING", ""):
         sys.exit(0)
+    if os.path.isfile(os.environ.get("LATENCY_TEST_BIN", "")):  # their script starts it by role
+        import subprocess
+        roles = ["publisher", "subscriber"] if os.path.basename(xml).startswith("interprocess") else ["both"]
+        for role in roles:
+            subprocess.run([os.environ["LATENCY_TEST_BIN"], role, "--domain", "3"], check=True)
     with open(name, "w") as csv:
         csv.write("Sample,Payload [Bytes],Latency [us]\\n")
         for i in range(4):
             csv.write(f"{i + 1},{16 if i < 2 else 16384},{1.23456 + i}\\n")
+    """)
+
+
+# Stands in for their LatencyTest binary: records the CPUs it may run on, per role, in its folder.
+FAKE_LATENCY_TEST = textwrap.dedent("""\
+    #!{python}
+    import os, sys
+    with open(os.path.join(os.path.dirname(sys.argv[0]), "affinity_" + sys.argv[1]), "w") as out:
+        out.write(",".join(map(str, sorted(os.sched_getaffinity(0)))) + " " + " ".join(sys.argv[2:]))
     """)
 
 
@@ -192,6 +206,9 @@ def make_workspace(root: Path) -> Path:
     assert done.returncode == 0, done.stdout + done.stderr
     work_dir = build_dir / "test" / "performance" / "latency"
     work_dir.mkdir(parents=True)
+    latency_test = work_dir / upstream.LATENCY_TEST
+    latency_test.write_text(FAKE_LATENCY_TEST.format(python=sys.executable))
+    latency_test.chmod(0o755)
     (build_dir / "CTestTestfile.cmake").replace(work_dir / "CTestTestfile.cmake")
     (build_dir / "CTestTestfile.cmake").write_text('subdirs("test/performance/latency")\n')
     harness = root / "install" / "bin" / "perfgate-latency"
@@ -228,14 +245,21 @@ def test_points_the_tests_at_the_copies_and_the_run_certificates(workspace, tmp_
     root, work_dir = workspace
     text = (work_dir / "CTestTestfile.cmake").read_text()
     copies, certs = tmp_path / "copies", tmp_path / "certs"
-    pointed = upstream.point_tests_at(text, copies, certs)
+    latency_test = work_dir / upstream.LATENCY_TEST
+    pointed = upstream.point_tests_at(text, copies, certs, latency_test)
     tests = upstream.latency_tests(pointed)
     assert {Path(t.xml).parent for t in tests.values()} == {copies}
     assert {Path(t.xml).name for t in tests.values()} == {"intraprocess_best_effort.xml",
                                                           "interprocess_best_effort_udp.xml",
                                                           "interprocess_reliable_udp.xml"}
     assert f"CERTS_PATH={certs}" in pointed and "test/certs" not in pointed
-    assert upstream.point_tests_at(pointed, copies, certs) == pointed
+    assert upstream.point_tests_at(pointed, copies, certs, latency_test) == pointed
+    assert "LATENCY_TEST_BIN=/bin/true" in text and "LATENCY_TEST_BIN=/bin/true" not in pointed
+    assert pointed.count(f"LATENCY_TEST_BIN={latency_test}") == text.count("LATENCY_TEST_BIN=")
+    # a launcher of an earlier pinned run is replaced by LatencyTest itself
+    launcher = tmp_path / upstream.PINNED_LAUNCHER
+    assert upstream.point_tests_at(upstream.point_tests_at(text, copies, certs, launcher), copies, certs,
+                                   latency_test) == pointed
     latency = root / "src" / "fastdds" / "test" / "performance" / "latency"
     for name, command in tests.items():  # the source's XML is still found behind a copy
         assert upstream.original_xml(command, copies) == latency / "xml" / Path(command.xml).name
@@ -377,10 +401,36 @@ def test_run_upstream_by_default_runs_every_test_with_a_contract_name(workspace,
     assert "note: this Fast DDS has no latency test for intraprocess_reliable" in done.stderr
 
 
+def test_run_upstream_pins_latency_test_by_role(workspace, tmp_path):
+    root, work_dir = workspace
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs to tell the publisher's from the subscriber's")
+    publisher, subscriber = cpus[-1], cpus[0]  # reversed, so that no default order can pass
+    for stale in work_dir.glob("affinity_*"):
+        stale.unlink()
+    done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "pinned"),
+                    "--subexperiments", "intraprocess_best_effort,interprocess_best_effort",
+                    "--pin-cpus", f"{publisher},{subscriber}")
+    assert done.returncode == s.EXIT_OK, done.stderr
+    recorded = {p.name: p.read_text() for p in work_dir.glob("affinity_*")}
+    assert recorded == {"affinity_publisher": f"{publisher} --domain 3", "affinity_subscriber": f"{subscriber} --domain 3",
+                        "affinity_both": f"{','.join(map(str, sorted({publisher, subscriber})))} --domain 3"}
+    assert files.read_metadata(tmp_path / "pinned")["cpu_pinning"] == {
+        "pinned": True, "publisher_cpu": publisher, "subscriber_cpu": subscriber}
+    # the next run without pinning starts LatencyTest itself again, on every CPU
+    done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "free"),
+                    "--subexperiments", "interprocess_best_effort")
+    assert done.returncode == s.EXIT_OK, done.stderr
+    assert (work_dir / "affinity_publisher").read_text() == f"{','.join(map(str, cpus))} --domain 3"
+    assert files.read_metadata(tmp_path / "free")["cpu_pinning"]["pinned"] is False
+
+
 @pytest.mark.parametrize("args, message", [
     (["--samples", "500"], "--samples and --payloads do not apply"),
     (["--payloads", "16,32"], "--samples and --payloads do not apply"),
     (["--warmup", "5"], "--warmup: only for --engine harness"),
+    (["--pin-cpus", "0,4096"], "--pin-cpus: CPU 4096 is not available to this process"),
     (["--subexperiments", "interprocess_best_effort_tcp"], "defines no performance.latency.interprocess_best_effort_tcp"),
 ])
 def test_run_upstream_usage_errors(workspace, tmp_path, args, message):
