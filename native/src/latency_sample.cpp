@@ -63,7 +63,8 @@ uint32_t encode(const LatencySample& sample, uint8_t* buffer, std::size_t capaci
     put_u32(body + 4, static_cast<uint32_t>(sample.kind));
     put_u64(body + 8, static_cast<uint64_t>(sample.timestamp_ns));
     put_u32(body + 16, sample.origin);
-    put_u32(body + 20, static_cast<uint32_t>(sample.data.size()));
+    std::memset(body + 20, 0, kReservedBytes);
+    put_u32(body + kDataLengthOffset, static_cast<uint32_t>(sample.data.size()));
     if (!sample.data.empty())
     {
         std::memcpy(body + kFixedFieldBytes, sample.data.data(), sample.data.size());
@@ -84,7 +85,7 @@ bool decode(const uint8_t* buffer, std::size_t length, LatencySample& sample)
     const bool little = buffer[1] == kCdrLittleEndian;
     const uint8_t* body = buffer + kEncapsulationBytes;
     const auto kind = static_cast<uint32_t>(get_uint(body + 4, 4, little));
-    const auto data_length = static_cast<uint32_t>(get_uint(body + 20, 4, little));
+    const auto data_length = static_cast<uint32_t>(get_uint(body + kDataLengthOffset, 4, little));
     if (kind > static_cast<uint32_t>(SampleKind::end) || data_length > kMaxDataBytes ||
             length - kEncapsulationBytes - kFixedFieldBytes < data_length)
     {

@@ -41,7 +41,7 @@ TEST(LatencySampleCodec, RoundTripsEverySize)
         const LatencySample sample = make_sample(bytes);
         std::vector<uint8_t> buffer(kMaxEncodedBytes);
         const uint32_t written = encode(sample, buffer.data(), buffer.size());
-        ASSERT_EQ(written, 4u + 24u + bytes) << bytes;
+        ASSERT_EQ(written, 4u + 32u + bytes) << bytes;
         LatencySample decoded;
         ASSERT_TRUE(decode(buffer.data(), written, decoded)) << bytes;
         expect_equal(sample, decoded);
@@ -55,11 +55,12 @@ TEST(LatencySampleCodec, WritesLittleEndianCdr)
     sample.kind = SampleKind::end;
     sample.data = {0xEE};
     std::vector<uint8_t> buffer(64);
-    ASSERT_EQ(encode(sample, buffer.data(), buffer.size()), 29u);
+    ASSERT_EQ(encode(sample, buffer.data(), buffer.size()), 37u);
     const std::vector<uint8_t> head(buffer.begin(), buffer.begin() + 12);
     EXPECT_EQ(head, (std::vector<uint8_t>{0x00, 0x01, 0x00, 0x00, 0x04, 0x03, 0x02, 0x01, 0x02, 0x00, 0x00, 0x00}));
-    EXPECT_EQ(buffer[24], 1u);  // sequence length
-    EXPECT_EQ(buffer[28], 0xEE);
+    EXPECT_EQ(std::vector<uint8_t>(buffer.begin() + 24, buffer.begin() + 32), std::vector<uint8_t>(8, 0));  // reserved
+    EXPECT_EQ(buffer[32], 1u);  // sequence length
+    EXPECT_EQ(buffer[36], 0xEE);
 }
 
 TEST(LatencySampleCodec, ReadsBigEndianCdr)
@@ -69,6 +70,7 @@ TEST(LatencySampleCodec, ReadsBigEndianCdr)
             0x00, 0x00, 0x00, 0x00,                                // ping
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,        // timestamp 256
             0x00, 0x00, 0x00, 0x03,                                // origin 3
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,        // reserved
             0x00, 0x00, 0x00, 0x02, 0xAB, 0xCD};                   // data
     LatencySample sample;
     ASSERT_TRUE(decode(big_endian.data(), big_endian.size(), sample));
@@ -86,7 +88,7 @@ TEST(LatencySampleCodec, RejectsBadBuffers)
     const uint32_t written = encode(sample, buffer.data(), buffer.size());
     LatencySample decoded;
     EXPECT_FALSE(decode(buffer.data(), written - 1, decoded)) << "truncated data";
-    EXPECT_FALSE(decode(buffer.data(), 27, decoded)) << "truncated header";
+    EXPECT_FALSE(decode(buffer.data(), 35, decoded)) << "truncated header";
     std::vector<uint8_t> unknown_encapsulation = buffer;
     unknown_encapsulation[1] = 0x03;  // PL_CDR_LE
     EXPECT_FALSE(decode(unknown_encapsulation.data(), written, decoded));
@@ -98,7 +100,7 @@ TEST(LatencySampleCodec, RejectsBadBuffers)
 TEST(LatencySampleCodec, RefusesTooSmallBufferAndTooLongData)
 {
     std::vector<uint8_t> buffer(kMaxEncodedBytes + 16);
-    EXPECT_EQ(encode(make_sample(100), buffer.data(), 4 + 24 + 99), 0u);
+    EXPECT_EQ(encode(make_sample(100), buffer.data(), 4 + 32 + 99), 0u);
     EXPECT_EQ(encode(make_sample(kMaxDataBytes + 1), buffer.data(), buffer.size()), 0u);
 }
 
@@ -110,7 +112,7 @@ TEST(LatencySampleType, SerializesThroughTheFastDdsInterface)
     auto* sample = static_cast<LatencySample*>(created);
     *sample = make_sample(16384);
     const uint32_t size = compat::serialized_size(as_fastdds, created);
-    EXPECT_EQ(size, 4u + 24u + 16384u);
+    EXPECT_EQ(size, 4u + 32u + 16384u);
     compat::SerializedPayload payload(size);
     ASSERT_TRUE(compat::serialize_sample(as_fastdds, created, payload));
     EXPECT_EQ(payload.length, size);
