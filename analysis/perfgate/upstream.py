@@ -471,7 +471,8 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
         certs = generate_certificates(Path(scratch) / "certs") if any("security" in sub for sub in subs) else None
         latency_test = work_dir / LATENCY_TEST
         if pin is not None:
-            latency_test = write_pinned_launcher(Path(scratch), latency_test, pin)
+            # beside the XML copies, not in /tmp, which may be mounted noexec
+            latency_test = write_pinned_launcher(copies_dir.parent, latency_test, pin)
         files.write_text(ctest_file, point_tests_at(ctest_file.read_text(), copies_dir, certs, latency_test))
         for stale in work_dir.glob(f"{s.RAW_PREFIX}*.csv"):
             stale.unlink()  # a previous run's: never collected as this run's
