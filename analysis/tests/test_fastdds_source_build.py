@@ -22,7 +22,7 @@ from junitparser import JUnitXml
 
 from perfgate import files
 from perfgate import schema as s
-from perfgate import upstream
+from perfgate import platform_info, upstream
 
 pytestmark = pytest.mark.slow
 
@@ -140,15 +140,6 @@ def test_the_upstream_engine_runs_their_latency_tests_on_loopback(workspace, tmp
     assert sorted(files.summary_files(output)) == sorted(SUBS)
 
 
-def cpu_list(text: str) -> frozenset[int]:
-    """A kernel CPU list ("0-2,5") as CPU numbers."""
-    cpus = set()
-    for part in text.split(","):
-        first, _, last = part.partition("-")
-        cpus.update(range(int(first), int(last or first) + 1))
-    return frozenset(cpus)
-
-
 def latency_test_affinities(binary: Path) -> dict[str, frozenset[int]]:
     """role -> the CPUs every running LatencyTest may run on (Cpus_allowed_list in /proc)."""
     found = {}
@@ -157,7 +148,8 @@ def latency_test_affinities(binary: Path) -> dict[str, frozenset[int]]:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
             if len(argv) > 1 and Path(os.fsdecode(argv[0])).name == binary.name:
                 status = (proc / "status").read_text()
-                found[os.fsdecode(argv[1])] = cpu_list(re.search(r"^Cpus_allowed_list:\s*(\S+)", status, re.M).group(1))
+                allowed = re.search(r"^Cpus_allowed_list:\s*(\S+)", status, re.M).group(1)
+                found[os.fsdecode(argv[1])] = frozenset(platform_info.parse_cpu_list(allowed))
         except (OSError, AttributeError):
             continue  # gone meanwhile
     return found
