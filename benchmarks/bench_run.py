@@ -86,11 +86,11 @@ def medians(experiment: Path) -> dict[tuple[str, int], float]:
 def harness_overhead(workspace: Path, folder: Path, rounds: int, pin_cpus: str | None, against_itself: bool) -> None:
     subs = ",".join(OVERHEAD_SUBEXPERIMENTS)
     pinning = ["--pin-cpus", pin_cpus] if pin_cpus else []
-    reference = ["--engine", "upstream", "--workspace", str(workspace), "--subexperiments", subs, *pinning]
+    latency_test = ["--engine", "upstream", "--workspace", str(workspace), "--subexperiments", subs, *pinning]
     engines = {
-        "LatencyTest": reference,
+        "LatencyTest": latency_test,
         # An A/A run: how far apart the comparison puts two identical engines on this machine.
-        "harness": reference if against_itself else [
+        "harness": latency_test if against_itself else [
             "--workspace", str(workspace), "--subexperiments", subs, "--samples", str(s.DEFAULT_SAMPLES),
             "--payloads", ",".join(map(str, OVERHEAD_PAYLOADS)), *pinning],
     }
@@ -159,6 +159,8 @@ def main() -> int:
     parser.add_argument("--against-itself", action="store_true",
                         help="compare LatencyTest with LatencyTest (A/A): the spread the comparison itself has")
     arguments = parser.parse_args()
+    if arguments.rounds < 1:
+        parser.error(f"--rounds {arguments.rounds}: needs at least one round")
 
     started = time.monotonic()
     built = harness.ensure_harness()
