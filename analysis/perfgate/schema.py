@@ -258,3 +258,16 @@ BUILD_TESTCASE = "build"  # the JUnit testcase (and suite) that carries a failed
 ENGINE_HARNESS = "harness"  # perfgate run --engine: perfgate's own harness from native/
 ENGINE_UPSTREAM = "upstream"  # Fast DDS' own performance.latency tests (half round trip)
 ENGINES = (ENGINE_HARNESS, ENGINE_UPSTREAM)
+
+# --- A/B measurements and their verdict (ab / ab_rounds / ab_report) -----------------------------
+# <ab dir>/metadata.json, <ab dir>/rounds/<NN>/<arm>/ (an ordinary experiment folder per arm),
+# and the verdict's files beside rounds/.
+AB_ROUNDS_DIR = "rounds"
+AB_ARMS = ("baseline", "candidate")
+VERDICT_CSV = "verdict.csv"
+VERDICT_PAYLOADS_CSV = "verdict_payloads.csv"
+VERDICT_JSON = "verdict.json"
+VERDICT_HEATMAP_PNG = "verdict_heatmap.png"  # in <ab dir>/plots/
+FASTDDS_SYSTEM_SPEC = "system"  # perfgate ab --baseline/--candidate: the system Fast DDS
+PIN_AUTO = "auto"  # --pin-cpus auto (the default): two distinct CPUs, isolated ones first
+PIN_NONE = "none"

@@ -232,6 +232,10 @@ void check_latency_consistency(LatencyOptions& options, bool echo_given, bool sh
     {
         throw UsageError("--echo off applies to a subscriber; the publisher needs an echo to measure");
     }
+    if (options.echo_delay_ns > 0 && (options.role == Role::publisher || (options.role == Role::subscriber && !options.echo)))
+    {
+        throw UsageError("--echo-delay-ns delays the echo: it applies to the echoing subscriber or --role both");
+    }
 }
 
 }  // namespace
@@ -327,6 +331,10 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
         else if (name == "subscribers") { options.subscribers = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 64)); }
         else if (name == "subscriber-index") { options.subscriber_index = static_cast<uint32_t>(parse_unsigned(name, value(), 0, 63)); }
         else if (name == "echo") { options.echo = parse_switch(name, value()); echo_given = true; }
+        else if (name == "echo-delay-ns")
+        {
+            options.echo_delay_ns = static_cast<uint32_t>(parse_unsigned(name, value(), 0, 1000000000));
+        }
         else if (name == "xml") { options.xml_file = value(); }
         else if (name == "tcp-port") { options.tcp_port = static_cast<uint16_t>(parse_unsigned(name, value(), 1, 65535)); }
         else if (name == "tcp-nodelay") { options.tcp_nodelay = parse_switch(name, value()); }
@@ -400,6 +408,7 @@ std::string latency_usage()
            "  --domain D (0-232)  --shm on|off  --data-sharing on|off  (udpv4: both off)\n"
            "  --security-dir DIR --security-name NAME   (DDS Security, files from perfgate.security)\n"
            "  --subscribers N --subscriber-index I --echo on|off   (one-to-many; the last one echoes)\n"
+           "  --echo-delay-ns D    busy-wait D ns before each echo (a known regression, for calibration)\n"
            "  --xml FILE   (XML profiles; their default profiles are the base QoS)\n"
            "  --tcp-port P (tcpv4: publisher listens on 127.0.0.1:P)  --tcp-nodelay on|off (default on)\n"
            "  --output CSV  --report JSON   (publisher / both)\n"

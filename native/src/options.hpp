@@ -44,6 +44,9 @@ struct LatencyOptions
     uint32_t subscribers = 1;
     uint32_t subscriber_index = 0;
     bool echo = true;
+    // Busy-wait this long before each echo: a known regression for calibrating a gate (perfgate ab
+    // --inject-delay-ns), never used by an ordinary run.
+    uint32_t echo_delay_ns = 0;
     std::string xml_file;
     uint16_t tcp_port = 7600;
     bool tcp_nodelay = true;

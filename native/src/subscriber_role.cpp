@@ -61,13 +61,28 @@ SubscriberState::Outcome SubscriberState::wait_for_end()
     return end_ ? Outcome::end_marker : Outcome::failure;
 }
 
-PingListener::PingListener(SubscriberState& state, uint32_t subscriber_index, bool echo)
+PingListener::PingListener(SubscriberState& state, uint32_t subscriber_index, bool echo, uint32_t echo_delay_ns)
     : ReaderListenerBase(state)
     , state_(state)
     , subscriber_index_(subscriber_index)
     , echo_(echo)
+    , echo_delay_(echo_delay_ns)
 {
 }
+
+namespace {
+
+// Spinning rather than sleeping: a sleep wakes up tens of microseconds late on a loaded machine,
+// which would make the injected regression larger and noisier than asked.
+void busy_wait(std::chrono::nanoseconds duration)
+{
+    const auto until = Clock::now() + duration;
+    while (Clock::now() < until)
+    {
+    }
+}
+
+}  // namespace
 
 void PingListener::on_data_available(dds::DataReader* reader)
 {
@@ -84,6 +99,10 @@ void PingListener::on_data_available(dds::DataReader* reader)
             case SampleKind::ping:
                 if (echo_)
                 {
+                    if (echo_delay_.count() > 0)
+                    {
+                        busy_wait(echo_delay_);
+                    }
                     sample_.origin = subscriber_index_;
                     compat::write_sample(*pong_writer_, &sample_);
                 }
@@ -109,7 +128,7 @@ SubscriberRole::SubscriberRole(const LatencyOptions& options, uint32_t subscribe
     , participant_name_(participant_name)
     , stop_subscription_(stop.subscribe([this]() { state_.interrupt(); }))
     , writer_listener_(state_)
-    , ping_listener_(state_, subscriber_index, echo)
+    , ping_listener_(state_, subscriber_index, echo, options.echo_delay_ns)
     , endpoints_(create_endpoints())
 {
 }

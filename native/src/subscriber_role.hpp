@@ -34,7 +34,7 @@ private:
 class PingListener : public ReaderListenerBase
 {
 public:
-    PingListener(SubscriberState& state, uint32_t subscriber_index, bool echo);
+    PingListener(SubscriberState& state, uint32_t subscriber_index, bool echo, uint32_t echo_delay_ns);
     void set_pong_writer(compat::dds::DataWriter& writer) { pong_writer_ = &writer; }
     void on_data_available(compat::dds::DataReader* reader) override;
 
@@ -42,6 +42,7 @@ private:
     SubscriberState& state_;
     const uint32_t subscriber_index_;
     const bool echo_;
+    const std::chrono::nanoseconds echo_delay_;
     compat::dds::DataWriter* pong_writer_ = nullptr;
     std::mutex take_mutex_;  // TCP may deliver from several receive threads at once
     LatencySample sample_;   // reused: no allocation per sample on the measured path

@@ -77,7 +77,7 @@ TEST(LatencyOptions, ParsesEveryOption)
             "--samples", "500", "--warmup", "0", "--payloads", "16,1024", "--domain", "42", "--shm", "on",
             "--data-sharing", "on", "--security-dir", "/tmp/sec", "--security-name", "sub", "--subscribers", "3",
             "--subscriber-index", "1", "--xml", "profiles.xml", "--tcp-port", "9000", "--sample-timeout-ms", "250",
-            "--discovery-timeout-s", "5", "--tcp-nodelay", "off"});
+            "--discovery-timeout-s", "5", "--tcp-nodelay", "off", "--echo", "on", "--echo-delay-ns", "2500"});
     EXPECT_EQ(options.role, Role::subscriber);
     EXPECT_EQ(options.transport, Transport::tcpv4);
     EXPECT_EQ(options.reliability, Reliability::reliable);
@@ -91,7 +91,8 @@ TEST(LatencyOptions, ParsesEveryOption)
     EXPECT_EQ(options.security_name, "sub");
     EXPECT_EQ(options.subscribers, 3u);
     EXPECT_EQ(options.subscriber_index, 1u);
-    EXPECT_FALSE(options.echo) << "only the last subscriber echoes by default";
+    EXPECT_TRUE(options.echo) << "--echo on makes a middle subscriber echo";
+    EXPECT_EQ(options.echo_delay_ns, 2500u);
     EXPECT_EQ(options.xml_file, "profiles.xml");
     EXPECT_EQ(options.tcp_port, 9000);
     EXPECT_FALSE(options.tcp_nodelay);
@@ -111,6 +112,8 @@ TEST(LatencyOptions, DefaultsAndUnderscoreSpelling)
     EXPECT_FALSE(options.shm);
     EXPECT_FALSE(options.data_sharing);
     EXPECT_TRUE(parse({"--role", "subscriber"}).echo) << "a single subscriber echoes";
+    EXPECT_FALSE(parse({"--role", "subscriber", "--subscribers", "2"}).echo) << "only the last subscriber echoes";
+    EXPECT_EQ(options.echo_delay_ns, 0u) << "no injected delay unless asked";
 }
 
 TEST(LatencyOptions, ShmTransportTurnsShmOn)
@@ -149,6 +152,9 @@ TEST(LatencyOptions, UsageErrors)
             {{"--role", "publisher", "--echo", "off"}, "--echo off applies to a subscriber"},
             {{"--role", "publisher", "--payloads", "16", "--payloads", "32"}, "give the payloads once"},
             {{"--role", "both", "--transport", "tcpv4", "--subscribers", "2"}, "takes one subscriber"},
+            {{"--role", "publisher", "--echo-delay-ns", "100"}, "--echo-delay-ns delays the echo"},
+            {{"--role", "subscriber", "--echo", "off", "--echo-delay-ns", "100"}, "--echo-delay-ns delays the echo"},
+            {{"--role", "both", "--echo-delay-ns", "-1"}, "--echo-delay-ns must be an integer"},
     };
     for (const auto& [arguments, expected] : cases)
     {
