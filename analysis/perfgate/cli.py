@@ -96,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     _option(run, "--harness", default=None, metavar="PATH", help="harness executable (default: build native/ on first use)")
     _option(run, "--fastdds-prefix", default=None, metavar="DIR",
             help="install prefix of the Fast DDS to build against (a colcon install); default: the system's")
-    _option(run, "--pin-cpus", default=None, metavar="PUB,SUB", help="pin publisher and subscriber to these CPUs")
+    _option(run, "--pin-cpus", default=None, metavar="auto|none|PUB,SUB",
+            help="pin publisher and subscriber (and their Fast DDS threads) to two CPUs; default auto: two "
+                 "distinct CPUs, isolated ones first, when the machine has two; none: not pinned")
     _option(run, "--timeout", type=_non_negative_float, default=None, metavar="SECONDS",
             help="per sub-experiment time limit (default scales with samples)")
     _option(run, "--engine", choices=s.ENGINES, default=s.ENGINE_HARNESS,
@@ -182,9 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     _option(gate, "--no-history", action="store_true", help="do not add the run to the store, even with --store")
     _option(gate, "--fastdds-prefix", default=None, metavar="DIR",
             help="install prefix of the Fast DDS to measure (a colcon install); default: the system's")
-    _option(gate, "--pin-cpus", default=None, metavar="PUB,SUB",
+    _option(gate, "--pin-cpus", default=None, metavar="auto|none|PUB,SUB",
             help="pin publisher and subscriber to these CPUs (isolated CPUs of a reference machine included; "
-                 "default: $PERFGATE_PIN_CPUS, else not pinned)")
+                 "default: $PERFGATE_PIN_CPUS, else auto)")
     _option(gate, "--workspace", default=None, metavar="WS",
             help="a `perfgate build` workspace: measure its Fast DDS; a failed build is the JUnit error \"build\" (exit 3)")
     _option(gate, "--label", default=None, help="experiment label (default: <output name>-<UTC time>)")

@@ -240,3 +240,18 @@ def pinnable_cpus(root: Path = Path("/")) -> set[int]:
     with isolcpus that leaves out exactly the isolated CPUs a reference machine keeps for measuring."""
     online = set(parse_cpu_list(_text(Path(root) / CPU_SYS / "online")))
     return online or set(os.sched_getaffinity(0))
+
+
+def isolated_cpus(root: Path = Path("/")) -> list[int]:
+    return parse_cpu_list(_text(Path(root) / CPU_SYS / "isolated"))
+
+
+def choose_pinned_cpus(pinnable: set[int], isolated: list[int]) -> tuple[int, int] | None:
+    """Two distinct CPUs for publisher and subscriber, or None with fewer than two.
+
+    Isolated CPUs first (nothing else is scheduled there); otherwise the highest-numbered ones, since
+    CPU 0 takes most of the kernel's housekeeping and interrupts.
+    """
+    preferred = [c for c in sorted(isolated) if c in pinnable]
+    preferred += sorted(pinnable - set(preferred), reverse=True)
+    return (preferred[0], preferred[1]) if len(preferred) >= 2 else None

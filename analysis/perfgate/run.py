@@ -101,6 +101,7 @@ class RunOptions:
     warmup: int
     timeout_s: float
     pin_cpus: tuple[int, int] | None  # (publisher's CPU, subscriber's CPU)
+    pin_request: str  # as asked: auto, none, or the CPUs
     harness: Path | None
     fastdds_prefix: Path | None
 
@@ -109,13 +110,24 @@ def default_timeout(samples: int, warmup: int, payloads: int) -> float:
     return STARTUP_ALLOWANCE_S + (samples + warmup) * payloads * ROUND_TRIP_BUDGET_S
 
 
-def parse_pin_cpus(text: str | None, allowed: set[int]) -> tuple[int, int] | None:
-    """"PUB,SUB" (or one CPU for both) -> (publisher's CPU, subscriber's CPU)."""
-    if text is None:
+def parse_pin_cpus(text: str | None, allowed: set[int], isolated: list[int] | None = None) -> tuple[int, int] | None:
+    """--pin-cpus -> (publisher's CPU, subscriber's CPU), or None for not pinned.
+
+    "auto" (the default, also for None): two distinct CPUs, isolated ones first, when the machine
+    has two (unpinned, publisher and subscriber share a CPU in some runs and not in others, the
+    largest noise source measured here); "none": not pinned; "PUB,SUB" or one CPU for both.
+    """
+    text = s.PIN_AUTO if text is None else str(text).strip()
+    if text == s.PIN_NONE:
         return None
-    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    if text == s.PIN_AUTO:
+        pin = platform_info.choose_pinned_cpus(allowed, isolated if isolated is not None else [])
+        if pin is not None and shutil.which("taskset") is None:
+            return None  # auto never fails a run: it pins where it can
+        return pin
+    parts = [p.strip() for p in text.split(",") if p.strip()]
     if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
-        raise InputError(f"--pin-cpus takes one or two CPU numbers (PUB,SUB), got {text!r}")
+        raise InputError(f"--pin-cpus takes auto, none, or one or two CPU numbers (PUB,SUB), got {text!r}")
     cpus = [int(p) for p in parts]
     unavailable = [c for c in cpus if c not in allowed]
     if unavailable:
@@ -126,9 +138,15 @@ def parse_pin_cpus(text: str | None, allowed: set[int]) -> tuple[int, int] | Non
     return (cpus[0], cpus[-1])
 
 
-def cpu_pinning_metadata(pin: tuple[int, int] | None) -> dict:
+def machine_pin_cpus(text: str | None) -> tuple[int, int] | None:
+    """parse_pin_cpus on this machine's CPUs."""
+    return parse_pin_cpus(text, platform_info.pinnable_cpus(), platform_info.isolated_cpus())
+
+
+def cpu_pinning_metadata(pin: tuple[int, int] | None, requested: str | None = None) -> dict:
     return {"pinned": pin is not None, "publisher_cpu": pin[0] if pin else None,
-            "subscriber_cpu": pin[1] if pin else None}
+            "subscriber_cpu": pin[1] if pin else None,
+            "requested": s.PIN_AUTO if requested is None else str(requested)}
 
 
 def check_output_folder(output: Path) -> None:
@@ -170,7 +188,8 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
         subexperiments=tuple(s.KNOWN_SUBEXPERIMENTS[n] for n in names),
         warmup=warmup,
         timeout_s=float(timeout) if timeout else default_timeout(samples, warmup, len(payloads)),
-        pin_cpus=parse_pin_cpus(pin_cpus, platform_info.pinnable_cpus()),
+        pin_cpus=machine_pin_cpus(pin_cpus),
+        pin_request=s.PIN_AUTO if pin_cpus is None else str(pin_cpus),
         harness=Path(harness).resolve() if harness is not None else None,
         fastdds_prefix=Path(fastdds_prefix).resolve() if fastdds_prefix is not None else None,
     )
@@ -827,7 +846,7 @@ def initial_metadata(options: RunOptions, paths: HarnessPaths, version: str, pla
         s.META_SUBEXPERIMENTS: {},
         s.META_PLATFORM: platform,
         "load_average": {"before": load_average(), "after": None},
-        "cpu_pinning": cpu_pinning_metadata(options.pin_cpus),
+        "cpu_pinning": cpu_pinning_metadata(options.pin_cpus, options.pin_request),
         "environment": {"ignored": ignored, "set_for_harness": dict(CHILD_ENV)},
         "run_id": run_id,
         "perfgate_version": __version__,

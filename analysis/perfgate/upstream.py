@@ -437,10 +437,10 @@ def check_options(workspace, samples, payloads, harness_options: dict) -> None:
 
 def command_upstream(*, output, workspace, subexperiments=None, label=None, samples=None, payloads=None,
                      pin_cpus=None, harness_options: dict | None = None) -> int:
-    from .run import check_output_folder, cpu_pinning_metadata, parse_pin_cpus, scrub_environment
+    from .run import check_output_folder, cpu_pinning_metadata, machine_pin_cpus, scrub_environment
 
     check_options(workspace, samples, payloads, harness_options or {})
-    pin = parse_pin_cpus(pin_cpus, platform_info.pinnable_cpus())
+    pin = machine_pin_cpus(pin_cpus)
     output, workspace = Path(output), Path(workspace).resolve()
     check_output_folder(output)
     record = build.read_record(workspace)
@@ -464,7 +464,7 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     output.mkdir(parents=True, exist_ok=True)
     metadata = initial_metadata(label or output.name, record, subs, platform_info.this_machine(), copies_dir)
     metadata["environment"] = {"ignored": ignored}
-    metadata["cpu_pinning"] = cpu_pinning_metadata(pin)
+    metadata["cpu_pinning"] = cpu_pinning_metadata(pin, pin_cpus)
     files.write_metadata(output, metadata)
     with build.workspace_lock(workspace), tempfile.TemporaryDirectory(prefix="perfgate-upstream-") as scratch:
         write_loopback_copies(tests, copies_dir)

@@ -79,6 +79,23 @@ def test_pin_cpus(tmp_path):
     cpu = min(os.sched_getaffinity(0))
     assert options_for(tmp_path, pin_cpus=f"{cpu}").pin_cpus == (cpu, cpu)
     assert options_for(tmp_path, pin_cpus=f"{cpu},{cpu}").pin_cpus == (cpu, cpu)
+    assert options_for(tmp_path, pin_cpus="none").pin_cpus is None
+    assert options_for(tmp_path, pin_cpus="none").pin_request == "none"
+    chosen = options_for(tmp_path, pin_cpus=None)
+    assert chosen.pin_request == "auto" and chosen.pin_cpus == options_for(tmp_path, pin_cpus="auto").pin_cpus
+    if len(os.sched_getaffinity(0)) >= 2:
+        assert chosen.pin_cpus is not None and chosen.pin_cpus[0] != chosen.pin_cpus[1]
+
+
+def test_auto_pinning_prefers_isolated_cpus_then_the_highest():
+    from perfgate.run import parse_pin_cpus
+
+    assert parse_pin_cpus("auto", {0, 1, 2, 3}, isolated=[2, 3]) == (2, 3)
+    assert parse_pin_cpus("auto", {0, 1, 2, 3}, isolated=[]) == (3, 2)
+    assert parse_pin_cpus("auto", {0, 1, 2, 3}, isolated=[1]) == (1, 3)
+    assert parse_pin_cpus("auto", {0, 1}, isolated=[]) == (1, 0)
+    assert parse_pin_cpus("auto", {0}, isolated=[]) is None  # one CPU: nothing to keep apart
+    assert parse_pin_cpus("none", {0, 1}, isolated=[]) is None
 
 
 # --- environment --------------------------------------------------------------------------------
@@ -339,7 +356,10 @@ def test_quick_run_of_the_default_set(harness_paths, tmp_path):
     assert platform[s.META_PLATFORM_ID] == platform_info.this_machine()[s.META_PLATFORM_ID]
     assert {"cpu_model", "cores", "kernel", "governor", "hostname", "state", "warnings"} <= set(platform)
     assert len(metadata["load_average"]["before"]) == len(metadata["load_average"]["after"]) == 3
-    assert metadata["cpu_pinning"]["pinned"] is False
+    expected_pin = platform_info.choose_pinned_cpus(platform_info.pinnable_cpus(), platform_info.isolated_cpus())
+    assert metadata["cpu_pinning"] == {"pinned": expected_pin is not None, "requested": s.PIN_AUTO,
+                                       "publisher_cpu": expected_pin[0] if expected_pin else None,
+                                       "subscriber_cpu": expected_pin[1] if expected_pin else None}
     assert metadata["interrupted"] is False
     assert live_processes_of(metadata["run_id"]) == []
 
@@ -401,12 +421,21 @@ def thread_affinities(pid: int) -> set[str]:
 
 @pytest.mark.fastdds
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning publisher and subscriber apart needs two CPUs")
-def test_pinned_publisher_and_subscriber_run_on_their_cpus(harness_paths, tmp_path):
-    publisher_cpu, subscriber_cpu = sorted(os.sched_getaffinity(0))[:2]
+@pytest.mark.parametrize("explicit", [True, False], ids=["pin-cpus given", "auto by default"])
+def test_pinned_publisher_and_subscriber_run_on_their_cpus(harness_paths, tmp_path, explicit):
+    from perfgate import platform_info
+
+    if explicit:
+        publisher_cpu, subscriber_cpu = sorted(os.sched_getaffinity(0))[:2]
+        pin_option = ["--pin-cpus", f"{publisher_cpu},{subscriber_cpu}"]
+    else:  # the default pins to two distinct CPUs, isolated ones first
+        publisher_cpu, subscriber_cpu = platform_info.choose_pinned_cpus(platform_info.pinnable_cpus(),
+                                                                         platform_info.isolated_cpus())
+        pin_option = []
+    assert publisher_cpu != subscriber_cpu
     output = tmp_path / "out"
     process = perfgate_run("--samples", "20000", "--payloads", "16,64", "--subexperiments", "interprocess_reliable",
-                           "--pin-cpus", f"{publisher_cpu},{subscriber_cpu}", "--harness", str(harness_paths.latency),
-                           "--output", str(output))
+                           *pin_option, "--harness", str(harness_paths.latency), "--output", str(output))
     affinities = {}
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None and len(affinities) < 2:
@@ -422,5 +451,6 @@ def test_pinned_publisher_and_subscriber_run_on_their_cpus(harness_paths, tmp_pa
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     assert affinities == {"publisher": {str(publisher_cpu)}, "subscriber": {str(subscriber_cpu)}}
-    assert files.read_metadata(output)["cpu_pinning"] == {"pinned": True, "publisher_cpu": publisher_cpu,
-                                                          "subscriber_cpu": subscriber_cpu}
+    assert files.read_metadata(output)["cpu_pinning"] == {
+        "pinned": True, "publisher_cpu": publisher_cpu, "subscriber_cpu": subscriber_cpu,
+        "requested": pin_option[1] if explicit else s.PIN_AUTO}

@@ -417,10 +417,11 @@ def test_run_upstream_pins_latency_test_by_role(workspace, tmp_path):
     assert recorded == {"affinity_publisher": f"{publisher} --domain 3", "affinity_subscriber": f"{subscriber} --domain 3",
                         "affinity_both": f"{','.join(map(str, sorted({publisher, subscriber})))} --domain 3"}
     assert files.read_metadata(tmp_path / "pinned")["cpu_pinning"] == {
-        "pinned": True, "publisher_cpu": publisher, "subscriber_cpu": subscriber}
-    # the next run without pinning starts LatencyTest itself again, on every CPU
+        "pinned": True, "publisher_cpu": publisher, "subscriber_cpu": subscriber,
+        "requested": f"{publisher},{subscriber}"}
+    # the next run, not pinned, starts LatencyTest itself again, on every CPU
     done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "free"),
-                    "--subexperiments", "interprocess_best_effort")
+                    "--subexperiments", "interprocess_best_effort", "--pin-cpus", "none")
     assert done.returncode == s.EXIT_OK, done.stderr
     assert (work_dir / "affinity_publisher").read_text() == f"{','.join(map(str, cpus))} --domain 3"
     assert files.read_metadata(tmp_path / "free")["cpu_pinning"]["pinned"] is False
