@@ -107,6 +107,40 @@ def build_parser() -> argparse.ArgumentParser:
     _option(run, "--workspace", default=None, metavar="WS",
             help="a `perfgate build` workspace: measure its Fast DDS (and record its commit and build options)")
 
+    # --- ab and verdict (two builds against each other, interleaved) ---
+    ab = command("ab", "perfgate.ab:command_ab",
+                 "measure a candidate Fast DDS against a baseline in interleaved, pinned rounds, then decide")
+    _option(ab, "--output", required=True, metavar="DIR", help="A/B folder to write (absent or empty)")
+    _option(ab, "--baseline", required=True, metavar="SPEC",
+            help="'system' (the system Fast DDS), a colcon install prefix, or a `perfgate build` workspace")
+    _option(ab, "--candidate", required=True, metavar="SPEC", help="as --baseline")
+    _option(ab, "--rounds", type=_positive_int, default=None,
+            help="rounds, both arms each (default 16; 10 with --quick)")
+    _option(ab, "--samples", type=_positive_int, default=None,
+            help="round trips per payload, arm and round (default 1000; 200 with --quick)")
+    _option(ab, "--quick", action="store_true", help="10 rounds of 200 samples: about 4 minutes for the ten")
+    _option(ab, "--subexperiments", type=_name_list, default=None,
+            help="comma-separated sub-experiment names (default: the ten of the contract)")
+    _option(ab, "--payloads", type=_payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
+    _option(ab, "--pin-cpus", default=None, metavar="auto|none|PUB,SUB", help="as for run (default auto)")
+    _option(ab, "--inject-delay-ns", default=None, metavar="D|name=D,...",
+            help="the candidate's echo busy-waits D ns: a known regression to calibrate the gate (recorded)")
+    _option(ab, "--threshold", type=_non_negative_float, default=None,
+            help="relative change that is not yet a regression (default 0.01 = 1 %%)")
+    _option(ab, "--alpha", type=_non_negative_float, default=None,
+            help="family-wise false-alarm level of the whole verdict (default 0.02)")
+    _option(ab, "--label", default=None, help="label (default: the output folder's name)")
+    _no_plots(ab)
+
+    decide = command("verdict", "perfgate.ab_report:command_verdict",
+                     "decide from the stored rounds of an A/B folder: exact paired sign test, Holm-corrected")
+    _option(decide, "--ab-directory", required=True, metavar="DIR")
+    _option(decide, "--threshold", type=_non_negative_float, default=None,
+            help="relative change that is not yet a regression (default 0.01 = 1 %%)")
+    _option(decide, "--alpha", type=_non_negative_float, default=None,
+            help="family-wise false-alarm level of the whole verdict (default 0.02)")
+    _no_plots(decide)
+
     # --- process ---
     process = command("process", "perfgate.process:command_process",
                       "raw measurements -> summary CSV and per-payload plots")
@@ -189,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
                  "default: $PERFGATE_PIN_CPUS, else auto)")
     _option(gate, "--workspace", default=None, metavar="WS",
             help="a `perfgate build` workspace: measure its Fast DDS; a failed build is the JUnit error \"build\" (exit 3)")
+    _option(gate, "--baseline-build", default=None, metavar="SPEC",
+            help="decide by an A/B against this Fast DDS ('system', a colcon install prefix or a `perfgate build` "
+                 "workspace): interleaved pinned rounds, exact paired test (perfgate ab); the requirement checks "
+                 "still run as a gross-failure check")
     _option(gate, "--label", default=None, help="experiment label (default: <output name>-<UTC time>)")
     _option(gate, "--summary-markdown", default=None, metavar="F",
             help="append the Markdown summary to F (e.g. $GITHUB_STEP_SUMMARY)")

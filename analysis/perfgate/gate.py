@@ -45,6 +45,7 @@ class GatePlan:
     store: Path | None
     unrequested: list[str]  # requirement rows this run does not measure
     pin_cpus: str | None = None  # as given to `perfgate run --pin-cpus`, validated
+    baseline_build: str | None = None  # the A/B's baseline Fast DDS (perfgate ab --baseline), validated
 
 
 # --- planning (all validation happens here) -------------------------------------------------------
@@ -135,7 +136,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
               subexperiments: list[str] | None, platform: str | None, requirements: str | None,
               baseline: str | None, store: str | None, label: str | None, no_history: bool,
               fastdds_prefix: str | None, environment: dict, this_platform_id: str | None,
-              pin_cpus: str | None = None,
+              pin_cpus: str | None = None, baseline_build: str | None = None,
               now: datetime) -> GatePlan:
     from . import run
 
@@ -159,7 +160,15 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         shown = ", ".join(uncovered[:5]) + (f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else "")
         raise InputError(f"the requirements do not cover {shown}", requirements_path)
     _require_nonzero_requirements(requirement_table, requirements_path)
-    baseline_path, baseline_note = _resolve_baseline(baseline, platform_name, this_platform_id)
+    if baseline_build is not None:  # the A/B decides; a stored baseline would be a second, weaker verdict
+        from .ab import parse_arm
+
+        if baseline is not None:
+            raise InputError("--baseline-build and --baseline are two ways to compare: give one")
+        parse_arm(s.AB_ARMS[0], baseline_build)
+        baseline_path, baseline_note = None, f"decided by an A/B against the baseline build {baseline_build}"
+    else:
+        baseline_path, baseline_note = _resolve_baseline(baseline, platform_name, this_platform_id)
     store_path = Path(store) if store and not no_history else None
     if store_path is not None:
         _validate_store(store_path, chosen_label, this_platform_id)
@@ -176,6 +185,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         store=store_path,
         unrequested=unrequested_requirements(requirement_table, gated, list(options.payloads)),
         pin_cpus=pin_cpus,
+        baseline_build=baseline_build,
     )
 
 
@@ -258,6 +268,21 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_thr
     return compared
 
 
+def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | None:
+    """The A/B against the baseline build, in <output>/ab/; its headline, or None when none ran."""
+    if plan.baseline_build is None:
+        return None
+    from . import ab
+
+    ab_dir = plan.output / s.AB_DIR
+    gated = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor]
+    steps.call("A/B verdict", ab.command_ab, "the A/B against the baseline build could not decide (see ab/)",
+               output=str(ab_dir), baseline=plan.baseline_build, candidate=candidate, quick=quick,
+               subexperiments=gated, payloads=plan.payloads, pin_cpus=plan.pin_cpus, label=f"{plan.label}-ab")
+    record = files.read_json_object(ab_dir / s.VERDICT_JSON, "A/B verdict")
+    return str(record["headline"]) if record and "headline" in record else None
+
+
 def final_exit_code(verdict: report.Verdict, step_codes: dict[str, int]) -> int:
     """The most severe of the report's verdict and the steps' own exit codes (2 over 3 over 1 over 0)."""
     codes = [verdict.exit_code] + [code for code in step_codes.values() if code in SEVERITY]
@@ -270,7 +295,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                  baseline: str | None = None, store: str | None = None, fastdds_prefix: str | None = None,
                  label: str | None = None, summary_markdown: str | None = None, annotations: bool = False,
                  no_history: bool = False, fail_threshold: float = DEFAULT_FAIL_THRESHOLD,
-                 workspace: str | None = None, pin_cpus: str | None = None) -> int:
+                 workspace: str | None = None, pin_cpus: str | None = None, baseline_build: str | None = None) -> int:
     from .platform_info import this_machine
 
     if workspace is not None:  # a `perfgate build` workspace: its Fast DDS, or its failed build (exit 3)
@@ -285,7 +310,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     plan = plan_gate(output=output, quick=quick, samples=samples, payloads=payloads, subexperiments=subexperiments,
                      platform=platform, requirements=requirements, baseline=baseline, store=store, label=label,
                      no_history=no_history, fastdds_prefix=fastdds_prefix, environment=environment,
-                     pin_cpus=pin_cpus or environment.get(s.PIN_CPUS_ENV) or None,
+                     pin_cpus=pin_cpus or environment.get(s.PIN_CPUS_ENV) or None, baseline_build=baseline_build,
                      this_platform_id=this_machine().get(s.META_PLATFORM_ID), now=datetime.now(timezone.utc))
     print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "
@@ -296,9 +321,14 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     steps = Steps()
     compared = run_steps(plan, steps, fastdds_prefix, fail_threshold, workspace)
     plan.output.mkdir(parents=True, exist_ok=True)
+    ab_headline = run_ab(plan, steps, quick, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
     results = report.load(plan.output, plan.requirements, baseline_compared=compared,
-                          baseline_note=plan.baseline_note, step_errors=steps.errors)
+                          baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline)
     html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None)
+    ab_markdown = plan.output / s.AB_DIR / s.REPORT_MARKDOWN
+    if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary
+        with open(summary_markdown, "a", encoding="utf-8") as handle:
+            handle.write("\n" + ab_markdown.read_text(encoding="utf-8"))
     if annotations or environment.get("GITHUB_ACTIONS") == "true":
         from .junit import annotation_path  # the same path the JUnit testcases carry
 

@@ -62,6 +62,7 @@ class ExperimentResults:
     baseline_failures: pd.DataFrame | None = None  # None: not compared with a baseline
     baseline_note: str = "not compared with a baseline"
     step_errors: list[str] = field(default_factory=list)  # steps that could not finish
+    ab_headline: str | None = None  # the A/B verdict that decides a gate run with a baseline build
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class Verdict:
     baseline_failed: int
     baseline_compared: bool
     step_errors: int
+    ab_status: str | None = None  # PASS / REGRESSION / INCOMPLETE of the A/B verdict, when one ran
 
     @property
     def exit_code(self) -> int:
@@ -87,7 +89,9 @@ class Verdict:
             parts.append(f"{self.missing} required result(s) without measurements")
         if self.step_errors:
             parts.append(f"{self.step_errors} step(s) could not finish")
-        if not self.baseline_compared:
+        if self.ab_status is not None:
+            parts.append(f"A/B verdict against the baseline build {self.ab_status}")
+        elif not self.baseline_compared:
             parts.append("no baseline comparison")
         elif self.baseline_failed:
             parts.append(f"{self.baseline_failed} baseline comparison(s) over the limit")
@@ -209,14 +213,15 @@ def verdict(results: ExperimentResults) -> Verdict:
     failed = len(failed_checks(rows))
     missing = len(missing_data(results))
     baseline_failed = 0 if results.baseline_failures is None else len(results.baseline_failures)
-    if missing or results.step_errors:
+    ab_status = results.ab_headline.split(":")[0] if results.ab_headline else None
+    if missing or results.step_errors or ab_status == INCOMPLETE:
         status = INCOMPLETE
-    elif failed or baseline_failed:
+    elif failed or baseline_failed or ab_status == REGRESSION:
         status = REGRESSION
     else:
         status = PASS
     return Verdict(status, len(measured), failed, missing, baseline_failed,
-                   results.baseline_failures is not None, len(results.step_errors))
+                   results.baseline_failures is not None, len(results.step_errors), ab_status)
 
 
 # --- formatting helpers ---------------------------------------------------------------------------
@@ -320,7 +325,9 @@ def markdown_summary(results: ExperimentResults) -> str:
     failed = failed_checks(rows)
     missing = missing_data(results)
     with_baseline = bool(results.comparisons)
-    lines = [f"## perfgate latency gate: **{result.status}**", "", _md(result.headline()), "",
+    lead = ([f"A/B against the baseline build: {_md(results.ab_headline)} (`{s.AB_DIR}/{s.REPORT_HTML}`)", ""]
+            if results.ab_headline else [])
+    lines = [f"## perfgate latency gate: **{result.status}**", "", _md(result.headline()), "", *lead,
              " · ".join(f"**{_md(name)}** {_md(value)}" for name, value in metadata_items(results.metadata)), ""]
     if results.step_errors:
         lines += [f"- :x: {_md(error)}" for error in results.step_errors] + [""]
@@ -472,6 +479,9 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>',
            f"<body><main><h1>{_e(title)}</h1>",
            f'<div class="verdict {_e(result.status)}">{_e(result.headline())}</div>',
+           *([f'<div class="verdict {_e(result.ab_status)}">A/B against the baseline build: '
+              f'{_e(results.ab_headline)} (<a href="{s.AB_DIR}/{s.REPORT_HTML}">A/B report</a>)</div>']
+             if results.ab_headline else []),
            f'<dl class="meta">{meta}<dt>requirements</dt><dd>{_e(results.requirements_path)}</dd>'
            f"<dt>experiment</dt><dd>{_e(results.experiment_dir)}</dd></dl>"]
     if results.step_errors:
@@ -597,7 +607,7 @@ def _in_contract_order(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFram
 
 def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bool = False,
          baseline_note: str = "not compared with a baseline",
-         step_errors: list[str] | None = None) -> ExperimentResults:
+         step_errors: list[str] | None = None, ab_headline: str | None = None) -> ExperimentResults:
     """Read what the reports show from an experiment folder (after check and, optionally, compare)."""
     experiment_dir = files.require_dir(experiment_dir, "experiment folder")
     baseline_dir = experiment_dir / s.PLOTS_DIR / s.BASELINE_COMPARISON_DIR
@@ -622,6 +632,7 @@ def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bo
         baseline_failures=failures,
         baseline_note=baseline_note,
         step_errors=list(step_errors or []),
+        ab_headline=ab_headline,
     )
 
 

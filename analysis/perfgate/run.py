@@ -104,6 +104,8 @@ class RunOptions:
     pin_request: str  # as asked: auto, none, or the CPUs
     harness: Path | None
     fastdds_prefix: Path | None
+    # sub-experiment -> ns the echoing side busy-waits before each echo (perfgate ab --inject-delay-ns)
+    echo_delay_ns: Mapping[str, int] = field(default_factory=dict)
 
 
 def default_timeout(samples: int, warmup: int, payloads: int) -> float:
@@ -306,15 +308,17 @@ def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, d
     def security(name: str) -> list[str]:
         return ["--security-dir", str(security_dir), "--security-name", name] if security_dir else []
 
+    delay = options.echo_delay_ns.get(sub.name, 0)
+    echo_delay = ["--echo-delay-ns", str(delay)] if delay else []
     if sub.transport == "intraprocess":
-        return [ProcessSpec("both", tuple(common + ["--role", "both"] + measuring),
+        return [ProcessSpec("both", tuple(common + ["--role", "both"] + measuring + echo_delay),
                             measures=True, cpus=tuple(sorted(set(pin))) if pin else None)]
     return [
         ProcessSpec("publisher", tuple(common + ["--role", "publisher", "--subscribers", "1"] + measuring
                                        + security("publisher")),
                     measures=True, cpus=(pin[0],) if pin else None),
         ProcessSpec("subscriber", tuple(common + ["--role", "subscriber", "--subscriber-index", "0", "--echo", "on"]
-                                        + security("subscriber")),
+                                        + echo_delay + security("subscriber")),
                     measures=False, cpus=(pin[1],) if pin else None),
     ]
 

@@ -263,6 +263,7 @@ ENGINES = (ENGINE_HARNESS, ENGINE_UPSTREAM)
 # <ab dir>/metadata.json, <ab dir>/rounds/<NN>/<arm>/ (an ordinary experiment folder per arm),
 # and the verdict's files beside rounds/.
 AB_ROUNDS_DIR = "rounds"
+AB_DIR = "ab"  # inside a gate's experiment folder: the A/B against --baseline-build
 AB_ARMS = ("baseline", "candidate")
 VERDICT_CSV = "verdict.csv"
 VERDICT_PAYLOADS_CSV = "verdict_payloads.csv"

@@ -9,6 +9,7 @@ those scripts pass against the real command line.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -77,7 +78,8 @@ KNOWN_CALLS = {
     "stages", "stage", "when", "not", "triggeredBy", "steps", "script", "sh", "unstable", "error",
     "post", "always", "success", "junit", "archiveArtifacts",
 }
-PARAMETERS = {"PLATFORM", "FASTDDS_REPOSITORY", "FASTDDS_REF", "FASTDDS_PREFIX", "SAMPLES", "QUICK", "KEEP_IN_STORE"}
+PARAMETERS = {"PLATFORM", "FASTDDS_REPOSITORY", "FASTDDS_REF", "FASTDDS_PREFIX", "BASELINE_REF", "SAMPLES", "QUICK",
+              "KEEP_IN_STORE"}
 
 
 def parse(path: Path) -> subprocess.CompletedProcess:
@@ -137,6 +139,9 @@ def test_parameters(calls):
     assert declared["PLATFORM"] == "reference-x64"
     assert declared["FASTDDS_REPOSITORY"] == "https://github.com/eProsima/Fast-DDS.git"
     assert declared["FASTDDS_REF"] == "" and declared["FASTDDS_PREFIX"] == ""
+    assert declared["BASELINE_REF"] == ""  # no A/B unless asked for
+    [baseline_ref] = [c for c in calls if c["path"] == ["pipeline", "parameters"] and c["named"]["name"] == "BASELINE_REF"]
+    assert "parent" in baseline_ref["named"]["description"] and "merge-base:<ref>" in baseline_ref["named"]["description"]
 
 
 def test_no_concurrent_builds_and_a_nightly_timer(calls):
@@ -154,9 +159,12 @@ def test_no_concurrent_builds_and_a_nightly_timer(calls):
 def test_gate_results_are_published_whatever_the_verdict(calls):
     [junit] = find(calls, "junit", "stage:Gate")
     assert junit["path"][-2:] == ["post", "always"]
-    assert junit["named"]["testResults"] == "out/experiment/junit.xml"
+    # the gate's JUnit file, and the A/B's when BASELINE_REF asked for one
+    assert junit["named"]["testResults"].split(", ") == ["out/experiment/junit.xml", "out/experiment/ab/junit.xml"]
+    assert junit["named"]["allowEmptyResults"] is True
     [archive] = find(calls, "archiveArtifacts", "stage:Gate")
     assert archive["path"][-2:] == ["post", "always"]
+    # the whole experiment folder, the A/B's ab/ (report.html, verdict.csv, ...) in it
     assert "out/experiment/**" in archive["named"]["artifacts"].split(", ")
     assert [c["path"][-1] for c in find(calls, "unstable")] == ["script"]
     [history_archive] = find(calls, "archiveArtifacts", "stage:History")
@@ -192,7 +200,7 @@ def test_perfgate_options_in_the_scripts_exist(calls):
     [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
     gate_options = _options(gate_script)
     assert {"--output", "--platform", "--samples", "--quick", "--store", "--no-history", "--fastdds-prefix",
-            "--workspace"} <= gate_options
+            "--workspace", "--baseline-build"} <= gate_options
     assert sorted(o for o in gate_options if o not in _help("gate")) == []
     [history_script] = stage_scripts(calls, "History")
     history_options = _options(history_script)
@@ -204,9 +212,144 @@ def test_a_fastdds_ref_is_built_with_colcon_and_the_gate_measures_that_workspace
     [build_script] = stage_scripts(calls, "Fast DDS")
     assert 'ci/build_fastdds.sh --workspace "${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in build_script
     assert '--git-url "$FASTDDS_REPOSITORY" --commit "$FASTDDS_REF"' in build_script
-    build_options = _options(build_script)
+    # the options of every ci/build_fastdds.sh call (the script's git commands have options of their own)
+    build_options = _build_options(build_script)
+    assert build_options == {"--workspace", "--git-url", "--commit"}
     assert sorted(o for o in build_options if o not in _help("build")) == []
     # a failed build (3) is left for the gate, which reports it as the JUnit error "build"
     assert '[ "$code" -ne 3 ]' in build_script
     [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
     assert 'args+=(--workspace "${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}")' in gate_script
+
+
+def _build_options(script: str) -> set[str]:
+    """The options given to ci/build_fastdds.sh (continued lines joined), not git's."""
+    joined = re.sub(r"\\\n\s*", " ", script)
+    return {option for line in joined.splitlines() if "ci/build_fastdds.sh" in line
+            for option in _options(line.split("ci/build_fastdds.sh", 1)[1].split("||")[0])}
+
+
+# --- the A/B against a baseline build (docs/ci.md "A/B against the parent / merge base") -------------
+BASELINE_WORKSPACE = '"${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}-baseline"'
+
+
+def test_the_baseline_is_built_next_to_the_candidate_and_decides_the_gate(calls):
+    [build_script] = stage_scripts(calls, "Fast DDS")
+    assert f"--workspace {BASELINE_WORKSPACE}" in build_script
+    assert '--git-url "$FASTDDS_REPOSITORY" --commit "$commit"' in build_script
+    # after the candidate: not when its build failed (the gate reports it); a failed baseline fails (3)
+    assert build_script.index("--commit \"$FASTDDS_REF\"") < build_script.index(BASELINE_WORKSPACE)
+    assert 'if [ -n "$BASELINE_REF" ] && [ "$code" -eq 0 ]; then' in build_script
+    [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
+    assert f"args+=(--baseline-build {BASELINE_WORKSPACE})" in gate_script
+    assert 'if [ -n "$BASELINE_REF" ]; then' in gate_script
+
+
+# A Fast DDS history: main A-B-C, a branch F1-F2 off B, and (on a third branch) M merging F2 into C.
+# merge-base(F2, main) = B; the first parent of M is C.
+FAKE_BUILD = """#!/usr/bin/env bash
+echo "CCACHE_DIR=${CCACHE_DIR:-} $*" >> "$FAKE_BUILD_CALLS"
+if [[ "$*" == *-baseline* ]]; then exit "${FAKE_BASELINE_EXIT:-0}"; fi
+exit "${FAKE_CANDIDATE_EXIT:-0}"
+"""
+
+
+def _git(folder: Path, *args: str) -> str:
+    environment = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                   "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", "-C", str(folder), *args], env=environment, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def fastdds_history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    origin = tmp_path_factory.mktemp("fastdds-origin")
+    _git(origin, "init", "--quiet", "--initial-branch", "main")
+    _git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    commits = {}
+    for name in ("A", "B", "C"):
+        _git(origin, "commit", "--quiet", "--allow-empty", "-m", name)
+        commits[name] = _git(origin, "rev-parse", "HEAD")
+    _git(origin, "checkout", "--quiet", "-b", "feature", commits["B"])
+    for name in ("F1", "F2"):
+        _git(origin, "commit", "--quiet", "--allow-empty", "-m", name)
+        commits[name] = _git(origin, "rev-parse", "HEAD")
+    _git(origin, "checkout", "--quiet", "-b", "merged", commits["C"])
+    _git(origin, "merge", "--quiet", "--no-ff", "-m", "M", "feature")
+    commits["M"] = _git(origin, "rev-parse", "HEAD")
+    return origin, commits
+
+
+def run_fastdds_stage(script: str, folder: Path, origin: Path, candidate: str | None, environment: dict[str, str]):
+    """The Fast DDS stage's script on an agent where `perfgate build` checked out the candidate
+    (perfgate's own fetch_git, shallow); ci/build_fastdds.sh is a stand-in that records its calls."""
+    from perfgate.build import SOURCE_DIR, fetch_git
+
+    workspace = folder / "workspace"
+    if candidate is not None:
+        fetch_git(f"file://{origin}", candidate, workspace / "src" / SOURCE_DIR)
+    (folder / "ci").mkdir(parents=True)
+    (folder / "ci" / "build_fastdds.sh").write_text(FAKE_BUILD)
+    (folder / "ci" / "build_fastdds.sh").chmod(0o755)
+    (folder / "script.sh").write_text(script)
+    (folder / "calls").write_text("")
+    environment = {"PATH": os.environ["PATH"], "HOME": str(folder), "GIT_CONFIG_NOSYSTEM": "1",
+                   "PERFGATE_WORKSPACE": str(workspace), "FAKE_BUILD_CALLS": str(folder / "calls"),
+                   "FASTDDS_REPOSITORY": f"file://{origin}", "FASTDDS_REF": candidate or "", "FASTDDS_PREFIX": "",
+                   **environment}
+    result = subprocess.run(["bash", str(folder / "script.sh")], cwd=folder, env=environment, capture_output=True,
+                            text=True, timeout=120)
+    return result, (folder / "calls").read_text().splitlines()
+
+
+@pytest.mark.parametrize("baseline_ref, candidate, expected", [
+    ("parent", "M", "C"),  # the first parent, though the checkout held only M
+    ("merge-base:main", "F2", "B"),
+    ("{A}", "M", "A"),  # a commit of its own: given as is
+])
+def test_the_fast_dds_stage_builds_the_parent_or_merge_base(calls, fastdds_history, tmp_path, baseline_ref,
+                                                            candidate, expected):
+    origin, commits = fastdds_history
+    [script] = stage_scripts(calls, "Fast DDS")
+    result, built = run_fastdds_stage(script, tmp_path, origin, commits[candidate],
+                                      {"BASELINE_REF": baseline_ref.format(**commits)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    workspace = tmp_path / "workspace"
+    assert built == [f"CCACHE_DIR= --workspace {workspace} --git-url file://{origin} --commit {commits[candidate]}",
+                     f"CCACHE_DIR={workspace}/ccache --workspace {workspace}-baseline --git-url file://{origin} "
+                     f"--commit {commits[expected]}"]
+
+
+def test_the_fast_dds_stage_without_an_ab_or_after_a_failed_build(calls, fastdds_history, tmp_path):
+    origin, commits = fastdds_history
+    [script] = stage_scripts(calls, "Fast DDS")
+    # no BASELINE_REF: today's single build
+    result, built = run_fastdds_stage(script, tmp_path / "none", origin, commits["M"], {"BASELINE_REF": ""})
+    assert result.returncode == 0 and len(built) == 1 and "-baseline" not in built[0]
+    # the candidate did not build: left for the gate (JUnit error "build"), no baseline is built
+    result, built = run_fastdds_stage(script, tmp_path / "failed", origin, commits["M"],
+                                      {"BASELINE_REF": "parent", "FAKE_CANDIDATE_EXIT": "3"})
+    assert result.returncode == 0 and len(built) == 1
+    # the baseline did not build: the build fails (3), nothing to compare with
+    result, built = run_fastdds_stage(script, tmp_path / "baseline", origin, commits["M"],
+                                      {"BASELINE_REF": "parent", "FAKE_BASELINE_EXIT": "3"})
+    assert result.returncode == 3 and len(built) == 2
+    assert f"baseline Fast DDS: {commits['C']} (parent) did not build" in result.stderr
+
+
+def test_the_fast_dds_stage_refuses_a_baseline_it_cannot_find(calls, fastdds_history, tmp_path):
+    origin, commits = fastdds_history
+    [script] = stage_scripts(calls, "Fast DDS")
+    # a baseline needs a commit to compare: usage error (2) before anything is built
+    result, built = run_fastdds_stage(script, tmp_path / "no-ref", origin, None, {"BASELINE_REF": "parent"})
+    assert result.returncode == 2 and built == [] and "needs FASTDDS_REF" in result.stderr
+    # parent and merge-base: are found in the checkout of a FASTDDS_REF built here, not with a prefix
+    prefix = tmp_path / "prefix"
+    prefix.mkdir()
+    result, built = run_fastdds_stage(script, tmp_path / "prefix-run", origin, commits["M"],
+                                      {"BASELINE_REF": "merge-base:main", "FASTDDS_PREFIX": str(prefix)})
+    assert result.returncode == 2 and built == [] and "no FASTDDS_PREFIX" in result.stderr
+    # a baseline that cannot be fetched (3)
+    result, built = run_fastdds_stage(script, tmp_path / "unknown", origin, commits["F2"],
+                                      {"BASELINE_REF": "merge-base:no-such-branch"})
+    assert result.returncode == 3 and len(built) == 1 and "cannot fetch no-such-branch" in result.stderr

@@ -9,6 +9,7 @@ cannot pass unnoticed.
 from __future__ import annotations
 
 import fcntl
+import glob
 import os
 import re
 import shutil
@@ -304,7 +305,7 @@ def test_checkouts_leave_no_token_behind(workflows):
 
 
 # --- what each workflow does ------------------------------------------------------------------------
-def test_reusable_gate_workflow(workflows):
+def test_reusable_gate_workflow(workflows, tmp_path):
     gate = workflows["gate.yml"]
     inputs = {"platform", "fastdds-repository", "fastdds-ref", "fastdds-prefix", "samples", "quick"}
     assert inputs <= set(triggers(gate)["workflow_call"]["inputs"])
@@ -320,13 +321,210 @@ def test_reusable_gate_workflow(workflows):
     assert publish["permissions"] == {"checks": "write"}
     reporter = steps(publish)[-1]
     assert reporter["uses"].startswith("mikepenz/action-junit-report@")
-    assert reporter["with"]["report_paths"] == "report/junit.xml"
+    # The gate's junit.xml as the report artifact lays it out, and the A/B's (tested below).
+    assert "report/junit.xml" in published_junit_files(job, publish, tmp_path)
+
+
+# --- the A/B against a baseline build (docs/ci.md "A/B against the parent / merge base") -------------
+AB_REPORT_FILES = ("report.html", "report.md", "junit.xml", "verdict.csv", "verdict.json")
+
+
+def step_named(job: dict, step_id: str) -> dict:
+    [step] = [step for step in steps(job) if step.get("id") == step_id]
+    return step
+
+
+def artifact_layout(paths: list[str]) -> list[str]:
+    """Where actions/upload-artifact puts files listed one per line: relative to the folder they
+    have in common (so download-artifact's `path: report` gives report/junit.xml, report/ab/...)."""
+    root = os.path.commonpath([os.path.dirname(path) for path in paths])
+    return [os.path.relpath(path, root) for path in paths]
+
+
+def published_junit_files(gate_job: dict, publish_job: dict, scratch: Path) -> set[str]:
+    """The files of the report artifact that the publish job's report_paths glob picks up (laid out
+    in the folder scratch)."""
+    [upload] = [step for step in steps(gate_job) if step.get("name", "").startswith("Upload the report")]
+    [download] = [step for step in steps(publish_job) if step.get("uses", "").startswith("actions/download-artifact@")]
+    assert download["with"]["name"] == upload["with"]["name"]
+    folder = download["with"]["path"]
+    laid_out = {f"{folder}/{path}" for path in artifact_layout(upload["with"]["path"].split())}
+    pattern = steps(publish_job)[-1]["with"]["report_paths"]
+    # @actions/glob's `**` matches zero or more folders, as Python's recursive glob does
+    return set(glob.glob(pattern, root_dir=_tree(scratch, laid_out), recursive=True))
+
+
+def _tree(root: Path, paths: set[str]) -> Path:
+    for path in paths:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("")
+    return root
+
+
+def test_gate_takes_a_baseline_ref_for_an_ab(workflows):
+    gate = workflows["gate.yml"]
+    for trigger in ("workflow_call", "workflow_dispatch"):
+        baseline_ref = triggers(gate)[trigger]["inputs"]["baseline-ref"]
+        assert baseline_ref["type"] == "string" and baseline_ref["default"] == ""  # empty: no A/B
+        assert "parent" in baseline_ref["description"] and "merge-base:<ref>" in baseline_ref["description"]
+    job = gate["jobs"]["gate"]
+    names = [step.get("id") for step in steps(job)]
+    # the baseline is built after the candidate (whose checkout finds parent and merge base), before the gate
+    assert names.index("build") < names.index("baseline") < names.index("gate")
+    baseline = step_named(job, "baseline")
+    assert baseline["name"] == "Build the baseline Fast DDS (perfgate build)"
+    assert baseline["if"] == ("${{ inputs.baseline-ref != '' && inputs.fastdds-ref != '' "
+                              "&& steps.build.outputs.exit-code != '3' }}")
+    assert baseline["env"]["BASELINE_REF"] == "${{ inputs.baseline-ref }}"
+    run = baseline["run"]
+    assert 'workspace="$candidate-baseline"' in run and 'candidate="${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in run
+    assert "ci/build_fastdds.sh --workspace \"$workspace\"" in run
+    assert 'echo "workspace=$workspace" >> "$GITHUB_OUTPUT"' in run
+    # a failed baseline build (3) fails the job with an ::error (and is the workflow's exit code)
+    assert 'if [ "$code" -eq 3 ]; then fail ' in run and "::error title=Baseline Fast DDS::" in run
+    assert job["outputs"]["exit-code"] == "${{ steps.gate.outputs.exit-code || steps.baseline.outputs.exit-code }}"
+    # the candidate's build tells whether it failed (then the gate reports it and nothing is compared)
+    assert 'echo "exit-code=$code" >> "$GITHUB_OUTPUT"' in step_named(job, "build")["run"]
+    gate_step = step_named(job, "gate")
+    assert gate_step["env"]["BASELINE_WORKSPACE"] == "${{ steps.baseline.outputs.workspace }}"
+    assert 'args+=(--baseline-build "$BASELINE_WORKSPACE")' in gate_step["run"]
+    # fastdds-ref is required, and parent / merge-base: need its checkout (no fastdds-prefix)
+    checks = step_named(job, "fastdds")
+    assert checks["env"]["BASELINE_REF"] == "${{ inputs.baseline-ref }}"
+    assert '[ -n "$BASELINE_REF" ] && [ -z "$FASTDDS_REF" ]' in checks["run"]
+
+
+def test_gate_uploads_and_publishes_the_ab_report(workflows, tmp_path):
+    job = workflows["gate.yml"]["jobs"]["gate"]
+    [upload] = [step for step in steps(job) if step.get("name", "").startswith("Upload the report")]
+    uploaded = upload["with"]["path"].split()
+    assert uploaded[:3] == ["out/experiment/report.html", "out/experiment/report.md", "out/experiment/junit.xml"]
+    assert uploaded[3:] == [f"out/experiment/ab/{name}" for name in AB_REPORT_FILES]
+    assert artifact_layout(uploaded)[:4] == ["report.html", "report.md", "junit.xml", "ab/report.html"]
+    # one check of both JUnit files
+    publish = workflows["gate.yml"]["jobs"]["publish"]
+    assert published_junit_files(job, publish, tmp_path / "real") == {"report/junit.xml", "report/ab/junit.xml"}
+    # the layout helper and the glob can tell a wrong pattern
+    assert artifact_layout(["out/x/a.xml", "out/x/ab/b.xml"]) == ["a.xml", "ab/b.xml"]
+    wrong = {**publish, "steps": [*steps(publish)[:-1], {"with": {"report_paths": "report/*/junit.xml"}}]}
+    assert published_junit_files(job, wrong, tmp_path / "wrong") == {"report/ab/junit.xml"}
+
+
+def _build_options(script: str) -> set[str]:
+    """The options given to ci/build_fastdds.sh (continued lines joined), not git's."""
+    joined = re.sub(r"\\\n\s*", " ", script)
+    return {option for line in joined.splitlines() if "ci/build_fastdds.sh" in line
+            for option in re.findall(r"(--[a-z][a-z-]+)", line.split("ci/build_fastdds.sh", 1)[1].split("||")[0])}
+
+
+def test_baseline_build_options_exist(workflows):
+    run = step_named(workflows["gate.yml"]["jobs"]["gate"], "baseline")["run"]
+    used = _build_options(run)
+    assert used == {"--workspace", "--git-url", "--commit"}
+    usage = subprocess.run([sys.executable, "-m", "perfgate.cli", "build", "--help"], capture_output=True, text=True)
+    assert usage.returncode == 0, usage.stderr
+    assert sorted(option for option in used if option not in usage.stdout) == []
+    assert _build_options('git fetch --depth 2 origin "$head"\nci/build_fastdds.sh --workspace W \\\n  --commit C || x --y') \
+        == {"--workspace", "--commit"}
+
+
+# A Fast DDS history for the baseline step: main A-B-C, a branch F1-F2 off B, and (on a third branch)
+# M merging F2 into C. merge-base(F2, main) = B; the first parent of M is C.
+FAKE_BUILD = """#!/usr/bin/env bash
+echo "CCACHE_DIR=${CCACHE_DIR:-} $*" >> "$FAKE_BUILD_CALLS"
+if [[ "$*" == *-baseline* ]]; then exit "${FAKE_BASELINE_EXIT:-0}"; fi
+"""
+
+
+def _git(folder: Path, *args: str) -> str:
+    environment = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                   "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", "-C", str(folder), *args], env=environment, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def fastdds_history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    origin = tmp_path_factory.mktemp("fastdds-origin")
+    _git(origin, "init", "--quiet", "--initial-branch", "main")
+    _git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    commits = {}
+    for name in ("A", "B", "C"):
+        _git(origin, "commit", "--quiet", "--allow-empty", "-m", name)
+        commits[name] = _git(origin, "rev-parse", "HEAD")
+    _git(origin, "checkout", "--quiet", "-b", "feature", commits["B"])
+    for name in ("F1", "F2"):
+        _git(origin, "commit", "--quiet", "--allow-empty", "-m", name)
+        commits[name] = _git(origin, "rev-parse", "HEAD")
+    _git(origin, "checkout", "--quiet", "-b", "merged", commits["C"])
+    _git(origin, "merge", "--quiet", "--no-ff", "-m", "M", "feature")
+    commits["M"] = _git(origin, "rev-parse", "HEAD")
+    return origin, commits
+
+
+def run_baseline_step(script: str, tmp_path: Path, origin: Path, candidate: str, environment: dict[str, str]):
+    """Run a baseline script as a runner would, after `perfgate build` checked out the candidate
+    (perfgate's own fetch_git, shallow) in the workspace; ci/build_fastdds.sh is a stand-in."""
+    from perfgate.build import SOURCE_DIR, fetch_git
+
+    workspace = tmp_path / "workspace"
+    fetch_git(f"file://{origin}", candidate, workspace / "src" / SOURCE_DIR)
+    assert (workspace / "src" / SOURCE_DIR / ".git" / "shallow").is_file()
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "build_fastdds.sh").write_text(FAKE_BUILD)
+    (tmp_path / "ci" / "build_fastdds.sh").chmod(0o755)
+    (tmp_path / "script.sh").write_text(script)
+    for name in ("calls", "output"):
+        (tmp_path / name).write_text("")
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
+                   "PERFGATE_WORKSPACE": str(workspace), "FAKE_BUILD_CALLS": str(tmp_path / "calls"),
+                   "GITHUB_OUTPUT": str(tmp_path / "output"), **environment}
+    # GitHub's `run:` shell on Linux is `bash -e {0}`
+    result = subprocess.run(["bash", "-e", str(tmp_path / "script.sh")], cwd=tmp_path, env=environment,
+                            capture_output=True, text=True, timeout=120)
+    return result, (tmp_path / "calls").read_text().splitlines(), (tmp_path / "output").read_text().splitlines()
+
+
+@pytest.mark.parametrize("baseline_ref, candidate, expected", [
+    ("parent", "M", "C"),  # the first parent, though the checkout held only M
+    ("merge-base:main", "F2", "B"),
+    ("merge-base:{C}", "F2", "B"),
+    ("{A}", "M", "A"),  # a commit of its own: given as is
+])
+def test_baseline_step_builds_the_parent_or_merge_base(workflows, fastdds_history, tmp_path, baseline_ref, candidate,
+                                                       expected):
+    origin, commits = fastdds_history
+    script = step_named(workflows["gate.yml"]["jobs"]["gate"], "baseline")["run"]
+    result, calls, output = run_baseline_step(script, tmp_path, origin, commits[candidate], {
+        "BASELINE_REF": baseline_ref.format(**commits), "FASTDDS_REPOSITORY": "eProsima/Fast-DDS"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    workspace = tmp_path / "workspace"
+    assert calls == [f"CCACHE_DIR={workspace}/ccache --workspace {workspace}-baseline --git-url "
+                     f"https://github.com/eProsima/Fast-DDS.git --commit {commits[expected]}"]
+    assert output == [f"workspace={workspace}-baseline"]
+
+
+def test_a_baseline_that_does_not_build_fails_the_job(workflows, fastdds_history, tmp_path):
+    origin, commits = fastdds_history
+    script = step_named(workflows["gate.yml"]["jobs"]["gate"], "baseline")["run"]
+    result, calls, output = run_baseline_step(script, tmp_path, origin, commits["M"], {
+        "BASELINE_REF": "parent", "FASTDDS_REPOSITORY": "eProsima/Fast-DDS", "FAKE_BASELINE_EXIT": "3"})
+    assert result.returncode == 3
+    assert f"::error title=Baseline Fast DDS::the baseline {commits['C']} (parent) did not build" in result.stdout
+    assert len(calls) == 1 and output == ["exit-code=3"]
+    # a baseline that cannot be fetched: the same, before anything is built
+    (tmp_path / "unknown").mkdir()
+    result, calls, output = run_baseline_step(script, tmp_path / "unknown", origin, commits["M"], {
+        "BASELINE_REF": "merge-base:no-such-branch", "FASTDDS_REPOSITORY": "eProsima/Fast-DDS"})
+    assert result.returncode == 3 and "::error title=Baseline Fast DDS::cannot fetch no-such-branch" in result.stdout
+    assert calls == [] and output == ["exit-code=3"]
 
 
 def test_gate_options_used_by_the_workflow_exist(workflows):
     run = next(step for step in steps(workflows["gate.yml"]["jobs"]["gate"]) if step.get("id") == "gate")["run"]
     used = set(re.findall(r"(--[a-z][a-z-]+)", run))
-    assert {"--output", "--platform", "--samples", "--label", "--fastdds-prefix", "--store", "--no-history", "--quick"} <= used
+    assert {"--output", "--platform", "--samples", "--label", "--fastdds-prefix", "--store", "--no-history", "--quick",
+            "--baseline-build"} <= used
     usage = subprocess.run([sys.executable, "-m", "perfgate.cli", "gate", "--help"], capture_output=True, text=True)
     assert usage.returncode == 0, usage.stderr
     assert sorted(option for option in used if option not in usage.stdout) == []
@@ -342,6 +540,24 @@ def test_per_commit_runs_queue_without_cancelling(workflows):
     assert "matrix.platform" in group and "github.event.client_payload.fastdds_ref" in group
     assert job["with"]["keep-in-store"] is True and job["with"]["publish-check"] is True
     assert workflows["pull-request.yml"]["jobs"]["gate"]["with"]["keep-in-store"] is False
+
+
+def test_per_commit_measures_each_commit_against_its_first_parent(workflows):
+    given = workflows["per-commit.yml"]["jobs"]["gate"]["with"]
+    # the parent of the commit itself (gate.yml finds it), never the push's previous head
+    assert given["baseline-ref"] == ("${{ github.event.client_payload.fastdds_ref "
+                                     "&& !github.event.client_payload.fastdds_prefix && 'parent' || '' }}")
+    assert "github.event.before" not in str(given)
+    # a commit announced without a prefix is built (its checkout finds the parent), not the push's prefix
+    assert given["fastdds-prefix"] == ("${{ github.event.client_payload.fastdds_prefix || "
+                                       "(!github.event.client_payload.fastdds_ref && vars.PERFGATE_FASTDDS_PREFIX) || '' }}")
+
+
+def test_pull_requests_of_perfgate_have_no_fastdds_baseline(workflows):
+    # A perfgate pull request measures one Fast DDS with the pull request's perfgate: the base's sha
+    # is a perfgate commit, never a Fast DDS baseline.
+    given = workflows["pull-request.yml"]["jobs"]["gate"]["with"]
+    assert "baseline-ref" not in given and "fastdds-ref" not in given
 
 
 def test_nightly_history_is_published(workflows):

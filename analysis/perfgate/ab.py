@@ -1,0 +1,277 @@
+"""ab: measure two Fast DDS builds against each other, interleaved in rounds, and decide.
+
+In every round both arms (baseline, candidate) run every selected sub-experiment, the same
+sub-experiment back to back, so that whatever state the machine is in (another job, a CPU's
+placement, thermal state) hits both alike. The arm that goes first alternates per round and per
+sub-experiment: an order effect (a warm cache, a freshly freed port) lands on each arm equally
+often, within every round. Each arm's round is an ordinary experiment folder
+(rounds/<NN>/<arm>/: raw CSVs, summaries, metadata.json), so `perfgate verdict` can decide again
+from the stored rounds alone.
+
+An arm is `system` (the system's Fast DDS), a colcon install prefix, or a `perfgate build`
+workspace; the harness is built once per arm against that Fast DDS.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from . import __version__, files, platform_info, process
+from . import harness as native_harness
+from . import run
+from . import schema as s
+from .errors import InputError
+from .harness import HarnessPaths
+
+# 16 rounds: with 20 tests at a family-wise 2 %, one round in which one arm hit a bad machine state
+# can neither hide a regression nor fake one (see verdict.py); fewer rounds lose that.
+DEFAULT_ROUNDS = 16
+DEFAULT_SAMPLES = 1000  # per payload and round: the median and 90 % settle long before, start-up dominates
+QUICK_SAMPLES = 200
+# the fewest rounds with which 20 tests at 2 % can reject at all: every round must agree, so one bad
+# round can hide a regression here; for trying things out and the README, not for gating
+QUICK_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    name: str  # baseline | candidate
+    spec: str  # as given: system, a prefix, a workspace
+    fastdds_prefix: Path | None
+    harness: Path | None  # a workspace's own harness; None: built from native/ for the prefix
+    build_record: dict | None = None
+
+
+@dataclass(frozen=True)
+class Arm:
+    spec: ArmSpec
+    paths: HarnessPaths
+    version: str
+    echo_delay_ns: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def fastdds_metadata(self, options: run.RunOptions) -> dict:
+        if self.spec.build_record is not None:
+            from . import build
+
+            return build.fastdds_metadata(self.spec.build_record)
+        return {"version": self.version, "commit": run.fastdds_commit(options.fastdds_prefix),
+                "source": s.FASTDDS_SOURCE_SYSTEM if options.fastdds_prefix is None else s.FASTDDS_SOURCE_COLCON,
+                "prefix": str(options.fastdds_prefix) if options.fastdds_prefix is not None else "/usr"}
+
+
+# --- options --------------------------------------------------------------------------------------
+def parse_arm(name: str, spec: str) -> ArmSpec:
+    """`system`, a `perfgate build` workspace (it has perfgate-build.json), or a colcon install prefix."""
+    text = str(spec).strip()
+    if text == s.FASTDDS_SYSTEM_SPEC:
+        return ArmSpec(name, text, None, None)
+    path = Path(text)
+    if not path.is_dir():
+        raise InputError(f"--{name}: not 'system' and not a folder (a colcon install prefix or a "
+                         f"`perfgate build` workspace)", path)
+    if (path / s.BUILD_RECORD_FILE).is_file():
+        from . import build
+
+        record = build.read_record(path)
+        harness, prefix = build.harness_paths(record, path)
+        return ArmSpec(name, text, prefix.resolve(), harness.resolve(), record)
+    if not any((path / sub).is_dir() for sub in ("lib", "lib64", "share")):
+        raise InputError(f"--{name}: neither a `perfgate build` workspace ({s.BUILD_RECORD_FILE}) nor an install "
+                         f"prefix (lib/, share/)", path)
+    return ArmSpec(name, text, path.resolve(), None)
+
+
+def parse_delays(text: str | None, subs: tuple[s.SubExperiment, ...]) -> dict[str, int]:
+    """--inject-delay-ns: `D` for every sub-experiment, or `name=D,name=D` (the others get none)."""
+    if text is None or str(text).strip() == "":
+        return {}
+    delays: dict[str, int] = {}
+    names = [sub.name for sub in subs]
+    for item in str(text).split(","):
+        name, separator, value = item.strip().rpartition("=")
+        if not value.strip().isdigit():
+            raise InputError(f"--inject-delay-ns takes whole nanoseconds, D or name=D,...: {item.strip()!r}")
+        if not separator:
+            delays.update({n: int(value) for n in names})
+        elif name not in names:
+            raise InputError(f"--inject-delay-ns names {name!r}, which this A/B does not measure")
+        else:
+            delays[name] = int(value)
+    floors = [n for n, d in delays.items() if d and s.KNOWN_SUBEXPERIMENTS[n].is_floor]
+    if floors and separator:
+        raise InputError(f"--inject-delay-ns: {floors[0]} is a plain-socket floor, it has no Fast DDS echo to delay")
+    return {n: d for n, d in delays.items() if d and not s.KNOWN_SUBEXPERIMENTS[n].is_floor}
+
+
+@dataclass(frozen=True)
+class AbPlan:
+    output: Path
+    label: str
+    rounds: int
+    options: run.RunOptions  # output and Fast DDS prefix are set per arm and round
+    arms: tuple[ArmSpec, ArmSpec]
+    echo_delay_ns: dict[str, int]
+
+
+def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, payloads, pin_cpus, inject_delay_ns,
+            label=None, warmup=None, timeout=None) -> AbPlan:
+    """Validate everything before anything is built or measured (InputError: exit 2)."""
+    output = Path(output)
+    if rounds is None or rounds < 1:
+        raise InputError(f"--rounds must be at least 1, got {rounds}")
+    arms = (parse_arm(s.AB_ARMS[0], baseline), parse_arm(s.AB_ARMS[1], candidate))
+    # the ten of the contract by default: the floor measures the machine, which both arms share
+    options = run.resolve_options(output=output, samples=samples, payloads=payloads,
+                                  subexperiments=subexperiments or list(s.DEFAULT_SUBEXPERIMENT_NAMES),
+                                  label=label, warmup=warmup, harness=None, fastdds_prefix=None, pin_cpus=pin_cpus,
+                                  timeout=timeout)
+    delays = parse_delays(inject_delay_ns, options.subexperiments)
+    return AbPlan(output, options.label, int(rounds), options, arms, delays)
+
+
+# --- measuring --------------------------------------------------------------------------------------
+def prepare_arm(spec: ArmSpec, delays: dict[str, int]) -> Arm:
+    paths = (HarnessPaths(spec.harness, spec.harness.parent / native_harness.FLOOR_EXECUTABLE, spec.harness.parent)
+             if spec.harness is not None else native_harness.ensure_harness(fastdds_prefix=spec.fastdds_prefix))
+    return Arm(spec, paths, native_harness.fastdds_version(paths), delays)
+
+
+def first_arm(round_index: int, sub_index: int) -> int:
+    """0 (baseline) or 1 (candidate): alternating per round and per sub-experiment."""
+    return (round_index + sub_index) % 2
+
+
+def round_name(round_index: int, rounds: int) -> str:
+    return f"{round_index + 1:0{max(2, len(str(rounds)))}d}"
+
+
+def arm_options(plan: AbPlan, arm: Arm, round_dir: Path) -> run.RunOptions:
+    return replace(plan.options, output=round_dir / arm.name, label=f"{plan.label}-{round_dir.name}-{arm.name}",
+                   fastdds_prefix=arm.spec.fastdds_prefix, harness=arm.paths.latency, echo_delay_ns=arm.echo_delay_ns)
+
+
+def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: dict[str, str]) -> dict:
+    return {
+        s.META_LABEL: plan.label,
+        "kind": "ab",
+        s.META_CREATED: run.utc_now(),
+        "arms": {arm.name: {"spec": arm.spec.spec, s.META_FASTDDS: arm.fastdds_metadata(arm_options(plan, arm, plan.output)),
+                            "harness": str(arm.paths.latency), "injected_echo_delay_ns": arm.echo_delay_ns}
+                 for arm in arms},
+        "rounds": plan.rounds,
+        "order": "arms alternate per round and per sub-experiment; the same sub-experiment back to back",
+        s.META_SAMPLES: plan.options.samples,
+        s.META_PAYLOADS: list(plan.options.payloads),
+        "warmup": plan.options.warmup,
+        "requested_subexperiments": [sub.name for sub in plan.options.subexperiments],
+        "cpu_pinning": run.cpu_pinning_metadata(plan.options.pin_cpus, plan.options.pin_request),
+        s.META_PLATFORM: platform,
+        "load_average": {"before": run.load_average(), "after": None},
+        "environment": {"ignored": sorted(ignored), "set_for_harness": dict(run.CHILD_ENV)},
+        "perfgate_version": __version__,
+        "failures": [],
+        "finished_utc": None,
+        "interrupted": False,
+    }
+
+
+def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: dict[str, str],
+                   platform: dict) -> list[str]:
+    """Every round, every sub-experiment, both arms back to back. Returns what did not finish."""
+    failures = metadata["failures"]
+    subs = plan.options.subexperiments
+    try:
+        with run.terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="perfgate-ab-") as workdir:
+            for r in range(plan.rounds):
+                round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
+                arm_metadata = {}
+                for arm in arms:
+                    options = arm_options(plan, arm, round_dir)
+                    options.output.mkdir(parents=True, exist_ok=True)
+                    arm_metadata[arm.name] = run.initial_metadata(options, arm.paths, arm.version, platform, {},
+                                                                  metadata_run_id(metadata))
+                    arm_metadata[arm.name][s.META_FASTDDS] = arm.fastdds_metadata(options)
+                    arm_metadata[arm.name]["injected_echo_delay_ns"] = arm.echo_delay_ns
+                for i, sub in enumerate(subs):
+                    first = first_arm(r, i)
+                    for arm in (arms[first], arms[1 - first]):
+                        options = arm_options(plan, arm, round_dir)
+                        result = run.run_subexperiment(sub, options, arm.paths, environment, Path(workdir))
+                        if result.measured.frame is not None:
+                            files.write_csv(options.output / s.raw_csv_name(sub.name), result.measured.frame)
+                            files.write_csv(options.output / s.summary_csv_name(sub.name),
+                                            process.summarise(result.measured.frame))
+                        arm_metadata[arm.name][s.META_SUBEXPERIMENTS][sub.name] = result.metadata_entry()
+                        files.write_metadata(options.output, arm_metadata[arm.name])
+                        if result.outcome != s.OUTCOME_OK:
+                            failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
+                            print(f"perfgate ab: error: round {round_dir.name}, {arm.name}: {run.describe(sub)}: "
+                                  f"{result.error}", file=sys.stderr, flush=True)
+                for arm in arms:
+                    arm_metadata[arm.name]["finished_utc"] = run.utc_now()
+                    arm_metadata[arm.name]["load_average"]["after"] = run.load_average()
+                    files.write_metadata(round_dir / arm.name, arm_metadata[arm.name])
+                files.write_metadata(plan.output, metadata)
+                print(f"[round {r + 1}/{plan.rounds}] {len(subs)} sub-experiment(s) x 2 arms "
+                      f"(load {run.load_average()[0]:.2f})", flush=True)
+    except KeyboardInterrupt:
+        metadata["interrupted"] = True
+        raise
+    finally:
+        metadata["load_average"]["after"] = run.load_average()
+        metadata["finished_utc"] = run.utc_now()
+        files.write_metadata(plan.output, metadata)
+    return failures
+
+
+def metadata_run_id(metadata: dict) -> str:
+    return metadata["run_id"]
+
+
+# --- the command --------------------------------------------------------------------------------------
+def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=False, subexperiments=None,
+               payloads=None, pin_cpus=None, inject_delay_ns=None, threshold=None, alpha=None, no_plots=False,
+               label=None, warmup=None, timeout=None) -> int:
+    from . import ab_report
+
+    rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
+    samples = samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
+    plan = plan_ab(output=output, baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
+                   subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
+                   inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout)
+    ab_report.require_parameters(threshold, alpha)
+    environment, ignored = run.scrub_environment(os.environ)
+    run_id = uuid.uuid4().hex
+    environment[run.RUN_ID_ENV] = run_id
+    arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], plan.echo_delay_ns)]
+    platform = platform_info.this_machine()
+    for warning in platform["warnings"]:
+        print(f"perfgate ab: warning: {warning}", file=sys.stderr)
+    for name in ignored:
+        print(f"perfgate ab: warning: ignoring {name} (Fast DDS configuration from the environment)", file=sys.stderr)
+    pin = plan.options.pin_cpus
+    print(f"perfgate ab: {plan.rounds} rounds x {len(plan.options.subexperiments)} sub-experiment(s) x "
+          f"{len(plan.options.payloads)} payload(s), {plan.options.samples} samples; baseline {arms[0].spec.spec} "
+          f"(Fast DDS {arms[0].version}), candidate {arms[1].spec.spec} (Fast DDS {arms[1].version}); "
+          + (f"pinned publisher CPU {pin[0]}, subscriber CPU {pin[1]}" if pin else "not pinned")
+          + (f"; injected echo delay {plan.echo_delay_ns} ns" if plan.echo_delay_ns else ""), flush=True)
+    plan.output.mkdir(parents=True, exist_ok=True)
+    metadata = ab_metadata(plan, arms, platform, ignored)
+    metadata["run_id"] = run_id
+    files.write_metadata(plan.output, metadata)
+    failures = measure_rounds(plan, arms, metadata, environment, platform)
+    code = ab_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
+                                     no_plots=no_plots, program="ab")
+    if failures:
+        print(f"perfgate ab: {len(failures)} sub-experiment run(s) did not finish (see metadata.json 'failures')",
+              file=sys.stderr)
+        return code if code == s.EXIT_USAGE else s.EXIT_INCOMPLETE
+    return code

@@ -1,0 +1,275 @@
+"""ab_report: `perfgate verdict` and what it writes beside an A/B folder's rounds.
+
+verdict.csv (one row per test), verdict_payloads.csv (the drill-down, not tested), verdict.json
+(everything a program needs), junit.xml (one testcase per test), report.md (the step summary,
+answer first), report.html (self-contained, heatmap first) and plots/verdict_heatmap.png.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import files
+from . import schema as s
+from . import verdict as v
+from .ab_rounds import Rounds, read_rounds
+from .errors import InputError
+
+PASS, REGRESSION, INCOMPLETE = "PASS", "REGRESSION", "INCOMPLETE"
+
+
+def require_parameters(threshold: float | None, alpha: float | None) -> tuple[float, float]:
+    threshold = v.DEFAULT_THRESHOLD if threshold is None else float(threshold)
+    alpha = v.DEFAULT_ALPHA if alpha is None else float(alpha)
+    if not (math.isfinite(threshold) and 0 <= threshold < 1):
+        raise InputError(f"--threshold is a fraction from 0 to below 1 (0.01 = 1 %), got {threshold}")
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha is a probability between 0 and 1, got {alpha}")
+    return threshold, alpha
+
+
+@dataclass(frozen=True)
+class VerdictReport:
+    ab_dir: Path
+    rounds: Rounds
+    decision: v.Decision
+
+    @property
+    def status(self) -> str:
+        if self.decision.too_few_rounds:
+            return INCOMPLETE
+        return REGRESSION if not self.decision.failed.empty else PASS
+
+    @property
+    def exit_code(self) -> int:
+        return {PASS: s.EXIT_OK, REGRESSION: s.EXIT_REGRESSION, INCOMPLETE: s.EXIT_INCOMPLETE}[self.status]
+
+    def headline(self) -> str:
+        d, table = self.decision, self.decision.table
+        tests = f"{len(table)} tests ({len(self.rounds.subexperiments)} sub-experiment(s) x " \
+                f"{'/'.join(v.TESTED_STATISTICS)})"
+        parts = []
+        if not d.failed.empty:
+            worst = d.failed.sort_values(v.LOWER_BOUND, ascending=False).iloc[0]
+            parts.append(f"{len(d.failed)} of {tests} failed; worst {worst[s.EXPERIMENT_TYPE]} {worst[v.STATISTIC]} "
+                         f"{_ratio(worst[v.RATIO])} (lower bound {_ratio(worst[v.LOWER_BOUND])})")
+        else:
+            parts.append(f"no regression above +{d.threshold:.1%} in {tests}")
+        if d.too_few_rounds:
+            few = ", ".join(f"{sub} ({n})" for sub, n in d.too_few_rounds.items())
+            parts.append(f"too few usable rounds for {few}: a test needs at least {d.rounds_needed} to ever reject "
+                         f"at family-wise {d.alpha:g}")
+        return f"{self.status}: " + "; ".join(parts)
+
+
+def _ratio(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.3f}x"
+
+
+def _percent(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{(value - 1) * 100:+.1f} %"
+
+
+# --- the files -------------------------------------------------------------------------------------
+def verdict_csv(table: pd.DataFrame, columns) -> pd.DataFrame:
+    out = table.loc[:, list(columns)].copy()
+    for column in (v.RATIO, v.LOWER_BOUND):
+        out[column] = out[column].map(lambda x: f"{x:.3f}" if math.isfinite(x) else "")
+    for column in (v.P_VALUE, v.ADJUSTED_P):
+        if column in out:
+            out[column] = out[column].map(lambda x: f"{x:.6g}")
+    return out
+
+
+def ordered_for_reading(table: pd.DataFrame) -> pd.DataFrame:
+    """Failed first (largest lower bound first), then the rest in contract order."""
+    failed = table[table[s.STATUS] == s.FAILED].sort_values(v.LOWER_BOUND, ascending=False)
+    return pd.concat([failed, table[table[s.STATUS] != s.FAILED]])
+
+
+def verdict_json(report: VerdictReport) -> dict:
+    d = report.decision
+    meta = report.rounds.metadata or {}
+
+    def rows(frame: pd.DataFrame) -> list[dict]:
+        return [{"subexperiment": r[s.EXPERIMENT_TYPE], "statistic": r[v.STATISTIC], "ratio": round(r[v.RATIO], 6),
+                 "lower_bound": round(r[v.LOWER_BOUND], 6), "p_value": r[v.P_VALUE], "adjusted_p_value": r[v.ADJUSTED_P],
+                 "rounds": int(r[v.ROUNDS])} for _, r in frame.iterrows()]
+
+    return {
+        "status": report.status, "exit_code": report.exit_code, "headline": report.headline(),
+        "method": "exact one-sided sign test on per-round mean log ratios, Holm over all tests",
+        "threshold": d.threshold, "alpha": d.alpha, "tests": len(d.table), "rounds_needed": d.rounds_needed,
+        "rounds": report.rounds.round_names, "too_few_rounds": d.too_few_rounds,
+        "smallest_detectable_change": {k: (round(x, 4) if math.isfinite(x) else None)
+                                       for k, x in d.smallest_detectable.items()},
+        "failed": rows(d.failed), "improved": rows(d.table[d.table[v.IMPROVED]]),
+        "arms": meta.get("arms"), "cpu_pinning": meta.get("cpu_pinning"), "samples": meta.get(s.META_SAMPLES),
+        "load_average": meta.get("load_average"),
+    }
+
+
+def junit_xml(report: VerdictReport) -> str:
+    d = report.decision
+    suite = ET.Element("testsuite", name="ab_verdict", tests=str(len(d.table)), failures=str(len(d.failed)),
+                       errors=str(len(d.too_few_rounds)), skipped="0")
+    for _, row in d.table.iterrows():
+        case = ET.SubElement(suite, "testcase", classname=row[s.EXPERIMENT_TYPE],
+                             name=f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]} vs baseline")
+        summary = (f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]}: candidate {_ratio(row[v.RATIO])} the baseline "
+                   f"(lower bound {_ratio(row[v.LOWER_BOUND])}, threshold {1 + d.threshold:.3f}x), "
+                   f"p = {row[v.P_VALUE]:.3g}, Holm-adjusted {row[v.ADJUSTED_P]:.3g}, {row[v.ROUNDS]} rounds")
+        if row[s.EXPERIMENT_TYPE] in d.too_few_rounds:
+            ET.SubElement(case, "error", type="too_few_rounds", message=summary).text = report.headline()
+        elif row[s.STATUS] == s.FAILED:
+            ET.SubElement(case, "failure", type="regression", message=summary).text = summary
+        else:
+            ET.SubElement(case, "system-out").text = summary
+    root = ET.Element("testsuites", name="perfgate ab", tests=suite.get("tests"), failures=suite.get("failures"),
+                      errors=suite.get("errors"))
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def heatmap_frame(decision: v.Decision, subs: list[str]) -> tuple[pd.DataFrame, set[tuple[str, int]]]:
+    medians = decision.payloads[decision.payloads[v.STATISTIC] == s.MEDIAN]
+    changes = medians.pivot(index=s.EXPERIMENT_TYPE, columns=s.BYTES, values=v.RATIO).reindex(subs)
+    significant = {(r[s.EXPERIMENT_TYPE], int(r[s.BYTES])) for _, r in medians.iterrows()
+                   if r[v.LOWER_BOUND] > 1 + decision.threshold}
+    return (changes - 1) * 100, significant
+
+
+# --- the readers' views ------------------------------------------------------------------------------
+def setting_lines(report: VerdictReport) -> list[str]:
+    meta, d = report.rounds.metadata or {}, report.decision
+    pin = meta.get("cpu_pinning") or {}
+    arms = meta.get("arms") or {}
+    pinning = (f"pinned (publisher CPU {pin.get('publisher_cpu')}, subscriber CPU {pin.get('subscriber_cpu')})"
+               if pin.get("pinned") else "not pinned" if pin else "pinning not recorded")
+    detectable = [x for x in d.smallest_detectable.values() if math.isfinite(x)]
+    lines = [f"{len(report.rounds.round_names)} rounds ({d.rounds_needed} needed to ever reject), "
+             f"{meta.get(s.META_SAMPLES, '?')} samples per payload, {pinning}, "
+             f"load {((meta.get('load_average') or {}).get('before') or ['?'])[0]} before",
+             f"threshold +{d.threshold:.1%}, family-wise false-alarm level {d.alpha:g} (Holm over {len(d.table)} tests)"]
+    if detectable:
+        lines.append(f"smallest slow-down these rounds detect with 95 % power: +{min(detectable):.1%} "
+                     f"(best sub-experiment) to +{max(detectable):.1%} (noisiest)")
+    for name in s.AB_ARMS:
+        arm = arms.get(name) or {}
+        fastdds = arm.get(s.META_FASTDDS) or {}
+        delay = arm.get("injected_echo_delay_ns") or {}
+        lines.append(f"{name}: {arm.get('spec', '?')} (Fast DDS {fastdds.get('version', '?')}"
+                     + (f", commit {str(fastdds['commit'])[:12]}" if fastdds.get("commit") else "") + ")"
+                     + (f", injected echo delay {delay} ns" if delay else ""))
+    return lines
+
+
+TABLE_HEADERS = ("Sub-experiment", "Statistic", "Change", "Ratio", "Lower bound", "p (Holm)", "Rounds", "Status")
+
+
+def table_cells(row: pd.Series) -> list[str]:
+    status = row[s.STATUS] + (" (improved)" if row[v.IMPROVED] else "")
+    return [row[s.EXPERIMENT_TYPE], row[v.STATISTIC], _percent(row[v.RATIO]), _ratio(row[v.RATIO]),
+            _ratio(row[v.LOWER_BOUND]), f"{row[v.ADJUSTED_P]:.3g}", str(row[v.ROUNDS]), status]
+
+
+def markdown(report: VerdictReport) -> str:
+    def cell(text: str) -> str:
+        return html.escape(str(text), quote=False).replace("|", "\\|").replace("`", "\\`")
+
+    lines = [f"## perfgate A/B verdict: **{report.status}**", "", cell(report.headline()), ""]
+    lines += [f"- {cell(line)}" for line in setting_lines(report)] + [""]
+    lines += ["| " + " | ".join(TABLE_HEADERS) + " |", "|" + "---|" * len(TABLE_HEADERS)]
+    lines += ["| " + " | ".join(cell(c) for c in table_cells(r)) + " |"
+              for _, r in ordered_for_reading(report.decision.table).iterrows()]
+    return "\n".join(lines) + "\n"
+
+
+def html_page(report: VerdictReport, heatmap_uri: str | None) -> str:
+    e = html.escape
+    table = ordered_for_reading(report.decision.table)
+    head = "".join(f"<th>{e(h)}</th>" for h in TABLE_HEADERS)
+    body = "".join(f'<tr class="{e(r[s.STATUS])}">' + "".join(f"<td>{e(c)}</td>" for c in table_cells(r)) + "</tr>"
+                   for _, r in table.iterrows())
+    drill = report.decision.payloads
+    drill_rows = "".join(f"<tr><td>{e(r[s.EXPERIMENT_TYPE])}</td><td>{e(r[v.STATISTIC])}</td><td>{int(r[s.BYTES])}</td>"
+                         f"<td>{e(_percent(r[v.RATIO]))}</td><td>{e(_ratio(r[v.LOWER_BOUND]))}</td></tr>"
+                         for _, r in drill.iterrows())
+    picture = f'<img alt="change of the median per sub-experiment and payload" src="{heatmap_uri}">' if heatmap_uri else ""
+    colour = {"PASS": "#2ca02c", "REGRESSION": "#d62728"}.get(report.status, "#b8860b")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>perfgate A/B verdict: {e(report.status)}</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1300px}}h1{{color:{colour}}}
+table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}
+td:first-child,td:nth-child(2),th{{text-align:left}}tr.failed td{{background:#fde0e0}}img{{max-width:100%}}</style>
+</head><body>
+<h1>perfgate A/B verdict: {e(report.status)}</h1>
+<p>{e(report.headline())}</p>
+<ul>{"".join(f"<li>{e(line)}</li>" for line in setting_lines(report))}</ul>
+{picture}
+<h2>Tests</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+<details><summary>Per payload (drill-down, not tested)</summary>
+<table><thead><tr><th>Sub-experiment</th><th>Statistic</th><th>Bytes</th><th>Change</th><th>Lower bound</th></tr></thead>
+<tbody>{drill_rows}</tbody></table></details>
+</body></html>
+"""
+
+
+# --- the command ------------------------------------------------------------------------------------
+def write_outputs(report: VerdictReport, plots: bool) -> None:
+    ab_dir, d = report.ab_dir, report.decision
+    files.write_csv(ab_dir / s.VERDICT_CSV, verdict_csv(d.table, v.VERDICT_COLUMNS))
+    files.write_csv(ab_dir / s.VERDICT_PAYLOADS_CSV, verdict_csv(d.payloads, v.PAYLOAD_COLUMNS))
+    files.write_text(ab_dir / s.VERDICT_JSON, json.dumps(verdict_json(report), indent=2, default=_json_value) + "\n")
+    files.write_text(ab_dir / s.JUNIT_FILE, junit_xml(report))
+    files.write_text(ab_dir / s.REPORT_MARKDOWN, markdown(report))
+    heatmap_uri = None
+    if plots:
+        from .plotting.verdict_plots import draw_heatmap
+        from .report import embedded_images
+
+        changes, significant = heatmap_frame(d, report.rounds.subexperiments)
+        path = ab_dir / s.PLOTS_DIR / s.VERDICT_HEATMAP_PNG
+        path.parent.mkdir(parents=True, exist_ok=True)
+        draw_heatmap(changes, set(d.failed[s.EXPERIMENT_TYPE]), significant, path,
+                     f"Median, candidate vs baseline: {report.status}")
+        heatmap_uri = embedded_images(path.parent).get(path)
+    files.write_text(ab_dir / s.REPORT_HTML, html_page(report, heatmap_uri))
+
+
+def _json_value(value):
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON: {type(value)}")
+
+
+def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False, program="verdict") -> int:
+    threshold, alpha = require_parameters(threshold, alpha)
+    rounds = read_rounds(Path(ab_directory))
+    ratios = v.log_ratios(rounds.table)
+    decision = v.decide(ratios, threshold=threshold, alpha=alpha, order=rounds.subexperiments)
+    report = VerdictReport(Path(ab_directory), rounds, decision)
+    write_outputs(report, plots=not no_plots)
+    for _, row in ordered_for_reading(decision.table).iterrows():
+        if row[s.STATUS] == s.FAILED or row[v.IMPROVED]:
+            what = f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]} {_percent(row[v.RATIO])} (ratio {_ratio(row[v.RATIO])}"
+            if row[s.STATUS] == s.FAILED:
+                print(f"perfgate {program}: REGRESSION: {what}, lower bound {_ratio(row[v.LOWER_BOUND])}, "
+                      f"Holm p {row[v.ADJUSTED_P]:.3g})")
+            else:
+                print(f"perfgate {program}: improved: {what})")
+    for line in setting_lines(report)[:3]:
+        print(f"perfgate {program}: {line}")
+    print(f"perfgate {program}: {report.headline()}")
+    print(f"perfgate {program}: report {(Path(ab_directory) / s.REPORT_HTML).resolve()}")
+    if report.status == INCOMPLETE:
+        print(f"perfgate {program}: error: {report.headline()}", file=sys.stderr)
+    return report.exit_code
