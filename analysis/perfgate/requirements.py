@@ -125,11 +125,15 @@ def provenance(experiments: list[ex.Experiment], percentile: float, margin: floa
                  if e.metadata and isinstance(e.metadata.get(s.META_PLATFORM), dict)]
     harnesses = sorted({json.dumps(e.metadata.get(s.META_HARNESS), sort_keys=True) for e in experiments
                         if e.metadata and e.metadata.get(s.META_HARNESS)})
+    # requirements only hold for runs placed on the CPUs as these were (pinned runs differ several-fold)
+    pinnings = sorted({json.dumps(e.metadata.get("cpu_pinning"), sort_keys=True) for e in experiments
+                       if e.metadata and e.metadata.get("cpu_pinning")})
     return {
         "requirements_file": requirements_csv.name,
         "derived_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "fastdds": experiments[0].metadata.get(s.META_FASTDDS) if experiments[0].metadata else None,
         "harness": [json.loads(h) for h in harnesses],
+        "cpu_pinning": [json.loads(p) for p in pinnings],
         "runs": len(experiments),
         "experiments": [e.path.name for e in experiments],
         "percentile": percentile,

@@ -73,6 +73,7 @@ def test_command_writes_csv_and_provenance(tmp_path, capsys):
     record = json.loads((tmp_path / "out" / "platform-a_provenance.json").read_text())
     assert record["runs"] == 3 and record["percentile"] == 99.0 and record["commits"] == ["c0ffee"]
     assert record["platform"]["id"] == "platform-a" and record["latency_definition"] == s.ROUND_TRIP
+    assert record["cpu_pinning"] == []  # these runs recorded no placement
     alarms = record["expected_false_alarms"]
     assert alarms["failed_checks_per_unchanged_run"] == 0.667
     assert alarms["unchanged_runs_failing_gate_fraction"] == 0.333
