@@ -57,14 +57,16 @@ class Arm:
     def name(self) -> str:
         return self.spec.name
 
-    def fastdds_metadata(self, options: run.RunOptions) -> dict:
+    def fastdds_metadata(self) -> dict:
+        """The `fastdds` part of metadata.json, as `perfgate run` writes it for this Fast DDS."""
         if self.spec.build_record is not None:
             from . import build
 
             return build.fastdds_metadata(self.spec.build_record)
-        return {"version": self.version, "commit": run.fastdds_commit(options.fastdds_prefix),
-                "source": s.FASTDDS_SOURCE_SYSTEM if options.fastdds_prefix is None else s.FASTDDS_SOURCE_COLCON,
-                "prefix": str(options.fastdds_prefix) if options.fastdds_prefix is not None else "/usr"}
+        prefix = self.spec.fastdds_prefix
+        return {"version": self.version, "commit": run.fastdds_commit(prefix),
+                "source": s.FASTDDS_SOURCE_SYSTEM if prefix is None else s.FASTDDS_SOURCE_COLCON,
+                "prefix": str(prefix) if prefix is not None else "/usr"}
 
 
 # --- options --------------------------------------------------------------------------------------
@@ -90,25 +92,25 @@ def parse_arm(name: str, spec: str) -> ArmSpec:
 
 
 def parse_delays(text: str | None, subs: tuple[s.SubExperiment, ...]) -> dict[str, int]:
-    """--inject-delay-ns: `D` for every sub-experiment, or `name=D,name=D` (the others get none)."""
+    """--inject-delay-ns: `D` for every sub-experiment, or `name=D,name=D` (the others get none).
+    Floors are plain sockets with no Fast DDS echo: `D` leaves them out, naming one is an error."""
     if text is None or str(text).strip() == "":
         return {}
     delays: dict[str, int] = {}
-    names = [sub.name for sub in subs]
+    by_name = {sub.name: sub for sub in subs}
     for item in str(text).split(","):
         name, separator, value = item.strip().rpartition("=")
         if not value.strip().isdigit():
             raise InputError(f"--inject-delay-ns takes whole nanoseconds, D or name=D,...: {item.strip()!r}")
         if not separator:
-            delays.update({n: int(value) for n in names})
-        elif name not in names:
+            delays.update({n: int(value) for n, sub in by_name.items() if not sub.is_floor})
+        elif name not in by_name:
             raise InputError(f"--inject-delay-ns names {name!r}, which this A/B does not measure")
+        elif by_name[name].is_floor:
+            raise InputError(f"--inject-delay-ns: {name} is a plain-socket floor, it has no Fast DDS echo to delay")
         else:
             delays[name] = int(value)
-    floors = [n for n, d in delays.items() if d and s.KNOWN_SUBEXPERIMENTS[n].is_floor]
-    if floors and separator:
-        raise InputError(f"--inject-delay-ns: {floors[0]} is a plain-socket floor, it has no Fast DDS echo to delay")
-    return {n: d for n, d in delays.items() if d and not s.KNOWN_SUBEXPERIMENTS[n].is_floor}
+    return {n: d for n, d in delays.items() if d}
 
 
 @dataclass(frozen=True)
@@ -158,12 +160,12 @@ def arm_options(plan: AbPlan, arm: Arm, round_dir: Path) -> run.RunOptions:
                    fastdds_prefix=arm.spec.fastdds_prefix, harness=arm.paths.latency, echo_delay_ns=arm.echo_delay_ns)
 
 
-def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: dict[str, str]) -> dict:
+def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: dict[str, str], run_id: str) -> dict:
     return {
         s.META_LABEL: plan.label,
         "kind": "ab",
         s.META_CREATED: run.utc_now(),
-        "arms": {arm.name: {"spec": arm.spec.spec, s.META_FASTDDS: arm.fastdds_metadata(arm_options(plan, arm, plan.output)),
+        "arms": {arm.name: {"spec": arm.spec.spec, s.META_FASTDDS: arm.fastdds_metadata(),
                             "harness": str(arm.paths.latency), "injected_echo_delay_ns": arm.echo_delay_ns}
                  for arm in arms},
         "rounds": plan.rounds,
@@ -178,6 +180,7 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: dict[str
         "environment": {"ignored": sorted(ignored), "set_for_harness": dict(run.CHILD_ENV)},
         "perfgate_version": __version__,
         "failures": [],
+        "run_id": run_id,
         "finished_utc": None,
         "interrupted": False,
     }
@@ -197,8 +200,8 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
                     options = arm_options(plan, arm, round_dir)
                     options.output.mkdir(parents=True, exist_ok=True)
                     arm_metadata[arm.name] = run.initial_metadata(options, arm.paths, arm.version, platform, {},
-                                                                  metadata_run_id(metadata))
-                    arm_metadata[arm.name][s.META_FASTDDS] = arm.fastdds_metadata(options)
+                                                                  metadata["run_id"])
+                    arm_metadata[arm.name][s.META_FASTDDS] = arm.fastdds_metadata()
                     arm_metadata[arm.name]["injected_echo_delay_ns"] = arm.echo_delay_ns
                 for i, sub in enumerate(subs):
                     first = first_arm(r, i)
@@ -232,10 +235,6 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
     return failures
 
 
-def metadata_run_id(metadata: dict) -> str:
-    return metadata["run_id"]
-
-
 # --- the command --------------------------------------------------------------------------------------
 def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=False, subexperiments=None,
                payloads=None, pin_cpus=None, inject_delay_ns=None, threshold=None, alpha=None, no_plots=False,
@@ -264,8 +263,7 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
           + (f"pinned publisher CPU {pin[0]}, subscriber CPU {pin[1]}" if pin else "not pinned")
           + (f"; injected echo delay {plan.echo_delay_ns} ns" if plan.echo_delay_ns else ""), flush=True)
     plan.output.mkdir(parents=True, exist_ok=True)
-    metadata = ab_metadata(plan, arms, platform, ignored)
-    metadata["run_id"] = run_id
+    metadata = ab_metadata(plan, arms, platform, ignored, run_id)
     files.write_metadata(plan.output, metadata)
     failures = measure_rounds(plan, arms, metadata, environment, platform)
     code = ab_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,

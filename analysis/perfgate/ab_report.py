@@ -155,14 +155,18 @@ def setting_lines(report: VerdictReport) -> list[str]:
     pinning = (f"pinned (publisher CPU {pin.get('publisher_cpu')}, subscriber CPU {pin.get('subscriber_cpu')})"
                if pin.get("pinned") else "not pinned" if pin else "pinning not recorded")
     detectable = [x for x in d.smallest_detectable.values() if math.isfinite(x)]
-    lines = [f"{len(report.rounds.round_names)} rounds ({d.rounds_needed} needed to ever reject), "
-             f"{meta.get(s.META_SAMPLES, '?')} samples per payload, {pinning}, "
-             f"load {((meta.get('load_average') or {}).get('before') or ['?'])[0]} before",
+    rounds = f"{len(report.rounds.round_names)} rounds ({d.rounds_needed} needed to ever reject)"
+    if meta:
+        load = ((meta.get("load_average") or {}).get("before") or ["?"])[0]
+        rounds += f", {meta.get(s.META_SAMPLES, '?')} samples per payload, {pinning}, load {load} before"
+    else:
+        rounds += f"; no {s.METADATA_FILE} beside the rounds: arms, samples and pinning not recorded"
+    lines = [rounds,
              f"threshold +{d.threshold:.1%}, family-wise false-alarm level {d.alpha:g} (Holm over {len(d.table)} tests)"]
     if detectable:
         lines.append(f"smallest slow-down these rounds detect with 95 % power: +{min(detectable):.1%} "
                      f"(best sub-experiment) to +{max(detectable):.1%} (noisiest)")
-    for name in s.AB_ARMS:
+    for name in s.AB_ARMS if arms else ():
         arm = arms.get(name) or {}
         fastdds = arm.get(s.META_FASTDDS) or {}
         delay = arm.get("injected_echo_delay_ns") or {}

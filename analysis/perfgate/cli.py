@@ -246,7 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
     _option(build, "--workspace", required=True, metavar="WS", help="colcon workspace, kept between builds")
     _option(build, "--source", default=None, metavar="DIR", help="a local Fast DDS source folder (mirrored into WS)")
     _option(build, "--git-url", default=None, metavar="URL", help="a Fast DDS repository (with --commit)")
-    _option(build, "--commit", default=None, metavar="REF", help="the commit (or tag, branch) of --git-url to build")
+    _option(build, "--commit", default=None, metavar="REF",
+            help="what of --git-url to build: a commit, tag or branch; parent:<rev> (the first parent of <rev>); "
+                 "merge-base:<rev>,<other> (where <rev> branched off <other>)")
     _option(build, "--fastcdr-source", default=None, metavar="DIR",
             help="build Fast CDR from this source (default: the system's, when its major version fits)")
     _option(build, "--foonathan-memory-source", default=None, metavar="DIR",

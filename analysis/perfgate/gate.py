@@ -283,6 +283,20 @@ def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | N
     return str(record["headline"]) if record and "headline" in record else None
 
 
+def ab_annotations(ab_dir: Path) -> list[str]:
+    """One `::error` per failed A/B test: no file or line (the regression is in Fast DDS, not in a
+    file of this repository), the sub-experiment and statistic in the title."""
+    record = files.read_json_object(ab_dir / s.VERDICT_JSON, "A/B verdict")
+    lines = []
+    for failed in (record or {}).get("failed", []):
+        title = report.escape_command_property(f"perfgate A/B: {failed['subexperiment']} {failed['statistic']}")
+        text = (f"{failed['subexperiment']} {failed['statistic']}: candidate {failed['ratio']:.3f}x the baseline "
+                f"(lower bound {failed['lower_bound']:.3f}x), Holm-adjusted p {failed['adjusted_p_value']:.3g}, "
+                f"{failed['rounds']} rounds")
+        lines.append(f"::error title={title}::{report.escape_command_data(text)}")
+    return lines
+
+
 def final_exit_code(verdict: report.Verdict, step_codes: dict[str, int]) -> int:
     """The most severe of the report's verdict and the steps' own exit codes (2 over 3 over 1 over 0)."""
     codes = [verdict.exit_code] + [code for code in step_codes.values() if code in SEVERITY]
@@ -314,7 +328,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                      this_platform_id=this_machine().get(s.META_PLATFORM_ID), now=datetime.now(timezone.utc))
     print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "
-          + (f"results store {plan.store}" if plan.store else "not added to a results store"))
+          + (f"results store {plan.store}" if plan.store else "not added to a results store")
+          + (f"; A/B against {plan.baseline_build} decides" if plan.baseline_build else ""))
     if plan.unrequested:
         print(f"perfgate gate: note: the requirements also ask for {len(plan.unrequested)} result(s) this run does "
               f"not measure (e.g. {plan.unrequested[0]}); they will be reported missing (exit 3)", file=sys.stderr)
@@ -333,6 +348,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
         from .junit import annotation_path  # the same path the JUnit testcases carry
 
         for line in report.annotations(results, annotation_path(plan.requirements)):
+            print(line)
+        for line in ab_annotations(plan.output / s.AB_DIR):
             print(line)
     verdict = report.verdict(results)
     code = final_exit_code(verdict, steps.codes)

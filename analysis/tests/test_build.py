@@ -18,7 +18,7 @@ from junitparser import Error, JUnitXml
 
 from perfgate import build, files
 from perfgate import schema as s
-from perfgate.errors import InputError
+from perfgate.errors import IncompleteError, InputError
 
 PACKAGE_XML = """<?xml version="1.0"?>
 <package format="3">
@@ -184,6 +184,130 @@ def test_git_checkout_of_a_commit_keeps_unchanged_files(tmp_path):
     assert (checkout / "other.cpp").stat().st_mtime_ns == untouched
     assert build.local_commit(checkout) == (second, False)
     assert build.local_commit(tmp_path) == (None, None)
+
+
+# --- which commit: parent:<rev> and merge-base:<rev>,<other> ------------------------------------------
+# main R-A-B-C (R the root), feature F1-F2-F3 off A, and on the branch merged M = C merging F3:
+# the first parent of M is C (its second F3); merge-base(F3, C) = A, three commits back from F3.
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> tuple[str, Path, dict[str, str]]:
+    origin = tmp_path_factory.mktemp("history")
+    git("init", "-q", "--initial-branch", "main", cwd=origin)
+    commits = {}
+
+    def commit(name: str) -> None:
+        git("commit", "-q", "--allow-empty", "-m", name, cwd=origin)
+        commits[name] = git("rev-parse", "HEAD", cwd=origin)
+
+    for name in ("R", "A", "B", "C"):
+        commit(name)
+    git("checkout", "-q", "-b", "feature", commits["A"], cwd=origin)
+    for name in ("F1", "F2", "F3"):
+        commit(name)
+    git("checkout", "-q", "-b", "merged", commits["C"], cwd=origin)
+    git("merge", "-q", "--no-ff", "-m", "M", "feature", cwd=origin)
+    commits["M"] = git("rev-parse", "HEAD", cwd=origin)
+    git("checkout", "-q", "main", cwd=origin)
+    return f"file://{origin}", origin, commits
+
+
+@pytest.mark.parametrize("text, revision", [
+    ("0123abc", build.Revision("ref", ("0123abc",))),
+    ("refs/pull/7/head", build.Revision("ref", ("refs/pull/7/head",))),
+    ("parent:v2.9.1", build.Revision("parent", ("v2.9.1",))),
+    ("merge-base:0123abc,main", build.Revision("merge-base", ("0123abc", "main"))),
+])
+def test_commit_forms_parse(text, revision):
+    assert build.parse_revision(text) == revision
+
+
+@pytest.mark.parametrize("form, in_origin, name", [
+    ("parent:{C}", ["rev-parse", "{C}^"], "B"),
+    ("parent:{M}", ["rev-parse", "{M}^1"], "C"),  # a merge: its first parent (its second is F3)
+    ("parent:merged", ["rev-parse", "merged^1"], "C"),  # a branch: its head's
+    ("merge-base:{F3},main", ["merge-base", "{F3}", "main"], "A"),
+    ("merge-base:feature,{C}", ["merge-base", "feature", "{C}"], "A"),
+    ("{B}", ["rev-parse", "{B}"], "B"),
+])
+def test_parent_and_merge_base_resolve_in_a_shallow_checkout(history, tmp_path, form, in_origin, name):
+    url, origin, commits = history
+    expected = git(*[arg.format(**commits) for arg in in_origin], cwd=origin)
+    assert expected == commits[name]
+    checkout = tmp_path / "ws" / "src" / "fastdds"
+    assert build.fetch_git(url, form.format(**commits), checkout) == expected
+    assert git("rev-parse", "HEAD", cwd=checkout) == expected
+    if not form.startswith("merge-base:"):  # (which fetches 100 commits deep: all of this small history)
+        assert (checkout / ".git" / "shallow").is_file()  # only the history needed was fetched
+
+
+def test_merge_base_deepens_a_shallow_fetch_until_the_histories_meet(history, tmp_path):
+    url, origin, commits = history
+    base = git("merge-base", commits["F3"], commits["C"], cwd=origin)
+    assert base == commits["A"]  # F3 -> F2 -> F1 -> A: three commits back
+    shallow = tmp_path / "shallow"
+    build.init_checkout(url, shallow)
+    with pytest.raises(IncompleteError, match=f"merge-base:{commits['F3']},main: no merge base of {commits['F3']} "
+                                              f"and {commits['C']} within 2 commits"):
+        build.merge_base(shallow, url, commits["F3"], "main", depths=(1, 2))
+    # two commits deep, F3's history stops at F2 (its parent F1 left out), and C's at B
+    assert set((shallow / ".git" / "shallow").read_text().split()) == {commits["F2"], commits["B"]}
+    # three commits deep is not enough either (F3's history stops at F1)...
+    build.init_checkout(url, tmp_path / "three")
+    with pytest.raises(IncompleteError, match="within 3 commits"):
+        build.merge_base(tmp_path / "three", url, commits["F3"], "main", depths=(3,))
+    # ... so the search goes deeper until four commits reach A from F3
+    deeper = tmp_path / "deeper"
+    build.init_checkout(url, deeper)
+    assert build.merge_base(deeper, url, commits["F3"], "main", depths=(1, 2, 3, 4)) == base
+
+
+def test_the_build_record_keeps_what_was_asked_and_the_commit(history, tmp_path, capsys):
+    url, origin, commits = history
+    origin_record = build.prepare_sources(tmp_path / "ws", None, url, f"parent:{commits['M']}", {})
+    assert origin_record["requested_ref"] == f"parent:{commits['M']}"
+    assert origin_record["commit"] == commits["C"] == git("rev-parse", f"{commits['M']}^1", cwd=origin)
+    assert (origin_record["kind"], origin_record["repository"]) == ("git", url)
+    assert f"perfgate build: --commit parent:{commits['M']} is {commits['C']}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("form, message", [
+    ("parent:{R}", "parent:{R}: {R} has no parent (a root commit)"),
+    ("merge-base:{F3},no-such-branch", "cannot fetch no-such-branch from {url}: fatal: couldn't find remote ref "
+                                       "no-such-branch"),
+    ("parent:no-such-branch", "cannot fetch no-such-branch from {url}: fatal: couldn't find remote ref no-such-branch"),
+])
+def test_a_commit_that_cannot_be_found_exits_3_in_one_line(history, tmp_path, form, message):
+    url, origin, commits = history
+    workspace = tmp_path / "ws"
+    done = perfgate("build", "--workspace", str(workspace), "--git-url", url, "--commit", form.format(**commits))
+    assert done.returncode == s.EXIT_INCOMPLETE
+    assert done.stderr.strip().splitlines() == [
+        f"perfgate build: error: {workspace}/src/fastdds: {message.format(url=url, **commits)}"]
+    record = build.read_record(workspace)  # a failed build's record: what was asked, why it failed
+    assert record["status"] == s.BUILD_FAILED and record["error"] == message.format(url=url, **commits)
+    assert record["fastdds"]["requested_ref"] == form.format(**commits)
+    assert not (workspace / "build").exists()  # nothing was compiled
+
+
+@pytest.mark.parametrize("form, message", [
+    ("parent:", "--commit 'parent:' is not parent:<rev>"),
+    ("merge-base:{F3}", "--commit 'merge-base:{F3}' is not merge-base:<rev>,<other>"),
+    ("merge-base:{F3},", "is not merge-base:<rev>,<other>"),
+    ("merge-base:a,b,c", "is not merge-base:<rev>,<other>"),
+    ("HEAD~1", "--commit 'HEAD~1' is not a commit, tag or branch, parent:<rev> or merge-base:<rev>,<other>"),
+    ("main:refs/heads/x", "is not a commit, tag or branch"),  # a refspec would write a local ref
+    ("--upload-pack=touch x", "is not a commit, tag or branch"),  # an option to git fetch
+])
+def test_a_malformed_commit_form_exits_2_before_anything_is_fetched(history, tmp_path, form, message):
+    url, _, commits = history
+    workspace = tmp_path / "ws"
+    done = perfgate("build", "--workspace", str(workspace), "--git-url", url, "--commit", form.format(**commits))
+    assert done.returncode == s.EXIT_USAGE
+    assert message.format(**commits) in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not workspace.exists()  # no checkout, no record
+    with pytest.raises(InputError, match="is not"):
+        build.fetch_git(url, form.format(**commits), workspace / "src" / "fastdds")
+    assert not workspace.exists()
 
 
 # --- a failing build, for real ------------------------------------------------------------------------

@@ -106,6 +106,27 @@ def test_a_baseline_of_another_latency_definition_stops_the_gate_before_measurin
     assert not (workspace / "out").exists()
 
 
+@pytest.mark.parametrize("extra, message", [
+    (["--baseline-build", "no-such-build"], "--baseline: not 'system' and not a folder"),
+    (["--baseline-build", "system", "--baseline", "baselines/bench"], "--baseline-build and --baseline are two ways"),
+])
+def test_a_bad_baseline_build_stops_the_gate_before_measuring(workspace, capsys, extra, message):
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    assert gate(*gate_arguments("out", "first"), *extra) == s.EXIT_USAGE
+    assert message in one_error_line(capsys.readouterr().err)
+    assert not (workspace / "out").exists()
+
+
+def test_failed_ab_tests_become_annotations_naming_sub_experiment_and_statistic(tmp_path):
+    record = {"failed": [{"subexperiment": "interprocess_reliable", "statistic": "90%", "ratio": 1.0612,
+                          "lower_bound": 1.0321, "adjusted_p_value": 0.0049, "rounds": 16}]}
+    (tmp_path / s.VERDICT_JSON).write_text(json.dumps(record))
+    assert gate_module.ab_annotations(tmp_path) == [
+        "::error title=perfgate A/B%3A interprocess_reliable 90%25::interprocess_reliable 90%25: candidate 1.061x "
+        "the baseline (lower bound 1.032x), Holm-adjusted p 0.0049, 16 rounds"]
+    assert gate_module.ab_annotations(tmp_path / "none") == []
+
+
 def test_bad_input_found_after_measuring_is_recorded_and_wins_the_exit_code(workspace, fastdds_fixtures):
     experiment = make_experiment(workspace / "experiment", fastdds_fixtures,
                                  {"intraprocess_best_effort": "intraprocess"})

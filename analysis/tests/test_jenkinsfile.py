@@ -246,7 +246,9 @@ def test_the_baseline_is_built_next_to_the_candidate_and_decides_the_gate(calls)
 
 
 # A Fast DDS history: main A-B-C, a branch F1-F2 off B, and (on a third branch) M merging F2 into C.
-# merge-base(F2, main) = B; the first parent of M is C.
+# merge-base(F2, main) = B; the first parent of M is C. The stage hands `parent` and `merge-base:<ref>`
+# to `perfgate build --commit` (which resolves them: test_build.py); the stand-in for
+# ci/build_fastdds.sh records what it is given.
 FAKE_BUILD = """#!/usr/bin/env bash
 echo "CCACHE_DIR=${CCACHE_DIR:-} $*" >> "$FAKE_BUILD_CALLS"
 if [[ "$*" == *-baseline* ]]; then exit "${FAKE_BASELINE_EXIT:-0}"; fi
@@ -281,13 +283,8 @@ def fastdds_history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
 
 
 def run_fastdds_stage(script: str, folder: Path, origin: Path, candidate: str | None, environment: dict[str, str]):
-    """The Fast DDS stage's script on an agent where `perfgate build` checked out the candidate
-    (perfgate's own fetch_git, shallow); ci/build_fastdds.sh is a stand-in that records its calls."""
-    from perfgate.build import SOURCE_DIR, fetch_git
-
+    """The Fast DDS stage's script on an agent; ci/build_fastdds.sh is a stand-in that records its calls."""
     workspace = folder / "workspace"
-    if candidate is not None:
-        fetch_git(f"file://{origin}", candidate, workspace / "src" / SOURCE_DIR)
     (folder / "ci").mkdir(parents=True)
     (folder / "ci" / "build_fastdds.sh").write_text(FAKE_BUILD)
     (folder / "ci" / "build_fastdds.sh").chmod(0o755)
@@ -302,13 +299,21 @@ def run_fastdds_stage(script: str, folder: Path, origin: Path, candidate: str | 
     return result, (folder / "calls").read_text().splitlines()
 
 
-@pytest.mark.parametrize("baseline_ref, candidate, expected", [
-    ("parent", "M", "C"),  # the first parent, though the checkout held only M
-    ("merge-base:main", "F2", "B"),
-    ("{A}", "M", "A"),  # a commit of its own: given as is
+def test_the_fast_dds_stage_calls_perfgate_build_and_no_git(calls):
+    [script] = stage_scripts(calls, "Fast DDS")
+    # the candidate's build and the baseline's: parent and merge-base: are resolved by perfgate build
+    assert script.count("ci/build_fastdds.sh") == 2 and not re.search(r"\bgit\s", script)
+
+
+@pytest.mark.parametrize("baseline_ref, candidate, form, expected", [
+    ("parent", "M", "parent:{M}", "C"),  # the first parent
+    ("merge-base:main", "F2", "merge-base:{F2},main", "B"),
+    ("{A}", "M", "{A}", "A"),  # a commit of its own: given as is
 ])
 def test_the_fast_dds_stage_builds_the_parent_or_merge_base(calls, fastdds_history, tmp_path, baseline_ref,
-                                                            candidate, expected):
+                                                            candidate, form, expected):
+    from perfgate.build import fetch_git
+
     origin, commits = fastdds_history
     [script] = stage_scripts(calls, "Fast DDS")
     result, built = run_fastdds_stage(script, tmp_path, origin, commits[candidate],
@@ -317,7 +322,9 @@ def test_the_fast_dds_stage_builds_the_parent_or_merge_base(calls, fastdds_histo
     workspace = tmp_path / "workspace"
     assert built == [f"CCACHE_DIR= --workspace {workspace} --git-url file://{origin} --commit {commits[candidate]}",
                      f"CCACHE_DIR={workspace}/ccache --workspace {workspace}-baseline --git-url file://{origin} "
-                     f"--commit {commits[expected]}"]
+                     f"--commit {form.format(**commits)}"]
+    # and perfgate build resolves that --commit to the baseline meant
+    assert fetch_git(f"file://{origin}", form.format(**commits), tmp_path / "resolved") == commits[expected]
 
 
 def test_the_fast_dds_stage_without_an_ab_or_after_a_failed_build(calls, fastdds_history, tmp_path):
@@ -330,11 +337,11 @@ def test_the_fast_dds_stage_without_an_ab_or_after_a_failed_build(calls, fastdds
     result, built = run_fastdds_stage(script, tmp_path / "failed", origin, commits["M"],
                                       {"BASELINE_REF": "parent", "FAKE_CANDIDATE_EXIT": "3"})
     assert result.returncode == 0 and len(built) == 1
-    # the baseline did not build: the build fails (3), nothing to compare with
+    # the baseline could not be fetched or built: the build fails (3), nothing to compare with
     result, built = run_fastdds_stage(script, tmp_path / "baseline", origin, commits["M"],
                                       {"BASELINE_REF": "parent", "FAKE_BASELINE_EXIT": "3"})
     assert result.returncode == 3 and len(built) == 2
-    assert f"baseline Fast DDS: {commits['C']} (parent) did not build" in result.stderr
+    assert f"baseline Fast DDS: parent:{commits['M']} could not be fetched or built" in result.stderr
 
 
 def test_the_fast_dds_stage_refuses_a_baseline_it_cannot_find(calls, fastdds_history, tmp_path):
@@ -343,13 +350,15 @@ def test_the_fast_dds_stage_refuses_a_baseline_it_cannot_find(calls, fastdds_his
     # a baseline needs a commit to compare: usage error (2) before anything is built
     result, built = run_fastdds_stage(script, tmp_path / "no-ref", origin, None, {"BASELINE_REF": "parent"})
     assert result.returncode == 2 and built == [] and "needs FASTDDS_REF" in result.stderr
-    # parent and merge-base: are found in the checkout of a FASTDDS_REF built here, not with a prefix
+    # parent and merge-base: are relative to a FASTDDS_REF built here, not to one with a prefix
     prefix = tmp_path / "prefix"
     prefix.mkdir()
     result, built = run_fastdds_stage(script, tmp_path / "prefix-run", origin, commits["M"],
                                       {"BASELINE_REF": "merge-base:main", "FASTDDS_PREFIX": str(prefix)})
     assert result.returncode == 2 and built == [] and "no FASTDDS_PREFIX" in result.stderr
-    # a baseline that cannot be fetched (3)
+    # a baseline that cannot be fetched: perfgate build says why (exit 3), and so does the stage
     result, built = run_fastdds_stage(script, tmp_path / "unknown", origin, commits["F2"],
-                                      {"BASELINE_REF": "merge-base:no-such-branch"})
-    assert result.returncode == 3 and len(built) == 1 and "cannot fetch no-such-branch" in result.stderr
+                                      {"BASELINE_REF": "merge-base:no-such-branch", "FAKE_BASELINE_EXIT": "3"})
+    assert result.returncode == 3 and len(built) == 2
+    assert built[1].endswith(f"--commit merge-base:{commits['F2']},no-such-branch")
+    assert f"baseline Fast DDS: merge-base:{commits['F2']},no-such-branch could not be fetched" in result.stderr

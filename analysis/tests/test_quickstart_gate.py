@@ -1,13 +1,16 @@
 """README step 1 end to end: the quick gate over every sub-experiment on the real Fast DDS, checked
-against the committed requirements of the quick run's machine class (requirements/vm-2core-x64.csv).
+against the committed requirements of the quick run's machine class (requirements/vm-2core-x64.csv)
+and decided by an A/B of the system Fast DDS against itself.
 
 ci/quickstart.sh installs, then runs exactly this command from the repository root. On that noisy
-class the requirements let about 5 % of unchanged runs fail (requirements/README.md), so the verdict
-may be PASS or REGRESSION; what must hold is that the gate finishes (never exit 2 or 3), checks
-every requirement row, and writes its reports.
+class the requirements let about 5 % of unchanged runs fail (requirements/README.md), and the A/A
+verdict at most 2 % (docs/verdict.md), so the verdict may be PASS or REGRESSION; what must hold is
+that the gate finishes (never exit 2 or 3), checks every requirement row, decides all 20 A/B tests,
+and writes its reports.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -28,8 +31,8 @@ QUICKSTART = REPO_ROOT / "ci" / "quickstart.sh"
 def quickstart_gate_command() -> list[str]:
     """The `perfgate gate` line of ci/quickstart.sh, so that this test runs what the README runs."""
     line = next(line for line in QUICKSTART.read_text().splitlines() if line.startswith("exec "))
-    assert line.startswith("exec .venv/bin/perfgate gate --quick --output ")
-    return [str(Path(sys.executable).with_name("perfgate")), "gate", "--quick"]
+    assert line.startswith("exec .venv/bin/perfgate gate --quick --baseline-build system --output ")
+    return [str(Path(sys.executable).with_name("perfgate")), "gate", "--quick", "--baseline-build", "system"]
 
 
 @pytest.mark.fastdds
@@ -37,7 +40,7 @@ def test_the_quick_gate_checks_every_requirement_on_real_fastdds(tmp_path, harne
     output = tmp_path / "gate"
     environment = {**os.environ, s.PLATFORM_ENV: PLATFORM, "GITHUB_ACTIONS": "true"}
     completed = subprocess.run([*quickstart_gate_command(), "--output", str(output)], cwd=REPO_ROOT,
-                               env=environment, capture_output=True, text=True, timeout=900)
+                               env=environment, capture_output=True, text=True, timeout=1200)
     assert completed.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), completed.stdout[-3000:] + completed.stderr[-3000:]
     assert "Traceback" not in completed.stderr
 
@@ -51,7 +54,15 @@ def test_the_quick_gate_checks_every_requirement_on_real_fastdds(tmp_path, harne
     assert len(cases) == len(requirements) * len(s.CHECKED_MAGNITUDES) == 330
     assert not [case for case in cases if case.find("error") is not None]
     failures = [case for case in cases if case.find("failure") is not None]
-    assert (completed.returncode == s.EXIT_REGRESSION) == bool(failures)
+
+    # the A/B of the system Fast DDS against itself: every test decided, the quick rounds in place
+    ab_record = json.loads((output / s.AB_DIR / s.VERDICT_JSON).read_text())
+    assert ab_record["status"] in ("PASS", "REGRESSION") and ab_record["tests"] == 20
+    assert len(ab_record["rounds"]) == 10 and ab_record["too_few_rounds"] == {}
+    assert ab_record["cpu_pinning"]["requested"] == "auto"
+    verdict_rows = (output / s.AB_DIR / s.VERDICT_CSV).read_text().splitlines()
+    assert len(verdict_rows) == 21
+    assert (completed.returncode == s.EXIT_REGRESSION) == (bool(failures) or ab_record["status"] == "REGRESSION")
 
     # raw data and summaries of the ten and the machine's floor, with 200 round trips per payload
     for sub in (*s.DEFAULT_SUBEXPERIMENT_NAMES, *s.FLOOR_SUBEXPERIMENT_NAMES):
@@ -63,8 +74,10 @@ def test_the_quick_gate_checks_every_requirement_on_real_fastdds(tmp_path, harne
     assert all(entry[s.META_OUTCOME] == s.OUTCOME_OK for entry in metadata[s.META_SUBEXPERIMENTS].values())
 
     # one annotation per failed check (at most ten), each on its requirement's line of the CSV
-    annotations = [line for line in completed.stdout.splitlines() if line.startswith("::error ")]
+    annotations = [line for line in completed.stdout.splitlines() if line.startswith("::error file=")]
     assert len(annotations) == min(10, len(failures))
+    ab_annotations = [line for line in completed.stdout.splitlines() if line.startswith("::error title=perfgate A/B")]
+    assert len(ab_annotations) == len(ab_record["failed"])
     lines = set(requirements["line"])
     for annotation in annotations:
         match = re.match(r"::error file=requirements/vm-2core-x64\.csv,line=(\d+),", annotation)
@@ -75,5 +88,7 @@ def test_the_quick_gate_checks_every_requirement_on_real_fastdds(tmp_path, harne
     assert re.match(r"perfgate gate: (PASS|REGRESSION)", last_lines[0]), last_lines
     assert last_lines[1] == f"perfgate gate: report {(output / s.REPORT_HTML).resolve()}"
     page = (output / s.REPORT_HTML).read_text()
+    assert f'href="{s.AB_DIR}/{s.REPORT_HTML}"' in page and "A/B against the baseline build" in page
+    assert (output / s.AB_DIR / s.REPORT_HTML).is_file()
     assert page.count("data:image/") >= 11 * len(s.DEFAULT_SUBEXPERIMENT_NAMES)
     assert (output / s.REPORT_MARKDOWN).stat().st_size < 1 << 20

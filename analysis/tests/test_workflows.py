@@ -369,14 +369,17 @@ def test_gate_takes_a_baseline_ref_for_an_ab(workflows):
         assert "parent" in baseline_ref["description"] and "merge-base:<ref>" in baseline_ref["description"]
     job = gate["jobs"]["gate"]
     names = [step.get("id") for step in steps(job)]
-    # the baseline is built after the candidate (whose checkout finds parent and merge base), before the gate
+    # the baseline is built after the candidate (skipped when that failed), before the gate
     assert names.index("build") < names.index("baseline") < names.index("gate")
     baseline = step_named(job, "baseline")
     assert baseline["name"] == "Build the baseline Fast DDS (perfgate build)"
     assert baseline["if"] == ("${{ inputs.baseline-ref != '' && inputs.fastdds-ref != '' "
                               "&& steps.build.outputs.exit-code != '3' }}")
     assert baseline["env"]["BASELINE_REF"] == "${{ inputs.baseline-ref }}"
+    assert baseline["env"]["FASTDDS_REF"] == "${{ inputs.fastdds-ref }}"
     run = baseline["run"]
+    # one perfgate build call: parent and merge-base: are resolved in Python, with no git in the step
+    assert run.count("ci/build_fastdds.sh") == 1 and not re.search(r"\bgit\s", run)
     assert 'workspace="$candidate-baseline"' in run and 'candidate="${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in run
     assert "ci/build_fastdds.sh --workspace \"$workspace\"" in run
     assert 'echo "workspace=$workspace" >> "$GITHUB_OUTPUT"' in run
@@ -388,7 +391,7 @@ def test_gate_takes_a_baseline_ref_for_an_ab(workflows):
     gate_step = step_named(job, "gate")
     assert gate_step["env"]["BASELINE_WORKSPACE"] == "${{ steps.baseline.outputs.workspace }}"
     assert 'args+=(--baseline-build "$BASELINE_WORKSPACE")' in gate_step["run"]
-    # fastdds-ref is required, and parent / merge-base: need its checkout (no fastdds-prefix)
+    # fastdds-ref is required, and parent / merge-base: need it built here (no fastdds-prefix)
     checks = step_named(job, "fastdds")
     assert checks["env"]["BASELINE_REF"] == "${{ inputs.baseline-ref }}"
     assert '[ -n "$BASELINE_REF" ] && [ -z "$FASTDDS_REF" ]' in checks["run"]
@@ -428,8 +431,10 @@ def test_baseline_build_options_exist(workflows):
         == {"--workspace", "--commit"}
 
 
-# A Fast DDS history for the baseline step: main A-B-C, a branch F1-F2 off B, and (on a third branch)
-# M merging F2 into C. merge-base(F2, main) = B; the first parent of M is C.
+# A Fast DDS history: main A-B-C, a branch F1-F2 off B, and (on a third branch) M merging F2 into C.
+# merge-base(F2, main) = B; the first parent of M is C. The baseline step hands `parent` and
+# `merge-base:<ref>` to `perfgate build --commit` (which resolves them: test_build.py); the stand-in
+# for ci/build_fastdds.sh records what it is given.
 FAKE_BUILD = """#!/usr/bin/env bash
 echo "CCACHE_DIR=${CCACHE_DIR:-} $*" >> "$FAKE_BUILD_CALLS"
 if [[ "$*" == *-baseline* ]]; then exit "${FAKE_BASELINE_EXIT:-0}"; fi
@@ -462,14 +467,9 @@ def fastdds_history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return origin, commits
 
 
-def run_baseline_step(script: str, tmp_path: Path, origin: Path, candidate: str, environment: dict[str, str]):
-    """Run a baseline script as a runner would, after `perfgate build` checked out the candidate
-    (perfgate's own fetch_git, shallow) in the workspace; ci/build_fastdds.sh is a stand-in."""
-    from perfgate.build import SOURCE_DIR, fetch_git
-
+def run_baseline_step(script: str, tmp_path: Path, environment: dict[str, str]):
+    """Run a baseline script as a runner would; ci/build_fastdds.sh is a stand-in."""
     workspace = tmp_path / "workspace"
-    fetch_git(f"file://{origin}", candidate, workspace / "src" / SOURCE_DIR)
-    assert (workspace / "src" / SOURCE_DIR / ".git" / "shallow").is_file()
     (tmp_path / "ci").mkdir()
     (tmp_path / "ci" / "build_fastdds.sh").write_text(FAKE_BUILD)
     (tmp_path / "ci" / "build_fastdds.sh").chmod(0o755)
@@ -485,39 +485,45 @@ def run_baseline_step(script: str, tmp_path: Path, origin: Path, candidate: str,
     return result, (tmp_path / "calls").read_text().splitlines(), (tmp_path / "output").read_text().splitlines()
 
 
-@pytest.mark.parametrize("baseline_ref, candidate, expected", [
-    ("parent", "M", "C"),  # the first parent, though the checkout held only M
-    ("merge-base:main", "F2", "B"),
-    ("merge-base:{C}", "F2", "B"),
-    ("{A}", "M", "A"),  # a commit of its own: given as is
+@pytest.mark.parametrize("baseline_ref, candidate, form, expected", [
+    ("parent", "M", "parent:{M}", "C"),  # the first parent
+    ("merge-base:main", "F2", "merge-base:{F2},main", "B"),
+    ("merge-base:{C}", "F2", "merge-base:{F2},{C}", "B"),
+    ("{A}", "M", "{A}", "A"),  # a commit of its own: given as is
 ])
 def test_baseline_step_builds_the_parent_or_merge_base(workflows, fastdds_history, tmp_path, baseline_ref, candidate,
-                                                       expected):
+                                                       form, expected):
+    from perfgate.build import fetch_git
+
     origin, commits = fastdds_history
     script = step_named(workflows["gate.yml"]["jobs"]["gate"], "baseline")["run"]
-    result, calls, output = run_baseline_step(script, tmp_path, origin, commits[candidate], {
-        "BASELINE_REF": baseline_ref.format(**commits), "FASTDDS_REPOSITORY": "eProsima/Fast-DDS"})
+    result, calls, output = run_baseline_step(script, tmp_path, {
+        "BASELINE_REF": baseline_ref.format(**commits), "FASTDDS_REF": commits[candidate],
+        "FASTDDS_REPOSITORY": "eProsima/Fast-DDS"})
     assert result.returncode == 0, result.stdout + result.stderr
     workspace = tmp_path / "workspace"
     assert calls == [f"CCACHE_DIR={workspace}/ccache --workspace {workspace}-baseline --git-url "
-                     f"https://github.com/eProsima/Fast-DDS.git --commit {commits[expected]}"]
+                     f"https://github.com/eProsima/Fast-DDS.git --commit {form.format(**commits)}"]
     assert output == [f"workspace={workspace}-baseline"]
+    # and perfgate build resolves that --commit to the baseline meant
+    assert fetch_git(f"file://{origin}", form.format(**commits), tmp_path / "resolved") == commits[expected]
 
 
-def test_a_baseline_that_does_not_build_fails_the_job(workflows, fastdds_history, tmp_path):
-    origin, commits = fastdds_history
+def test_a_baseline_that_cannot_be_fetched_or_built_fails_the_job(workflows, tmp_path):
     script = step_named(workflows["gate.yml"]["jobs"]["gate"], "baseline")["run"]
-    result, calls, output = run_baseline_step(script, tmp_path, origin, commits["M"], {
-        "BASELINE_REF": "parent", "FASTDDS_REPOSITORY": "eProsima/Fast-DDS", "FAKE_BASELINE_EXIT": "3"})
+    result, calls, output = run_baseline_step(script, tmp_path, {
+        "BASELINE_REF": "merge-base:no-such-branch", "FASTDDS_REF": "abc123", "FASTDDS_REPOSITORY": "eProsima/Fast-DDS",
+        "FAKE_BASELINE_EXIT": "3"})
     assert result.returncode == 3
-    assert f"::error title=Baseline Fast DDS::the baseline {commits['C']} (parent) did not build" in result.stdout
+    assert ("::error title=Baseline Fast DDS::the baseline merge-base:abc123,no-such-branch could not be fetched or "
+            "built; see the log above") in result.stdout
     assert len(calls) == 1 and output == ["exit-code=3"]
-    # a baseline that cannot be fetched: the same, before anything is built
-    (tmp_path / "unknown").mkdir()
-    result, calls, output = run_baseline_step(script, tmp_path / "unknown", origin, commits["M"], {
-        "BASELINE_REF": "merge-base:no-such-branch", "FASTDDS_REPOSITORY": "eProsima/Fast-DDS"})
-    assert result.returncode == 3 and "::error title=Baseline Fast DDS::cannot fetch no-such-branch" in result.stdout
-    assert calls == [] and output == ["exit-code=3"]
+    # a usage error of perfgate build (2) ends the step with that code, as before
+    (tmp_path / "usage").mkdir()
+    result, calls, output = run_baseline_step(script, tmp_path / "usage", {
+        "BASELINE_REF": "parent", "FASTDDS_REF": "abc123", "FASTDDS_REPOSITORY": "eProsima/Fast-DDS",
+        "FAKE_BASELINE_EXIT": "2"})
+    assert result.returncode == 2 and len(calls) == 1 and output == []
 
 
 def test_gate_options_used_by_the_workflow_exist(workflows):
@@ -544,11 +550,11 @@ def test_per_commit_runs_queue_without_cancelling(workflows):
 
 def test_per_commit_measures_each_commit_against_its_first_parent(workflows):
     given = workflows["per-commit.yml"]["jobs"]["gate"]["with"]
-    # the parent of the commit itself (gate.yml finds it), never the push's previous head
+    # the parent of the commit itself (perfgate build finds it), never the push's previous head
     assert given["baseline-ref"] == ("${{ github.event.client_payload.fastdds_ref "
                                      "&& !github.event.client_payload.fastdds_prefix && 'parent' || '' }}")
     assert "github.event.before" not in str(given)
-    # a commit announced without a prefix is built (its checkout finds the parent), not the push's prefix
+    # a commit announced without a prefix is built (and so is its parent), not the push's prefix
     assert given["fastdds-prefix"] == ("${{ github.event.client_payload.fastdds_prefix || "
                                        "(!github.event.client_payload.fastdds_ref && vars.PERFGATE_FASTDDS_PREFIX) || '' }}")
 

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import TwoSlopeNorm
 
-from .. import schema as s
 from .common import FAILED_COLOUR, new_figure, save
 
 COLOUR_LIMIT_PERCENT = 10.0  # the colour saturates here; each cell's text gives the exact value
@@ -21,7 +20,7 @@ def draw_heatmap(changes: pd.DataFrame, failed_subs: set[str], significant: set[
     subs, payloads = list(changes.index), [int(p) for p in changes.columns]
     values = changes.to_numpy(float)
     width = max(8.0, 1.0 + 0.75 * len(payloads) + 2.8)
-    figure, axes = new_figure(title, size=(width, 1.4 + 0.42 * len(subs)))
+    figure, axes = new_figure(title, size=(width, max(3.0, 1.4 + 0.42 * len(subs))))
     axes.grid(False)
     norm = TwoSlopeNorm(vcenter=0.0, vmin=-COLOUR_LIMIT_PERCENT, vmax=COLOUR_LIMIT_PERCENT)
     image = axes.imshow(np.clip(values, -COLOUR_LIMIT_PERCENT, COLOUR_LIMIT_PERCENT), cmap="RdBu_r", norm=norm,
@@ -38,7 +37,7 @@ def draw_heatmap(changes: pd.DataFrame, failed_subs: set[str], significant: set[
     axes.set_yticks(range(len(subs)), subs)
     axes.set_xlabel("Payload [Bytes]")
     colour_bar = figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02)
-    colour_bar.set_label(f"candidate vs baseline, {s.MEDIAN.lower()} [%]")
+    colour_bar.set_label("change of the median [%]")
     save(figure, path)
 
 
