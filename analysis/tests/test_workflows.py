@@ -518,12 +518,13 @@ def test_a_baseline_that_cannot_be_fetched_or_built_fails_the_job(workflows, tmp
     assert ("::error title=Baseline Fast DDS::the baseline merge-base:abc123,no-such-branch could not be fetched or "
             "built; see the log above") in result.stdout
     assert len(calls) == 1 and output == ["exit-code=3"]
-    # a usage error of perfgate build (2) ends the step with that code, as before
+    # a usage error of perfgate build (2, e.g. a malformed baseline-ref) ends the step with that code,
+    # and the workflow's exit-code output says so (the gate step never runs to set it)
     (tmp_path / "usage").mkdir()
     result, calls, output = run_baseline_step(script, tmp_path / "usage", {
         "BASELINE_REF": "parent", "FASTDDS_REF": "abc123", "FASTDDS_REPOSITORY": "eProsima/Fast-DDS",
         "FAKE_BASELINE_EXIT": "2"})
-    assert result.returncode == 2 and len(calls) == 1 and output == []
+    assert result.returncode == 2 and len(calls) == 1 and output == ["exit-code=2"]
 
 
 def test_gate_options_used_by_the_workflow_exist(workflows):
