@@ -40,3 +40,35 @@ def live_processes_of(run_id: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def git_in(folder: Path, *args: str) -> str:
+    """git in `folder` with a fixed identity and no user or system configuration; its stdout."""
+    import os
+    import subprocess
+
+    environment = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                   "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", "-C", str(folder), *args], env=environment, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def fastdds_history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """A small repository standing in for Fast DDS: main A-B-C, feature B-F1-F2, and M on `merged`,
+    a merge of feature into C (first parent C). Fetchable by commit (allowAnySHA1InWant)."""
+    origin = tmp_path_factory.mktemp("fastdds-origin")
+    git_in(origin, "init", "--quiet", "--initial-branch", "main")
+    git_in(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    commits = {}
+    for name in ("A", "B", "C"):
+        git_in(origin, "commit", "--quiet", "--allow-empty", "-m", name)
+        commits[name] = git_in(origin, "rev-parse", "HEAD")
+    git_in(origin, "checkout", "--quiet", "-b", "feature", commits["B"])
+    for name in ("F1", "F2"):
+        git_in(origin, "commit", "--quiet", "--allow-empty", "-m", name)
+        commits[name] = git_in(origin, "rev-parse", "HEAD")
+    git_in(origin, "checkout", "--quiet", "-b", "merged", commits["C"])
+    git_in(origin, "merge", "--quiet", "--no-ff", "-m", "M", "feature")
+    commits["M"] = git_in(origin, "rev-parse", "HEAD")
+    return origin, commits

@@ -256,32 +256,6 @@ exit "${FAKE_CANDIDATE_EXIT:-0}"
 """
 
 
-def _git(folder: Path, *args: str) -> str:
-    environment = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                   "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", "-C", str(folder), *args], env=environment, capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def fastdds_history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    origin = tmp_path_factory.mktemp("fastdds-origin")
-    _git(origin, "init", "--quiet", "--initial-branch", "main")
-    _git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
-    commits = {}
-    for name in ("A", "B", "C"):
-        _git(origin, "commit", "--quiet", "--allow-empty", "-m", name)
-        commits[name] = _git(origin, "rev-parse", "HEAD")
-    _git(origin, "checkout", "--quiet", "-b", "feature", commits["B"])
-    for name in ("F1", "F2"):
-        _git(origin, "commit", "--quiet", "--allow-empty", "-m", name)
-        commits[name] = _git(origin, "rev-parse", "HEAD")
-    _git(origin, "checkout", "--quiet", "-b", "merged", commits["C"])
-    _git(origin, "merge", "--quiet", "--no-ff", "-m", "M", "feature")
-    commits["M"] = _git(origin, "rev-parse", "HEAD")
-    return origin, commits
-
-
 def run_fastdds_stage(script: str, folder: Path, origin: Path, candidate: str | None, environment: dict[str, str]):
     """The Fast DDS stage's script on an agent; ci/build_fastdds.sh is a stand-in that records its calls."""
     workspace = folder / "workspace"

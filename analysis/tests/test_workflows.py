@@ -441,32 +441,6 @@ if [[ "$*" == *-baseline* ]]; then exit "${FAKE_BASELINE_EXIT:-0}"; fi
 """
 
 
-def _git(folder: Path, *args: str) -> str:
-    environment = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                   "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", "-C", str(folder), *args], env=environment, capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def fastdds_history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    origin = tmp_path_factory.mktemp("fastdds-origin")
-    _git(origin, "init", "--quiet", "--initial-branch", "main")
-    _git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
-    commits = {}
-    for name in ("A", "B", "C"):
-        _git(origin, "commit", "--quiet", "--allow-empty", "-m", name)
-        commits[name] = _git(origin, "rev-parse", "HEAD")
-    _git(origin, "checkout", "--quiet", "-b", "feature", commits["B"])
-    for name in ("F1", "F2"):
-        _git(origin, "commit", "--quiet", "--allow-empty", "-m", name)
-        commits[name] = _git(origin, "rev-parse", "HEAD")
-    _git(origin, "checkout", "--quiet", "-b", "merged", commits["C"])
-    _git(origin, "merge", "--quiet", "--no-ff", "-m", "M", "feature")
-    commits["M"] = _git(origin, "rev-parse", "HEAD")
-    return origin, commits
-
-
 def run_baseline_step(script: str, tmp_path: Path, environment: dict[str, str]):
     """Run a baseline script as a runner would; ci/build_fastdds.sh is a stand-in."""
     workspace = tmp_path / "workspace"
