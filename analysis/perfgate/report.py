@@ -389,7 +389,7 @@ h1{font-size:24px;margin:8px 0 12px}
 h2{font-size:20px;margin:32px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
 h3{font-size:16px;margin:20px 0 6px}
 .verdict{padding:14px 18px;border-radius:6px;font-size:18px;font-weight:600;color:#fff}
-.verdict.PASS{background:#1a7f37}.verdict.REGRESSION{background:#cf222e}.verdict.INCOMPLETE{background:#9a6700}
+.verdict a{color:inherit}.verdict.PASS{background:#1a7f37}.verdict.REGRESSION{background:#cf222e}.verdict.INCOMPLETE{background:#9a6700}
 .meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:12px 0;background:#fff;
   padding:10px 14px;border:1px solid #d0d7de;border-radius:6px}
 .meta dt{font-weight:600}.meta dd{margin:0;font-family:ui-monospace,monospace;font-size:13px;overflow-wrap:anywhere}
