@@ -6,7 +6,6 @@ answer first), report.html (self-contained, heatmap first) and plots/verdict_hea
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 import sys
@@ -21,6 +20,7 @@ from . import schema as s
 from . import verdict as v
 from .ab_rounds import Rounds, read_rounds
 from .errors import InputError
+from .report import CSS, Column, _e, _html_table, _md, _md_table
 
 PASS, REGRESSION, INCOMPLETE = "PASS", "REGRESSION", "INCOMPLETE"
 
@@ -176,54 +176,50 @@ def setting_lines(report: VerdictReport) -> list[str]:
     return lines
 
 
-TABLE_HEADERS = ("Sub-experiment", "Statistic", "Change", "Ratio", "Lower bound", "p (Holm)", "Rounds", "Status")
+def _status(row: pd.Series) -> str:
+    return row[s.STATUS] + (" (improved)" if row[v.IMPROVED] else "")
 
 
-def table_cells(row: pd.Series) -> list[str]:
-    status = row[s.STATUS] + (" (improved)" if row[v.IMPROVED] else "")
-    return [row[s.EXPERIMENT_TYPE], row[v.STATISTIC], _percent(row[v.RATIO]), _ratio(row[v.RATIO]),
-            _ratio(row[v.LOWER_BOUND]), f"{row[v.ADJUSTED_P]:.3g}", str(row[v.ROUNDS]), status]
+# the tables of report.md and report.html, in the gate report's table helpers and style
+TEST_COLUMNS = [
+    Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
+    Column("Statistic", lambda r: str(r[v.STATISTIC]), text=True),
+    Column("Change", lambda r: _percent(r[v.RATIO])),
+    Column("Ratio", lambda r: _ratio(r[v.RATIO])),
+    Column("Lower bound", lambda r: _ratio(r[v.LOWER_BOUND])),
+    Column("p (Holm)", lambda r: f"{r[v.ADJUSTED_P]:.3g}"),
+    Column("Rounds", lambda r: str(r[v.ROUNDS])),
+    Column("Status", _status, text=True),
+]
+PAYLOAD_COLUMNS = [
+    Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
+    Column("Statistic", lambda r: str(r[v.STATISTIC]), text=True),
+    Column("Bytes", lambda r: str(int(r[s.BYTES]))),
+    Column("Change", lambda r: _percent(r[v.RATIO])),
+    Column("Lower bound", lambda r: _ratio(r[v.LOWER_BOUND])),
+]
 
 
 def markdown(report: VerdictReport) -> str:
-    def cell(text: str) -> str:
-        return html.escape(str(text), quote=False).replace("|", "\\|").replace("`", "\\`")
-
-    lines = [f"## perfgate A/B verdict: **{report.status}**", "", cell(report.headline()), ""]
-    lines += [f"- {cell(line)}" for line in setting_lines(report)] + [""]
-    lines += ["| " + " | ".join(TABLE_HEADERS) + " |", "|" + "---|" * len(TABLE_HEADERS)]
-    lines += ["| " + " | ".join(cell(c) for c in table_cells(r)) + " |"
-              for _, r in ordered_for_reading(report.decision.table).iterrows()]
-    return "\n".join(lines) + "\n"
+    lines = [f"## perfgate A/B verdict: **{report.status}**", "", _md(report.headline()), ""]
+    lines += [f"- {_md(line)}" for line in setting_lines(report)] + [""]
+    return "\n".join(lines + _md_table(ordered_for_reading(report.decision.table), TEST_COLUMNS))
 
 
 def html_page(report: VerdictReport, heatmap_uri: str | None) -> str:
-    e = html.escape
-    table = ordered_for_reading(report.decision.table)
-    head = "".join(f"<th>{e(h)}</th>" for h in TABLE_HEADERS)
-    body = "".join(f'<tr class="{e(r[s.STATUS])}">' + "".join(f"<td>{e(c)}</td>" for c in table_cells(r)) + "</tr>"
-                   for _, r in table.iterrows())
-    drill = report.decision.payloads
-    drill_rows = "".join(f"<tr><td>{e(r[s.EXPERIMENT_TYPE])}</td><td>{e(r[v.STATISTIC])}</td><td>{int(r[s.BYTES])}</td>"
-                         f"<td>{e(_percent(r[v.RATIO]))}</td><td>{e(_ratio(r[v.LOWER_BOUND]))}</td></tr>"
-                         for _, r in drill.iterrows())
     picture = f'<img alt="change of the median per sub-experiment and payload" src="{heatmap_uri}">' if heatmap_uri else ""
-    colour = {"PASS": "#2ca02c", "REGRESSION": "#d62728"}.get(report.status, "#b8860b")
+    tests = _html_table(ordered_for_reading(report.decision.table), TEST_COLUMNS, lambda r: str(r[s.STATUS]))
+    drill = _html_table(report.decision.payloads, PAYLOAD_COLUMNS)
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>perfgate A/B verdict: {e(report.status)}</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1300px}}h1{{color:{colour}}}
-table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}
-td:first-child,td:nth-child(2),th{{text-align:left}}tr.failed td{{background:#fde0e0}}img{{max-width:100%}}</style>
-</head><body>
-<h1>perfgate A/B verdict: {e(report.status)}</h1>
-<p>{e(report.headline())}</p>
-<ul>{"".join(f"<li>{e(line)}</li>" for line in setting_lines(report))}</ul>
+<html lang="en"><head><meta charset="utf-8"><title>perfgate A/B verdict: {_e(report.status)}</title>
+<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}img{{max-width:100%}}</style></head>
+<body><main><h1>perfgate A/B verdict</h1>
+<div class="verdict {_e(report.status)}">{_e(report.headline())}</div>
+<ul>{"".join(f"<li>{_e(line)}</li>" for line in setting_lines(report))}</ul>
 {picture}
-<h2>Tests</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
-<details><summary>Per payload (drill-down, not tested)</summary>
-<table><thead><tr><th>Sub-experiment</th><th>Statistic</th><th>Bytes</th><th>Change</th><th>Lower bound</th></tr></thead>
-<tbody>{drill_rows}</tbody></table></details>
-</body></html>
+<h2>Tests</h2>{tests}
+<details><summary>Per payload (drill-down, not tested)</summary>{drill}</details>
+</main></body></html>
 """
 
 
