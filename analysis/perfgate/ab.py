@@ -51,22 +51,23 @@ class Arm:
     spec: ArmSpec
     paths: HarnessPaths
     version: str
+    fastdds: dict  # the `fastdds` part of metadata.json, as `perfgate run` writes it for this Fast DDS
     echo_delay_ns: dict[str, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.spec.name
 
-    def fastdds_metadata(self) -> dict:
-        """The `fastdds` part of metadata.json, as `perfgate run` writes it for this Fast DDS."""
-        if self.spec.build_record is not None:
-            from . import build
 
-            return build.fastdds_metadata(self.spec.build_record)
-        prefix = self.spec.fastdds_prefix
-        return {"version": self.version, "commit": run.fastdds_commit(prefix),
-                "source": s.FASTDDS_SOURCE_SYSTEM if prefix is None else s.FASTDDS_SOURCE_COLCON,
-                "prefix": str(prefix) if prefix is not None else "/usr"}
+def fastdds_entry(spec: ArmSpec, version: str) -> dict:
+    if spec.build_record is not None:
+        from . import build
+
+        return build.fastdds_metadata(spec.build_record)
+    prefix = spec.fastdds_prefix
+    return {"version": version, "commit": run.fastdds_commit(prefix),
+            "source": s.FASTDDS_SOURCE_SYSTEM if prefix is None else s.FASTDDS_SOURCE_COLCON,
+            "prefix": str(prefix) if prefix is not None else "/usr"}
 
 
 # --- options --------------------------------------------------------------------------------------
@@ -143,7 +144,8 @@ def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, pay
 def prepare_arm(spec: ArmSpec, delays: dict[str, int]) -> Arm:
     paths = (HarnessPaths(spec.harness, spec.harness.parent / native_harness.FLOOR_EXECUTABLE, spec.harness.parent)
              if spec.harness is not None else native_harness.ensure_harness(fastdds_prefix=spec.fastdds_prefix))
-    return Arm(spec, paths, native_harness.fastdds_version(paths), delays)
+    version = native_harness.fastdds_version(paths)
+    return Arm(spec, paths, version, fastdds_entry(spec, version), delays)
 
 
 def first_arm(round_index: int, sub_index: int) -> int:
@@ -165,7 +167,7 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: dict[str
         s.META_LABEL: plan.label,
         "kind": "ab",
         s.META_CREATED: run.utc_now(),
-        "arms": {arm.name: {"spec": arm.spec.spec, s.META_FASTDDS: arm.fastdds_metadata(),
+        "arms": {arm.name: {"spec": arm.spec.spec, s.META_FASTDDS: arm.fastdds,
                             "harness": str(arm.paths.latency), "injected_echo_delay_ns": arm.echo_delay_ns}
                  for arm in arms},
         "rounds": plan.rounds,
@@ -186,6 +188,20 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: dict[str
     }
 
 
+def open_round(plan: AbPlan, arms: list[Arm], round_dir: Path, platform: dict,
+               run_id: str) -> dict[str, tuple[run.RunOptions, dict]]:
+    """Per arm: the run options and the metadata of its experiment folder in this round."""
+    opened = {}
+    for arm in arms:
+        options = arm_options(plan, arm, round_dir)
+        options.output.mkdir(parents=True, exist_ok=True)
+        meta = run.initial_metadata(options, arm.paths, arm.version, platform, {}, run_id)
+        meta[s.META_FASTDDS] = arm.fastdds
+        meta["injected_echo_delay_ns"] = arm.echo_delay_ns
+        opened[arm.name] = (options, meta)
+    return opened
+
+
 def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: dict[str, str],
                    platform: dict) -> list[str]:
     """Every round, every sub-experiment, both arms back to back. Returns what did not finish."""
@@ -195,33 +211,26 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
         with run.terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="perfgate-ab-") as workdir:
             for r in range(plan.rounds):
                 round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
-                arm_metadata = {}
-                for arm in arms:
-                    options = arm_options(plan, arm, round_dir)
-                    options.output.mkdir(parents=True, exist_ok=True)
-                    arm_metadata[arm.name] = run.initial_metadata(options, arm.paths, arm.version, platform, {},
-                                                                  metadata["run_id"])
-                    arm_metadata[arm.name][s.META_FASTDDS] = arm.fastdds_metadata()
-                    arm_metadata[arm.name]["injected_echo_delay_ns"] = arm.echo_delay_ns
+                opened = open_round(plan, arms, round_dir, platform, metadata["run_id"])
                 for i, sub in enumerate(subs):
                     first = first_arm(r, i)
                     for arm in (arms[first], arms[1 - first]):
-                        options = arm_options(plan, arm, round_dir)
+                        options, arm_meta = opened[arm.name]
                         result = run.run_subexperiment(sub, options, arm.paths, environment, Path(workdir))
                         if result.measured.frame is not None:
                             files.write_csv(options.output / s.raw_csv_name(sub.name), result.measured.frame)
                             files.write_csv(options.output / s.summary_csv_name(sub.name),
                                             process.summarise(result.measured.frame))
-                        arm_metadata[arm.name][s.META_SUBEXPERIMENTS][sub.name] = result.metadata_entry()
-                        files.write_metadata(options.output, arm_metadata[arm.name])
+                        arm_meta[s.META_SUBEXPERIMENTS][sub.name] = result.metadata_entry()
+                        files.write_metadata(options.output, arm_meta)
                         if result.outcome != s.OUTCOME_OK:
                             failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
                             print(f"perfgate ab: error: round {round_dir.name}, {arm.name}: {run.describe(sub)}: "
                                   f"{result.error}", file=sys.stderr, flush=True)
-                for arm in arms:
-                    arm_metadata[arm.name]["finished_utc"] = run.utc_now()
-                    arm_metadata[arm.name]["load_average"]["after"] = run.load_average()
-                    files.write_metadata(round_dir / arm.name, arm_metadata[arm.name])
+                for options, arm_meta in opened.values():
+                    arm_meta["finished_utc"] = run.utc_now()
+                    arm_meta["load_average"]["after"] = run.load_average()
+                    files.write_metadata(options.output, arm_meta)
                 files.write_metadata(plan.output, metadata)
                 print(f"[round {r + 1}/{plan.rounds}] {len(subs)} sub-experiment(s) x 2 arms "
                       f"(load {run.load_average()[0]:.2f})", flush=True)
