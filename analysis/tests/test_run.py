@@ -4,7 +4,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import fcntl
 import socket
 import subprocess
 import sys
