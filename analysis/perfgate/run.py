@@ -492,7 +492,7 @@ def _watch(measuring: HarnessProcess, peers: list[HarnessProcess], timeout_s: fl
     while True:
         code = measuring.poll()
         if code is not None:
-            return _measuring_ended(measuring, code)
+            return _with_peer_failures(_measuring_ended(measuring, code), peers)
         now = time.monotonic()
         problem = _peer_problem(peers, now)
         if problem is not None:
@@ -526,6 +526,22 @@ def _measuring_ended(measuring: HarnessProcess, code: int) -> Supervision:
     if code == s.EXIT_USAGE:
         return _failure(s.OUTCOME_FAILED_TO_START, f"the {measuring.role} rejected its options", measuring)
     return _failure(s.OUTCOME_INCOMPLETE, f"the {measuring.role} {exit_text(code)}", measuring)
+
+
+def _with_peer_failures(result: Supervision, peers: list[HarnessProcess]) -> Supervision:
+    """A failed measuring side often only reports the consequence ("peer lost") of a peer's failure
+    (incompatible QoS, a crash): wait briefly for the peers and name their failures too."""
+    if result.outcome == s.OUTCOME_OK:
+        return result
+    deadline = time.monotonic() + PEER_GRACE_S
+    while any(p.poll() is None for p in peers) and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    for peer in peers:
+        code = peer.poll()
+        if code:
+            peer.kill()  # reaps and lets the readers finish, so the last stderr line is in
+            result.error += "; " + _failure(result.outcome, f"the {peer.role} {exit_text(code)}", peer).error
+    return result
 
 
 def supervise(specs: list[ProcessSpec], environment: dict[str, str], cwd: Path, timeout_s: float) -> Supervision:
