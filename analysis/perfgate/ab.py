@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import __version__, files, platform_info, process
+from . import __version__, cpu_latency, files, platform_info, process
 from . import harness as native_harness
 from . import run
 from . import schema as s
@@ -125,7 +125,7 @@ class AbPlan:
 
 
 def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, payloads, pin_cpus, inject_delay_ns,
-            label=None, warmup=None, timeout=None) -> AbPlan:
+            label=None, warmup=None, timeout=None, cpu_latency_request=None) -> AbPlan:
     """Validate everything before anything is built or measured (InputError: exit 2)."""
     output = Path(output)
     if rounds is None or rounds < 1:
@@ -135,7 +135,7 @@ def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, pay
     options = run.resolve_options(output=output, samples=samples, payloads=payloads,
                                   subexperiments=subexperiments or list(s.DEFAULT_SUBEXPERIMENT_NAMES),
                                   label=label, warmup=warmup, harness=None, fastdds_prefix=None, pin_cpus=pin_cpus,
-                                  timeout=timeout)
+                                  timeout=timeout, cpu_latency_request=cpu_latency_request)
     delays = parse_delays(inject_delay_ns, options.subexperiments)
     return AbPlan(output, options.label, int(rounds), options, arms, delays)
 
@@ -177,6 +177,7 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: dict[str
         "warmup": plan.options.warmup,
         "requested_subexperiments": [sub.name for sub in plan.options.subexperiments],
         "cpu_pinning": run.cpu_pinning_metadata(plan.options.pin_cpus, plan.options.pin_request),
+        "cpu_latency": None,  # while measuring: cpu_latency.hold_awake's entry
         s.META_PLATFORM: platform,
         "load_average": {"before": run.load_average(), "after": None},
         "environment": {"ignored": sorted(ignored), "set_for_harness": dict(run.CHILD_ENV)},
@@ -208,10 +209,15 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
     failures = metadata["failures"]
     subs = plan.options.subexperiments
     try:
-        with run.terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="perfgate-ab-") as workdir:
+        with run.terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
+                tempfile.TemporaryDirectory(prefix="perfgate-ab-") as workdir:
+            metadata["cpu_latency"] = awake
+            cpu_latency.warn("perfgate ab", awake)
             for r in range(plan.rounds):
                 round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
                 opened = open_round(plan, arms, round_dir, platform, metadata["run_id"])
+                for _, arm_meta in opened.values():
+                    arm_meta["cpu_latency"] = awake
                 for i, sub in enumerate(subs):
                     first = first_arm(r, i)
                     for arm in (arms[first], arms[1 - first]):
@@ -247,14 +253,15 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
 # --- the command --------------------------------------------------------------------------------------
 def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=False, subexperiments=None,
                payloads=None, pin_cpus=None, inject_delay_ns=None, threshold=None, alpha=None, no_plots=False,
-               label=None, warmup=None, timeout=None) -> int:
+               label=None, warmup=None, timeout=None, cpu_latency_request=None) -> int:
     from . import ab_report
 
     rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
     samples = samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
     plan = plan_ab(output=output, baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
                    subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
-                   inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout)
+                   inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,
+                   cpu_latency_request=cpu_latency_request)
     ab_report.require_parameters(threshold, alpha)
     environment, ignored = run.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex

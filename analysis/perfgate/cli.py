@@ -10,8 +10,13 @@ import argparse
 import importlib
 import sys
 
+from . import cpu_latency
 from . import schema as s
 from .errors import PerfgateError
+
+
+CPU_LATENCY_HELP = ("auto (default): keep idle CPUs awake while measuring (a 0 us wake-up latency request "
+                     "through /dev/cpu_dma_latency, where writable; else a warning); none: the system's idle policy")
 
 
 def _option(parser: argparse.ArgumentParser, name: str, **kwargs) -> None:
@@ -99,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     _option(run, "--pin-cpus", default=None, metavar="auto|none|PUB,SUB",
             help="pin publisher and subscriber (and their Fast DDS threads) to two CPUs; default auto: two "
                  "distinct CPUs, isolated ones first, when the machine has two; none: not pinned")
+    _option(run, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
+            help=CPU_LATENCY_HELP)
     _option(run, "--timeout", type=_non_negative_float, default=None, metavar="SECONDS",
             help="per sub-experiment time limit (default scales with samples)")
     _option(run, "--engine", choices=s.ENGINES, default=s.ENGINE_HARNESS,
@@ -123,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
             help="comma-separated sub-experiment names (default: the ten of the contract)")
     _option(ab, "--payloads", type=_payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
     _option(ab, "--pin-cpus", default=None, metavar="auto|none|PUB,SUB", help="as for run (default auto)")
+    _option(ab, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
+            help=CPU_LATENCY_HELP)
     _option(ab, "--inject-delay-ns", default=None, metavar="D|name=D,...",
             help="the candidate's echo busy-waits D ns: a known regression to calibrate the gate (recorded)")
     _option(ab, "--threshold", type=_non_negative_float, default=None,
@@ -221,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     _option(gate, "--pin-cpus", default=None, metavar="auto|none|PUB,SUB",
             help="pin publisher and subscriber to these CPUs (isolated CPUs of a reference machine included; "
                  "default: $PERFGATE_PIN_CPUS, else auto)")
+    _option(gate, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
+            help=CPU_LATENCY_HELP)
     _option(gate, "--workspace", default=None, metavar="WS",
             help="a `perfgate build` workspace: measure its Fast DDS; a failed build is the JUnit error \"build\" (exit 3)")
     _option(gate, "--baseline-build", default=None, metavar="SPEC",

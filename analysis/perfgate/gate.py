@@ -46,6 +46,7 @@ class GatePlan:
     unrequested: list[str]  # requirement rows this run does not measure
     pin_cpus: str | None = None  # as given to `perfgate run --pin-cpus`, validated
     baseline_build: str | None = None  # the A/B's baseline Fast DDS (perfgate ab --baseline), validated
+    cpu_latency_request: str | None = None  # as given to `perfgate run --cpu-latency`, validated
 
 
 # --- planning (all validation happens here) -------------------------------------------------------
@@ -137,7 +138,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
               baseline: str | None, store: str | None, label: str | None, no_history: bool,
               fastdds_prefix: str | None, environment: dict, this_platform_id: str | None,
               pin_cpus: str | None = None, baseline_build: str | None = None,
-              now: datetime) -> GatePlan:
+              cpu_latency_request: str | None = None, now: datetime) -> GatePlan:
     from . import run
 
     platform_name = resolve_platform(platform, environment)
@@ -153,7 +154,8 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
     options = run.resolve_options(output=output_path,
                                   samples=samples or (QUICK_SAMPLES if quick else s.DEFAULT_SAMPLES),
                                   payloads=payloads, subexperiments=subexperiments, label=chosen_label, warmup=None,
-                                  harness=None, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus, timeout=None)
+                                  harness=None, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus, timeout=None,
+                                  cpu_latency_request=cpu_latency_request)
     gated = [sub.name for sub in options.subexperiments if not sub.is_floor]
     uncovered = uncovered_requirements(requirement_table, gated, list(options.payloads))
     if uncovered:
@@ -186,6 +188,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         unrequested=unrequested_requirements(requirement_table, gated, list(options.payloads)),
         pin_cpus=pin_cpus,
         baseline_build=baseline_build,
+        cpu_latency_request=cpu_latency_request,
     )
 
 
@@ -232,7 +235,8 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_thr
     steps.call("run", run.command_run, "not every sub-experiment finished (see its outcome in metadata.json)",
                output=str(output), samples=plan.samples, payloads=plan.payloads,
                subexperiments=plan.subexperiments, label=plan.label, warmup=None, harness=None,
-               fastdds_prefix=fastdds_prefix, pin_cpus=plan.pin_cpus, timeout=None, workspace=workspace)
+               fastdds_prefix=fastdds_prefix, pin_cpus=plan.pin_cpus, timeout=None, workspace=workspace,
+               cpu_latency_request=plan.cpu_latency_request)
     if output.is_dir() and files.raw_files(output):
         # with a whole folder, process also draws the sub-experiment comparison plots (plots/comparison_*.png)
         steps.call("process", process.command_process, "the measurements could not be processed",
@@ -278,7 +282,8 @@ def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | N
     gated = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor]
     steps.call("A/B verdict", ab.command_ab, "the A/B against the baseline build could not decide (see ab/)",
                output=str(ab_dir), baseline=plan.baseline_build, candidate=candidate, quick=quick,
-               subexperiments=gated, payloads=plan.payloads, pin_cpus=plan.pin_cpus, label=f"{plan.label}-ab")
+               subexperiments=gated, payloads=plan.payloads, pin_cpus=plan.pin_cpus, label=f"{plan.label}-ab",
+               cpu_latency_request=plan.cpu_latency_request)
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "A/B verdict")
     return str(record["headline"]) if record and "headline" in record else None
 
@@ -309,7 +314,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                  baseline: str | None = None, store: str | None = None, fastdds_prefix: str | None = None,
                  label: str | None = None, summary_markdown: str | None = None, annotations: bool = False,
                  no_history: bool = False, fail_threshold: float = DEFAULT_FAIL_THRESHOLD,
-                 workspace: str | None = None, pin_cpus: str | None = None, baseline_build: str | None = None) -> int:
+                 workspace: str | None = None, pin_cpus: str | None = None, baseline_build: str | None = None,
+                 cpu_latency_request: str | None = None) -> int:
     from .platform_info import this_machine
 
     if workspace is not None:  # a `perfgate build` workspace: its Fast DDS, or its failed build (exit 3)
@@ -325,6 +331,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                      platform=platform, requirements=requirements, baseline=baseline, store=store, label=label,
                      no_history=no_history, fastdds_prefix=fastdds_prefix, environment=environment,
                      pin_cpus=pin_cpus or environment.get(s.PIN_CPUS_ENV) or None, baseline_build=baseline_build,
+                     cpu_latency_request=cpu_latency_request,
                      this_platform_id=this_machine().get(s.META_PLATFORM_ID), now=datetime.now(timezone.utc))
     print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "

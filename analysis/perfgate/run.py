@@ -33,7 +33,7 @@ from typing import Iterator, Mapping
 
 import pandas as pd
 
-from . import __version__
+from . import __version__, cpu_latency
 from . import files
 from . import harness as native_harness
 from . import platform_info
@@ -106,6 +106,7 @@ class RunOptions:
     fastdds_prefix: Path | None
     # sub-experiment -> ns the echoing side busy-waits before each echo (perfgate ab --inject-delay-ns)
     echo_delay_ns: Mapping[str, int] = field(default_factory=dict)
+    cpu_latency: str = cpu_latency.LATENCY_AUTO  # auto: idle CPUs kept awake while measuring (cpu_latency.py)
 
 
 def default_timeout(samples: int, warmup: int, payloads: int) -> float:
@@ -159,7 +160,7 @@ def check_output_folder(output: Path) -> None:
 
 
 def resolve_options(*, output, samples, payloads, subexperiments, label, warmup, harness,
-                    fastdds_prefix, pin_cpus, timeout) -> RunOptions:
+                    fastdds_prefix, pin_cpus, timeout, cpu_latency_request=None) -> RunOptions:
     """Validate the command line; InputError (exit 2) before anything is built or written."""
     output = Path(output)
     check_output_folder(output)
@@ -194,6 +195,7 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
         pin_request=s.PIN_AUTO if pin_cpus is None else str(pin_cpus),
         harness=Path(harness).resolve() if harness is not None else None,
         fastdds_prefix=Path(fastdds_prefix).resolve() if fastdds_prefix is not None else None,
+        cpu_latency=cpu_latency.parse_request(cpu_latency_request),
     )
 
 
@@ -867,6 +869,7 @@ def initial_metadata(options: RunOptions, paths: HarnessPaths, version: str, pla
         s.META_PLATFORM: platform,
         "load_average": {"before": load_average(), "after": None},
         "cpu_pinning": cpu_pinning_metadata(options.pin_cpus, options.pin_request),
+        "cpu_latency": cpu_latency.request_metadata(options.cpu_latency, None, None, "not measuring yet"),
         "environment": {"ignored": ignored, "set_for_harness": dict(CHILD_ENV)},
         "run_id": run_id,
         "perfgate_version": __version__,
@@ -903,12 +906,13 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperiments=None, label=None,
                 warmup=None, harness=None, fastdds_prefix=None, pin_cpus=None, timeout=None,
-                engine=s.ENGINE_HARNESS, workspace=None) -> int:
+                engine=s.ENGINE_HARNESS, workspace=None, cpu_latency_request=None) -> int:
     if engine == s.ENGINE_UPSTREAM:  # Fast DDS' own latency tests (perfgate.upstream)
         from . import upstream
 
         return upstream.command_upstream(output=output, workspace=workspace, subexperiments=subexperiments,
                                          label=label, samples=samples, payloads=payloads, pin_cpus=pin_cpus,
+                                         cpu_latency_request=cpu_latency_request,
                                          harness_options={"--warmup": warmup, "--harness": harness,
                                                           "--fastdds-prefix": fastdds_prefix, "--timeout": timeout})
     build_record = None
@@ -921,7 +925,7 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
         harness, fastdds_prefix = build.harness_paths(build_record, Path(workspace))
     options = resolve_options(output=output, samples=samples, payloads=payloads, subexperiments=subexperiments,
                               label=label, warmup=warmup, harness=harness, fastdds_prefix=fastdds_prefix,
-                              pin_cpus=pin_cpus, timeout=timeout)
+                              pin_cpus=pin_cpus, timeout=timeout, cpu_latency_request=cpu_latency_request)
     environment, ignored = scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[RUN_ID_ENV] = run_id
@@ -953,7 +957,10 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
     entries = metadata[s.META_SUBEXPERIMENTS]
     current = None
     try:
-        with terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="perfgate-run-") as workdir:
+        with terminate_as_interrupt(), cpu_latency.hold_awake(options.cpu_latency) as awake, \
+                tempfile.TemporaryDirectory(prefix="perfgate-run-") as workdir:
+            metadata["cpu_latency"] = awake
+            cpu_latency.warn("perfgate run", awake)
             for index, sub in enumerate(options.subexperiments, 1):
                 current = sub
                 result = run_subexperiment(sub, options, paths, environment, Path(workdir))

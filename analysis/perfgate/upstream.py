@@ -35,6 +35,7 @@ import pandas as pd
 
 from . import __version__
 from . import build
+from . import cpu_latency
 from . import files
 from . import platform_info
 from . import schema as s
@@ -436,11 +437,12 @@ def check_options(workspace, samples, payloads, harness_options: dict) -> None:
 
 
 def command_upstream(*, output, workspace, subexperiments=None, label=None, samples=None, payloads=None,
-                     pin_cpus=None, harness_options: dict | None = None) -> int:
+                     pin_cpus=None, harness_options: dict | None = None, cpu_latency_request=None) -> int:
     from .run import check_output_folder, cpu_pinning_metadata, machine_pin_cpus, scrub_environment
 
     check_options(workspace, samples, payloads, harness_options or {})
     pin = machine_pin_cpus(pin_cpus)
+    awake_request = cpu_latency.parse_request(cpu_latency_request)
     output, workspace = Path(output), Path(workspace).resolve()
     check_output_folder(output)
     record = build.read_record(workspace)
@@ -477,7 +479,10 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
         for stale in work_dir.glob(f"{s.RAW_PREFIX}*.csv"):
             stale.unlink()  # a previous run's: never collected as this run's
         started = time.time() - 1
-        outcomes = run_ctest(workspace, package, subs, environment)
+        with cpu_latency.hold_awake(awake_request) as awake:
+            metadata["cpu_latency"] = awake
+            cpu_latency.warn("perfgate run", awake)
+            outcomes = run_ctest(workspace, package, subs, environment)
     results = [collect(sub, outcomes.get(SUBEXPERIMENT_TESTS[sub]), work_dir, started) for sub in subs]
     return write_experiment(output, metadata, results)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -207,12 +208,15 @@ def test_a_a_passes_and_an_injected_delay_fails_naming_its_sub_experiment(harnes
     assert "PASS: no regression above +1.0% in 4 tests" in same.stdout
     metadata = files.read_metadata(tmp_path / "aa")
     assert metadata["cpu_pinning"]["requested"] == "auto"
+    held = 0 if os.access("/dev/cpu_dma_latency", os.W_OK) else None
+    assert metadata["cpu_latency"]["requested"] == "auto" and metadata["cpu_latency"]["held_us"] == held
     assert live_processes_of(metadata["run_id"]) == []
     rounds = sorted((tmp_path / "aa" / s.AB_ROUNDS_DIR).iterdir())
     assert [r.name for r in rounds] == [f"{i:02d}" for i in range(1, 13)]
     for arm in s.AB_ARMS:  # an ordinary experiment folder per arm and round
         arm_meta = files.read_metadata(rounds[0] / arm)
         assert arm_meta[s.META_FASTDDS]["version"] == "2.9.1"
+        assert arm_meta["cpu_latency"] == metadata["cpu_latency"]
         assert sorted(arm_meta[s.META_SUBEXPERIMENTS]) == sorted(SUBS)
         for sub in SUBS:
             assert files.read_raw(rounds[0] / arm / s.raw_csv_name(sub)).shape[0] == 200 * len(PAYLOADS)

@@ -1,0 +1,53 @@
+"""Keeping idle CPUs awake: the request's metadata and warning, and the real PM QoS device."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from perfgate import cpu_latency as cl
+from perfgate.errors import InputError
+
+
+def open_targets() -> set[str]:
+    return {os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
+            if os.path.exists(f"/proc/self/fd/{fd}")}
+
+
+def test_request_parses_auto_by_default_and_refuses_other_words():
+    assert cl.parse_request(None) == "auto"
+    assert cl.parse_request(" none ") == "none"
+    with pytest.raises(InputError, match="--cpu-latency must be one of auto, none, not 'poll'"):
+        cl.parse_request("poll")
+
+
+def test_a_request_that_could_not_be_held_warns_and_says_why():
+    entry = cl.request_metadata("auto", None, "haltpoll", "/dev/cpu_dma_latency: Permission denied")
+    assert entry == {"requested": "auto", "held_us": None, "idle_driver": "haltpoll",
+                     "problem": "/dev/cpu_dma_latency: Permission denied"}
+    assert "could not keep idle CPUs awake (/dev/cpu_dma_latency: Permission denied)" in cl.warning_text(entry)
+    assert cl.warning_text(cl.request_metadata("auto", 0, None, None)) is None
+    assert cl.warning_text(cl.request_metadata("none", None, None, None)) is None
+
+
+def test_a_device_that_cannot_be_opened_is_recorded_not_raised(tmp_path):
+    with cl.hold_awake("auto", device=tmp_path / "absent") as entry:
+        assert entry["held_us"] is None
+        assert entry["problem"] == f"{tmp_path / 'absent'}: No such file or directory"
+
+
+def test_none_leaves_the_device_alone():
+    with cl.hold_awake("none") as entry:
+        assert entry["held_us"] is None and "problem" not in entry
+        assert str(cl.PM_QOS_DEVICE) not in open_targets()
+
+
+@pytest.mark.skipif(not os.access(cl.PM_QOS_DEVICE, os.W_OK), reason="needs write access to /dev/cpu_dma_latency")
+def test_the_request_is_held_while_open_and_released_after():
+    with cl.hold_awake("auto") as entry:
+        assert entry["held_us"] == 0 and "problem" not in entry
+        assert str(cl.PM_QOS_DEVICE) in open_targets()
+        # the kernel reads back the strictest request in force: ours
+        assert int.from_bytes(Path(cl.PM_QOS_DEVICE).read_bytes()[:4], "little") == 0
+    assert str(cl.PM_QOS_DEVICE) not in open_targets()
