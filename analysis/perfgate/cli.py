@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
+import re
 import sys
 
 from . import cpu_latency
@@ -19,6 +21,22 @@ CPU_LATENCY_HELP = ("auto (default): keep idle CPUs awake while measuring (a 0 u
                      "through /dev/cpu_dma_latency, where writable; else a warning); none: the system's idle policy")
 
 
+# `--raw-csv/--raw_csv` in argparse's messages: the two spellings of one option (see _option)
+UNDERSCORE_SPELLING = re.compile(r"(--[A-Za-z0-9][A-Za-z0-9-]*)/--[A-Za-z0-9_]+")
+LINE_BREAKS = re.compile(r"[\r\n]+")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as ONE line, `perfgate <command>: error: ...`, exit 2 (CONTRACT.md section 5):
+    argparse's default prints the whole usage first, which buries the one line that says what is wrong
+    (and CI logs show only the last lines)."""
+
+    def error(self, message: str):
+        # an option's two spellings are one option to the user: `--raw-csv`, not `--raw-csv/--raw_csv`
+        message = LINE_BREAKS.sub(" ", UNDERSCORE_SPELLING.sub(r"\1", message))  # a value typed with a line break
+        self.exit(s.EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
 def _option(parser: argparse.ArgumentParser, name: str, **kwargs) -> None:
     """A long option that also accepts its underscore spelling (`--raw_csv` for `--raw-csv`)."""
     spellings = [name]
@@ -27,21 +45,39 @@ def _option(parser: argparse.ArgumentParser, name: str, **kwargs) -> None:
     parser.add_argument(*spellings, **kwargs)
 
 
+def _list_items(text: str, what: str) -> list[str]:
+    """The comma-separated items of a list option, stripped. An empty item (`16,,32`, a trailing
+    comma) is refused rather than skipped: it is most often a value lost in a script's variable."""
+    items = [part.strip() for part in text.split(",")]
+    if any(item == "" for item in items):
+        raise argparse.ArgumentTypeError(f"empty item in {text!r} ({what} separated by commas)")
+    return items
+
+
+WHOLE_NUMBER = re.compile(r"[0-9]+")
+
+
 def _payload_list(text: str) -> list[int]:
-    try:
-        payloads = [int(part) for part in text.replace(";", ",").split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"payloads must be whole numbers separated by commas: {text!r}") from None
-    if not payloads or any(p <= 0 for p in payloads):
+    items = _list_items(text.replace(";", ","), "payloads in bytes")
+    bad = [item for item in items if not WHOLE_NUMBER.fullmatch(item)]
+    if bad:
+        raise argparse.ArgumentTypeError(f"payloads must be whole numbers separated by commas: {bad[0]!r} in {text!r}")
+    payloads = [int(item) for item in items]
+    if any(p <= 0 for p in payloads):
         raise argparse.ArgumentTypeError(f"payloads must be positive: {text!r}")
     return payloads
 
 
 def _name_list(text: str) -> list[str]:
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("at least one name is needed")
-    return names
+    return _list_items(text, "names")
+
+
+def _pin_request(text: str) -> str:
+    """--pin-cpus as given (run.parse_pin_cpus reads it against this machine's CPUs); only an empty
+    item is refused here, which parse_pin_cpus would skip (`0,` would pin both sides to CPU 0)."""
+    if "," in text:
+        _list_items(text, "CPU numbers")
+    return text
 
 
 def _positive_int(text: str) -> int:
@@ -54,13 +90,27 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _non_negative_float(text: str) -> float:
+def _finite_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = _finite_float(text)
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"must be zero or more: {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _finite_float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than zero: {text!r}")
     return value
 
 
@@ -76,12 +126,13 @@ def _no_plots(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="perfgate",
         description="CI latency gate for eProsima Fast DDS. Exit codes: 0 passed, 1 regression, "
         "2 bad input or usage, 3 experiment incomplete.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.command_parsers = commands.choices  # name -> its parser, for main's unrecognized arguments
 
     def command(name: str, handler: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
@@ -101,12 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
     _option(run, "--harness", default=None, metavar="PATH", help="harness executable (default: build native/ on first use)")
     _option(run, "--fastdds-prefix", default=None, metavar="DIR",
             help="install prefix of the Fast DDS to build against (a colcon install); default: the system's")
-    _option(run, "--pin-cpus", default=None, metavar="auto|none|PUB,SUB",
+    _option(run, "--pin-cpus", type=_pin_request, default=None, metavar="auto|none|PUB,SUB",
             help="pin publisher and subscriber (and their Fast DDS threads) to two CPUs; default auto: two "
                  "distinct CPUs, isolated ones first, when the machine has two; none: not pinned")
     _option(run, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
             help=CPU_LATENCY_HELP)
-    _option(run, "--timeout", type=_non_negative_float, default=None, metavar="SECONDS",
+    _option(run, "--timeout", type=_positive_float, default=None, metavar="SECONDS",
             help="per sub-experiment time limit (default scales with samples)")
     _option(run, "--engine", choices=s.ENGINES, default=s.ENGINE_HARNESS,
             help="harness: perfgate's own (round trip); upstream: Fast DDS' performance.latency tests of a "
@@ -129,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     _option(ab, "--subexperiments", type=_name_list, default=None,
             help="comma-separated sub-experiment names (default: the ten of the contract)")
     _option(ab, "--payloads", type=_payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
-    _option(ab, "--pin-cpus", default=None, metavar="auto|none|PUB,SUB", help="as for run (default auto)")
+    _option(ab, "--pin-cpus", type=_pin_request, default=None, metavar="auto|none|PUB,SUB",
+            help="as for run (default auto)")
     _option(ab, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
             help=CPU_LATENCY_HELP)
     _option(ab, "--inject-delay-ns", default=None, metavar="D|name=D,...",
@@ -227,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     _option(gate, "--no-history", action="store_true", help="do not add the run to the store, even with --store")
     _option(gate, "--fastdds-prefix", default=None, metavar="DIR",
             help="install prefix of the Fast DDS to measure (a colcon install); default: the system's")
-    _option(gate, "--pin-cpus", default=None, metavar="auto|none|PUB,SUB",
+    _option(gate, "--pin-cpus", type=_pin_request, default=None, metavar="auto|none|PUB,SUB",
             help="pin publisher and subscriber to these CPUs (isolated CPUs of a reference machine included; "
                  "default: $PERFGATE_PIN_CPUS, else auto)")
     _option(gate, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
@@ -271,8 +323,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The parsed command line; a usage error ends the process with one line and exit 2 (SystemExit)."""
+    parser = build_parser()
+    parsed, unrecognized = parser.parse_known_args(argv)
+    if unrecognized:  # the top-level parser would blame `perfgate`; the user typed them for the command
+        parser.command_parsers[parsed.command].error(f"unrecognized arguments: {' '.join(unrecognized)}")
+    return parsed
+
+
 def main(argv: list[str] | None = None) -> int:
-    arguments = vars(build_parser().parse_args(argv))
+    arguments = vars(parse_arguments(argv))
     command_name = arguments.pop("command")
     module_name, function_name = arguments.pop("handler").split(":")
     handler = getattr(importlib.import_module(module_name), function_name)

@@ -179,6 +179,8 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
     warmup = DEFAULT_WARMUP if warmup is None else int(warmup)
     if warmup < 0:
         raise InputError(f"--warmup must be zero or more, got {warmup}")
+    if timeout is not None and not float(timeout) > 0:  # 0 is not "no limit": refused, never quietly replaced
+        raise InputError(f"--timeout must be more than zero seconds, got {timeout}")
     if harness is not None and not Path(harness).is_file():
         raise InputError("harness executable not found", harness)
     if fastdds_prefix is not None and not Path(fastdds_prefix).is_dir():
@@ -190,7 +192,7 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
         payloads=payloads,
         subexperiments=tuple(s.KNOWN_SUBEXPERIMENTS[n] for n in names),
         warmup=warmup,
-        timeout_s=float(timeout) if timeout else default_timeout(samples, warmup, len(payloads)),
+        timeout_s=float(timeout) if timeout is not None else default_timeout(samples, warmup, len(payloads)),
         pin_cpus=machine_pin_cpus(pin_cpus),
         pin_request=s.PIN_AUTO if pin_cpus is None else str(pin_cpus),
         harness=Path(harness).resolve() if harness is not None else None,

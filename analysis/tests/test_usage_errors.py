@@ -1,0 +1,98 @@
+"""Usage errors through the installed console script: exit 2, ONE line `perfgate <command>: error: ...`
+(not argparse's usage block), no traceback, nothing written. Empty list items and `--timeout 0` are
+refused, not skipped or quietly replaced."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfgate import run
+from perfgate import schema as s
+from perfgate.errors import InputError
+
+PERFGATE = Path(sys.executable).parent / "perfgate"
+SUB = "interprocess_best_effort"
+
+# (arguments, the start of the one stderr line); {out} is a folder that must not appear
+CASES = {
+    "unknown option": (["process", "--raw-csv", "r.csv", "--output-csv", "{out}/s.csv", "--no-plots", "--bogus"],
+                       "perfgate process: error: unrecognized arguments: --bogus"),
+    "unknown option before the command's own": (["run", "--outptu", "{out}", "--samples", "10"],
+                                                "perfgate run: error: the following arguments are required: --output"),
+    "missing required option": (["check", "--experiment-directory", "{out}", "--plots-directory", "{out}/p"],
+                                "perfgate check: error: the following arguments are required: --requirements"),
+    "missing value (underscore spelling)": (["process", "--raw_csv"],
+                                            "perfgate process: error: argument --raw-csv: expected one argument"),
+    "bad choice": (["run", "--output", "{out}", "--engine", "warp"],
+                   "perfgate run: error: argument --engine: invalid choice: 'warp'"),
+    "bad type": (["run", "--output", "{out}", "--samples", "many"],
+                 "perfgate run: error: argument --samples: not a whole number: 'many'"),
+    "unknown command": (["frobnicate"], "perfgate: error: argument COMMAND: invalid choice: 'frobnicate'"),
+    "no command": ([], "perfgate: error: the following arguments are required: COMMAND"),
+    "empty payload item": (["run", "--output", "{out}", "--payloads", "16,,32"],
+                           "perfgate run: error: argument --payloads: empty item in '16,,32'"),
+    "trailing comma in payloads": (["gate", "--output", "{out}", "--payloads", "16,32,"],
+                                   "perfgate gate: error: argument --payloads: empty item in '16,32,'"),
+    "payload that is not a number": (["ab", "--output", "{out}", "--baseline", "system", "--candidate", "system",
+                                      "--payloads", "16,1e3"],
+                                     "perfgate ab: error: argument --payloads: payloads must be whole numbers"),
+    "empty sub-experiment item": (["run", "--output", "{out}", "--subexperiments", f"{SUB},,intraprocess_reliable"],
+                                  "perfgate run: error: argument --subexperiments: empty item in"),
+    "trailing comma in sub-experiments": (["ab", "--output", "{out}", "--baseline", "system", "--candidate",
+                                           "system", "--subexperiments", f"{SUB},"],
+                                          f"perfgate ab: error: argument --subexperiments: empty item in '{SUB},'"),
+    "empty CPU item": (["run", "--output", "{out}", "--pin-cpus", "0,"],
+                       "perfgate run: error: argument --pin-cpus: empty item in '0,'"),
+    "timeout 0": (["run", "--output", "{out}", "--timeout", "0"],
+                  "perfgate run: error: argument --timeout: must be more than zero: '0'"),
+    "negative timeout": (["run", "--output", "{out}", "--timeout=-5"],
+                         "perfgate run: error: argument --timeout: must be more than zero: '-5'"),
+    "infinite threshold": (["compare", "--reference", "{out}", "--results", "{out}", "--plots-directory", "{out}",
+                            "--fail-threshold", "inf"],
+                           "perfgate compare: error: argument --fail-threshold: not a finite number: 'inf'"),
+}
+
+
+def listing(folder: Path) -> list[tuple[str, int]]:
+    return sorted((str(p), p.stat().st_size) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_usage_error_is_one_line_exit_2_and_nothing_written(tmp_path, case):
+    arguments, expected = CASES[case]
+    arguments = [a.replace("{out}", str(tmp_path / "out")) for a in arguments]
+    before = listing(tmp_path)
+    result = subprocess.run([str(PERFGATE), *arguments], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == s.EXIT_USAGE, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(expected), lines[0]
+    assert "usage:" not in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert listing(tmp_path) == before
+
+
+def test_help_is_still_the_whole_usage(tmp_path):
+    result = subprocess.run([str(PERFGATE), "run", "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: perfgate run")
+    assert "--timeout SECONDS" in result.stdout
+
+
+@pytest.mark.parametrize("timeout", [0, 0.0, -1.0, float("nan")])
+def test_a_timeout_that_is_not_positive_is_refused_not_replaced(tmp_path, timeout):
+    """resolve_options is also called by ab and gate: the rule holds there without argparse."""
+    with pytest.raises(InputError, match="--timeout must be more than zero seconds"):
+        run.resolve_options(output=tmp_path / "out", samples=200, payloads=None, subexperiments=[SUB], label=None,
+                            warmup=None, harness=None, fastdds_prefix=None, pin_cpus="none", timeout=timeout)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_given_timeout_is_kept(tmp_path):
+    options = run.resolve_options(output=tmp_path / "out", samples=200, payloads=None, subexperiments=[SUB],
+                                  label=None, warmup=None, harness=None, fastdds_prefix=None, pin_cpus="none",
+                                  timeout=0.5)
+    assert options.timeout_s == 0.5
