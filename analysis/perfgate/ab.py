@@ -162,7 +162,7 @@ def arm_options(plan: AbPlan, arm: Arm, round_dir: Path) -> run.RunOptions:
                    fastdds_prefix=arm.spec.fastdds_prefix, harness=arm.paths.latency, echo_delay_ns=arm.echo_delay_ns)
 
 
-def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: dict[str, str], run_id: str) -> dict:
+def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: list[str], run_id: str) -> dict:
     return {
         s.META_LABEL: plan.label,
         "kind": "ab",

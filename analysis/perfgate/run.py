@@ -206,12 +206,12 @@ def is_fastdds_variable(name: str) -> bool:
     return name.startswith(FASTDDS_ENV_PREFIXES) or name in FASTDDS_ENV_NAMES
 
 
-def scrub_environment(environment: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(the children's environment, the Fast DDS variables left out of it)."""
-    ignored = {k: v for k, v in environment.items() if is_fastdds_variable(k)}
-    clean = {k: v for k, v in environment.items() if k not in ignored}
+def scrub_environment(environment: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(the children's environment, the NAMES of the Fast DDS variables left out: a value may be a secret)."""
+    ignored = sorted(k for k in environment if is_fastdds_variable(k))
+    clean = {k: v for k, v in environment.items() if not is_fastdds_variable(k)}
     clean.update(CHILD_ENV)
-    return clean, dict(sorted(ignored.items()))
+    return clean, ignored
 
 
 # --- domains and ports --------------------------------------------------------------------------
@@ -841,7 +841,7 @@ def utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def initial_metadata(options: RunOptions, paths: HarnessPaths, version: str, platform: dict, ignored: dict[str, str],
+def initial_metadata(options: RunOptions, paths: HarnessPaths, version: str, platform: dict, ignored: list[str],
                      run_id: str) -> dict:
     return {
         s.META_LABEL: options.label,
