@@ -133,7 +133,7 @@ def check_experiment(summaries: dict[str, pd.DataFrame], requirements: pd.DataFr
         if uncovered:
             payload = int(summary[s.BYTES].iloc[uncovered[0]])
             raise InputError(f"payload {payload} B of {sub} is not in the requirements{where}",
-                             summary_paths.get(sub), files.file_line(uncovered[0]))
+                             summary_paths.get(sub), files.row_line(summary, uncovered[0]))
         _no_zero_requirements(requirements_of(requirements, sub), requirements_path)
         checked[sub] = summary
     reports = {sub: check_summary(summary, requirements, sub) for sub, summary in checked.items()}

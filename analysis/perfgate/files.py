@@ -6,6 +6,8 @@ and renames it, so an interrupted or failed command never leaves a half-written 
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -18,54 +20,123 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from . import plausibility
 from . import schema as s
 from .errors import InputError
 
-# A data row's line in its file: one header line, and pandas counts rows from zero.
+# A data row's line in a file without blank lines: one header line, and pandas counts rows from zero.
 HEADER_LINES = 1
+# frame.attrs key: the physical line of each row of a summary or check report read here
+ROW_LINES = "perfgate.row_lines"
+COMMENT = "#"
 
 
 def file_line(row_index: int) -> int:
     return int(row_index) + HEADER_LINES + 1
 
 
+def row_line(frame: pd.DataFrame, position: int) -> int:
+    """The physical line of a frame's data row, counted as a text editor counts (header, blank and comment
+    lines included): as the reader recorded it, else the row's position after one header line."""
+    lines = frame.attrs.get(ROW_LINES)
+    if lines is not None and 0 <= position < len(lines):
+        return int(lines[position])
+    return file_line(position)
+
+
 # --- generic CSV reading ------------------------------------------------------------------------
-def _read_csv(path: Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
+def _content_lines(path: Path, what: str, comments: bool) -> tuple[list[str], list[int]]:
+    """The lines that hold the header or a row, and their physical line numbers (from 1). Blank lines
+    (and, where allowed, `#` comment lines) are dropped here rather than by pandas, which would drop
+    them without counting them, so that every error and JUnit annotation names the right line."""
+    try:
+        # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first column's name
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{what} file is not text", path) from None
+    except OSError as error:
+        raise InputError(f"{what} file cannot be read: {error.strerror or error}", path) from None
+    if "\0" in text:
+        raise InputError(f"{what} file is not text (it holds NUL bytes)", path)
+    kept, numbers = [], []
+    # CRLF, LF and a lone CR each end a line, as pandas and editors take them
+    for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
+        content = line.strip()
+        if content and not (comments and content.startswith(COMMENT)):
+            kept.append(line)
+            numbers.append(number)
+    return kept, numbers
+
+
+def _duplicate_column(header: str) -> str | None:
+    """The first column name the header line repeats (pandas would rename the second `X.1`)."""
+    try:
+        names = [name.strip() for name in next(csv.reader([header], skipinitialspace=True))]
+    except (csv.Error, StopIteration):
+        return None  # pandas reports what is wrong with the header
+    seen = set()
+    for name in names:
+        if name and name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def _read_csv(path: Path, columns: tuple[str, ...], what: str, *,
+              comments: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+    """The file as a frame, and the physical line of each of its rows."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{what} file not found", path)
     if not path.is_file():
         raise InputError(f"{what} path is not a file", path)
+    kept, numbers = _content_lines(path, what, comments)
+    if not kept:
+        raise InputError(f"{what} file is empty", path)
+    header_line = numbers[0]
+    repeated = _duplicate_column(kept[0])
+    if repeated is not None:
+        raise InputError(f"column {repeated!r} appears twice in the header", path, header_line)
     try:
         # round_trip: correctly rounded parsing, as Python's float() does (CONTRACT.md section 3)
-        frame = pd.read_csv(path, float_precision="round_trip", skipinitialspace=True)
+        frame = pd.read_csv(io.StringIO("\n".join(kept)), float_precision="round_trip", skipinitialspace=True,
+                            lineterminator="\n")
     except pd.errors.EmptyDataError:
         raise InputError(f"{what} file is empty", path) from None
     except pd.errors.ParserError as error:
-        raise InputError(f"malformed CSV: {_parser_error_text(error)}", path, _parser_error_line(error)) from None
-    except UnicodeDecodeError:
-        raise InputError(f"{what} file is not text", path) from None
+        text, line = _parser_error(error, numbers)
+        raise InputError(f"malformed CSV: {text}", path, line) from None
     frame.columns = [str(c).strip() for c in frame.columns]
+    if frame.columns.duplicated().any():  # names that differ only in spaces or quotes
+        raise InputError(f"column {frame.columns[frame.columns.duplicated()][0]!r} appears twice in the header",
+                         path, header_line)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise InputError(
             f"missing column(s) {', '.join(repr(c) for c in missing)}; header has "
             f"{', '.join(repr(c) for c in frame.columns)}",
             path,
-            1,
+            header_line,
         )
     if frame.empty:
-        raise InputError(f"{what} file has a header but no data rows", path, 1)
-    return frame
+        raise InputError(f"{what} file has a header but no data rows", path, header_line)
+    if len(frame) != len(kept) - 1:  # a quoted cell ran over a line end: rows no longer match lines
+        quoted = next((n for line, n in zip(kept[1:], numbers[1:]) if '"' in line), None)
+        raise InputError("malformed CSV: " + ("a quoted cell runs over the end of its line" if quoted else
+                                              "its rows do not match its lines"), path, quoted)
+    return frame, np.asarray(numbers[1:], dtype=np.int64)
 
 
-def _parser_error_text(error: Exception) -> str:
-    return str(error).strip().splitlines()[-1]
-
-
-def _parser_error_line(error: Exception) -> int | None:
-    match = re.search(r"line (\d+)", str(error))
-    return int(match.group(1)) if match else None
+def _parser_error(error: Exception, numbers: list[int]) -> tuple[str, int | None]:
+    """pandas' message (its last line) and the physical line it is about; pandas counts the lines it was
+    given (no blank or comment lines), so its "line N" is translated in the message too."""
+    text = str(error).strip().splitlines()[-1] if str(error).strip() else "cannot be parsed"
+    text = text if text.isprintable() else repr(text)
+    match = re.search(r"line (\d+)", text)
+    if not match or not 1 <= int(match.group(1)) <= len(numbers):
+        return text, None
+    line = numbers[int(match.group(1)) - 1]
+    return text[:match.start()] + f"line {line}" + text[match.end():], line
 
 
 def _cell(value) -> str:
@@ -73,49 +144,61 @@ def _cell(value) -> str:
     return repr(value.item() if hasattr(value, "item") else value)
 
 
-def _numeric(frame: pd.DataFrame, column: str, path: Path, *, integer: bool, positive: bool = False) -> pd.Series:
-    """The column as numbers, or InputError on the first bad cell (non-numeric, NaN, inf, negative)."""
+def _numeric(frame: pd.DataFrame, column: str, path: Path, lines: np.ndarray, *, integer: bool,
+             positive: bool = False) -> pd.Series:
+    """The column as numbers, or InputError on the first bad cell (non-numeric, NaN, inf, negative or, with
+    `positive`, zero, or beyond what a measurement can be: plausibility's bounds)."""
     raw = frame[column]
     values = pd.to_numeric(raw, errors="coerce")
     bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     if bad.any():
         index = bad.to_numpy().nonzero()[0][0]
-        raise InputError(f"{column!r} is not a finite number: {_cell(raw.iloc[index])}", path, file_line(index))
+        raise InputError(f"{column!r} is not a finite number: {_cell(raw.iloc[index])}", path, lines[index])
     floats = values.to_numpy(dtype=float)
     negative = floats < 0 if not positive else floats <= 0
     if negative.any():
         index = negative.nonzero()[0][0]
-        sign = "negative" if not positive else "not positive"
-        raise InputError(f"{column!r} is {sign}: {_cell(raw.iloc[index])}", path, file_line(index))
+        sign = "negative" if floats[index] < 0 else "zero, which no measurement is"
+        raise InputError(f"{column!r} is {sign}: {_cell(raw.iloc[index])}", path, lines[index])
+    limit, limit_text = ((plausibility.MAX_WHOLE_NUMBER, plausibility.MAX_WHOLE_NUMBER_TEXT) if integer else
+                         (plausibility.MAX_LATENCY_US, plausibility.MAX_LATENCY_TEXT))
+    huge = floats > limit
+    if huge.any():
+        index = huge.nonzero()[0][0]
+        raise InputError(f"{column!r} is {_cell(raw.iloc[index])}, above {limit_text}: not a measurement",
+                         path, lines[index])
     if integer:
         fractional = floats != np.floor(floats)
         if fractional.any():
             index = fractional.nonzero()[0][0]
-            raise InputError(f"{column!r} is not a whole number: {_cell(raw.iloc[index])}", path, file_line(index))
+            raise InputError(f"{column!r} is not a whole number: {_cell(raw.iloc[index])}", path, lines[index])
         return pd.Series(floats.astype(np.int64), index=frame.index, name=column)
     return pd.Series(floats, index=frame.index, name=column)
 
 
-def _no_duplicates(frame: pd.DataFrame, keys: list[str], path: Path, what: str) -> None:
+def _no_duplicates(frame: pd.DataFrame, keys: list[str], path: Path, lines: np.ndarray, what: str) -> None:
     duplicated = frame.duplicated(subset=keys, keep="first").to_numpy()
     if duplicated.any():
         index = duplicated.nonzero()[0][0]
-        key = ", ".join(f"{k}={frame[k].iloc[index]}" for k in keys)
-        raise InputError(f"duplicate {what} row ({key})", path, file_line(index))
+        key = ", ".join(f"{k}={plausibility.printable(frame[k].iloc[index])}" for k in keys)
+        raise InputError(f"duplicate {what} row ({key})", path, lines[index])
 
 
 # --- the contract's files -----------------------------------------------------------------------
 def read_raw(path: Path) -> pd.DataFrame:
     """Raw measurements: Sample, Payload [Bytes], Latency [us], in measured order."""
     path = Path(path)
-    frame = _read_csv(path, s.RAW_COLUMNS, "raw measurements")
+    frame, lines = _read_csv(path, s.RAW_COLUMNS, "raw measurements")
     clean = pd.DataFrame(
         {
-            s.SAMPLE: _numeric(frame, s.SAMPLE, path, integer=True),
-            s.PAYLOAD: _numeric(frame, s.PAYLOAD, path, integer=True, positive=True),
-            s.LATENCY: _numeric(frame, s.LATENCY, path, integer=False),
+            s.SAMPLE: _numeric(frame, s.SAMPLE, path, lines, integer=True),
+            s.PAYLOAD: _numeric(frame, s.PAYLOAD, path, lines, integer=True, positive=True),
+            # a round trip of zero is no measurement (a clock not read, a row not filled)
+            s.LATENCY: _numeric(frame, s.LATENCY, path, lines, integer=False, positive=True),
         }
     )
+    plausibility.one_block_per_payload(clean, path, lines)
+    plausibility.increasing_samples(clean, path, lines)
     counts = clean.groupby(s.PAYLOAD, sort=False).size()
     lonely = counts[counts < 2]
     if not lonely.empty:
@@ -124,52 +207,59 @@ def read_raw(path: Path) -> pd.DataFrame:
         raise InputError(
             f"payload {payload} B has {int(lonely.iloc[0])} sample; at least 2 are needed",
             path,
-            file_line(index),
+            lines[index],
         )
     return clean
 
 
 def read_summary(path: Path) -> pd.DataFrame:
     path = Path(path)
-    frame = _read_csv(path, s.SUMMARY_COLUMNS, "summary")
+    frame, lines = _read_csv(path, s.SUMMARY_COLUMNS, "summary")
     clean = pd.DataFrame(
         {
-            c: _numeric(frame, c, path, integer=c in (s.BYTES, s.SAMPLES), positive=c == s.BYTES)
+            # Min above zero: a zero round trip is no measurement (Stdev and jitter may be zero)
+            c: _numeric(frame, c, path, lines, integer=c in (s.BYTES, s.SAMPLES), positive=c in (s.BYTES, s.MIN))
             for c in s.SUMMARY_COLUMNS
         }
     )
-    _no_duplicates(clean, [s.BYTES], path, "payload")
+    _no_duplicates(clean, [s.BYTES], path, lines, "payload")
+    plausibility.consistent_summary(clean, path, lines)
+    clean.attrs[ROW_LINES] = tuple(int(n) for n in lines)
     return clean
 
 
 def read_requirements(path: Path) -> pd.DataFrame:
-    """Requirements with each row's line in the file (for JUnit file/line annotations)."""
+    """Requirements with each row's physical line in the file (for JUnit file/line annotations). Blank
+    lines and `#` comment lines are allowed: maintainers edit this file by hand and say why."""
     path = Path(path)
-    frame = _read_csv(path, s.REQUIREMENT_COLUMNS, "requirements")
+    frame, lines = _read_csv(path, s.REQUIREMENT_COLUMNS, "requirements", comments=True)
     kinds = frame[s.EXPERIMENT_TYPE].astype(str).str.strip()
     empty = (kinds == "") | frame[s.EXPERIMENT_TYPE].isna()
     if empty.any():
         index = empty.to_numpy().nonzero()[0][0]
-        raise InputError(f"{s.EXPERIMENT_TYPE!r} is empty", path, file_line(index))
-    clean = pd.DataFrame({s.EXPERIMENT_TYPE: kinds, s.BYTES: _numeric(frame, s.BYTES, path, integer=True, positive=True)})
+        raise InputError(f"{s.EXPERIMENT_TYPE!r} is empty", path, lines[index])
+    clean = pd.DataFrame({s.EXPERIMENT_TYPE: kinds,
+                          s.BYTES: _numeric(frame, s.BYTES, path, lines, integer=True, positive=True)})
     for column in s.CHECKED_MAGNITUDES:
-        clean[column] = _numeric(frame, column, path, integer=False)
-    clean["line"] = [file_line(i) for i in range(len(clean))]
-    _no_duplicates(clean, [s.EXPERIMENT_TYPE, s.BYTES], path, "requirement")
+        clean[column] = _numeric(frame, column, path, lines, integer=False)
+    clean["line"] = lines.tolist()
+    _no_duplicates(clean, [s.EXPERIMENT_TYPE, s.BYTES], path, lines, "requirement")
+    plausibility.consistent_requirements(clean, path, lines)
     return clean
 
 
 def read_check_report(path: Path) -> pd.DataFrame:
     path = Path(path)
-    frame = _read_csv(path, s.CHECK_COLUMNS, "check report")
+    frame, lines = _read_csv(path, s.CHECK_COLUMNS, "check report")
     clean = frame.loc[:, list(s.CHECK_COLUMNS)].copy()
-    clean[s.BYTES] = _numeric(frame, s.BYTES, path, integer=True, positive=True)
+    clean[s.BYTES] = _numeric(frame, s.BYTES, path, lines, integer=True, positive=True)
     for column in (s.REQUIREMENT, s.EXPERIMENT, s.DIFFERENCE):
         clean[column] = pd.to_numeric(frame[column], errors="coerce")
     clean[s.PERCENT_OVER] = pd.to_numeric(frame[s.PERCENT_OVER], errors="coerce")
     statuses = clean[s.STATUS].astype(str).str.strip()
     clean[s.STATUS] = statuses
     clean[s.CHECK] = clean[s.CHECK].astype(str).str.strip()
+    clean.attrs[ROW_LINES] = tuple(int(n) for n in lines)
     return clean
 
 

@@ -102,7 +102,10 @@ def build_junit_xml(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame
                     error.text = f"The requirement at {where} has no measured result: {reason}."
                     counts["errors"] += 1
                 elif row[s.STATUS] == s.FAILED:
-                    message = describe_failure(magnitude, row[s.REQUIREMENT], row[s.EXPERIMENT], row[s.PERCENT_OVER])
+                    # reporters show the message without the suite (mikepenz's job summary, annotation
+                    # bodies): it names the sub-experiment and the payload itself, like the <error>'s
+                    message = f"{sub} at {payload} B: " + describe_failure(magnitude, row[s.REQUIREMENT],
+                                                                            row[s.EXPERIMENT], row[s.PERCENT_OVER])
                     failure = ET.SubElement(case, "failure", type=FAILURE_TYPE, message=message)
                     failure.text = (f"{sub}, {payload} B: {magnitude} measured {files.format_float(row[s.EXPERIMENT])} us, "
                                     f"requirement {files.format_float(row[s.REQUIREMENT])} us, "
@@ -130,8 +133,8 @@ def junit_exit_code(xml_totals: dict[str, int]) -> int:
 # --- the command: JUnit from an experiment folder's check reports -----------------------------------
 def _read_report(path: Path, requirements: pd.DataFrame, sub: str, requirements_path: Path) -> pd.DataFrame:
     report = files.read_check_report(path)
-    for index, row in report.iterrows():
-        line = files.file_line(index)
+    for position, (_, row) in enumerate(report.iterrows()):
+        line = files.row_line(report, position)
         if row[s.CHECK] not in s.CHECKED_MAGNITUDES:
             raise InputError(f"unknown check {row[s.CHECK]!r}", path, line)
         if row[s.STATUS] not in (s.PASSED, s.FAILED):

@@ -70,7 +70,7 @@ def test_junit_structure_names_counts_and_annotations(checked):
     assert {c.get("file") for c in root.iter("testcase")} == {"requirements/reference.csv"}
     assert [c.get("line") for c in cases] == ["2", "3"] * 3
     failure = cases[1].find("failure")
-    assert failure.get("message") == "Median 105.123 us > requirement 100.000 us (+5.12%)"
+    assert failure.get("message") == f"{A} at 16384 B: Median 105.123 us > requirement 100.000 us (+5.12%)"
     assert "requirements/reference.csv:3" in failure.text
     # Max 300.000 equal to its requirement: passed
     assert list(cases[5]) == []
@@ -97,7 +97,7 @@ def test_junitparser_reads_the_same_results(checked):
     assert outcomes[(f"latency.{B}", "Max[32 B]")] == (["Error"], f"latency.{B}")
     assert sum(kinds == [] for kinds, _ in outcomes.values()) == 8
     case = next(c for c in suites[f"latency.{A}"] if c.name == "Median[16384 B]")
-    assert case.result[0].message == "Median 105.123 us > requirement 100.000 us (+5.12%)"
+    assert case.result[0].message == f"{A} at 16384 B: Median 105.123 us > requirement 100.000 us (+5.12%)"
     annotated = AnnotatedCase.fromelem(case)  # junitparser's way to read attributes it does not know
     assert (annotated.file, annotated.line) == ("requirements/reference.csv", 3)
 

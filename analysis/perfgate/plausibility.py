@@ -1,0 +1,115 @@
+"""What every real measurement, summary and requirement obeys, checked as the files are read.
+
+Data that breaks these rules cannot be a measurement: a zero round trip, a payload whose samples
+come in two blocks, sample numbers that repeat, a summary whose Min is above its Median. Let through,
+it would become a summary, a check or a plot that looks plausible, so the readers (files.py) refuse
+it with the file, the line and the rule (exit 2).
+
+Each function takes a frame already checked cell by cell (finite numbers, signs, whole numbers, the
+bounds below) and the physical line of each of its rows; it returns nothing or raises InputError.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import schema as s
+from .errors import InputError
+
+# No latency is above this, and larger finite values overflow later arithmetic (Stdev squares
+# deviations summed over 10^5 samples; checks compare whole thousandths as integers).
+MAX_LATENCY_US = 1e9
+MAX_LATENCY_TEXT = "1e9 us (over 16 minutes)"
+# Sample numbers, payload sizes and sample counts are exact as 64-bit floats only up to 2**53.
+MAX_WHOLE_NUMBER = 2**53
+MAX_WHOLE_NUMBER_TEXT = "2**53"
+
+# Whatever the data, a summary row's percentiles rise with their rank between Min and Max, its Mean
+# lies between Min and Max, and its Mean jitter is at most its Max jitter (rounding keeps all three).
+SUMMARY_ORDER = (s.MIN, s.MEDIAN, s.P90, s.P99, s.P9999, s.MAX)
+SUMMARY_PAIRS = tuple(zip(SUMMARY_ORDER, SUMMARY_ORDER[1:])) + ((s.MIN, s.MEAN), (s.MEAN, s.MAX),
+                                                                 (s.MEAN_JITTER, s.MAX_JITTER))
+SUMMARY_RULE = "a summary row has Min <= Median <= 90% <= 99% <= 99.99% <= Max, Min <= Mean <= Max and " \
+               "Mean jitter <= Max jitter"
+# Requirements derived from runs keep the order of the checked magnitudes (a percentile across runs
+# of ordered values is ordered); a hand-edited row that breaks it can never be met as meant.
+REQUIREMENT_ORDER = (s.MEDIAN, s.P99, s.MAX)
+REQUIREMENT_PAIRS = tuple(zip(REQUIREMENT_ORDER, REQUIREMENT_ORDER[1:]))
+REQUIREMENT_RULE = "a requirement row has Median <= 99% <= Max"
+
+
+def _number(value) -> str:
+    """A value as read (not rounded to 3 decimals: two values may differ only beyond them)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def printable(value) -> str:
+    """A cell's text for a one-line message: as written, or quoted with escapes when it holds a control
+    character (a stray carriage return must not split the error line)."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)
+
+
+def one_block_per_payload(raw: pd.DataFrame, path: Path, lines: Sequence[int]) -> None:
+    """The samples of one payload are one block of consecutive rows (the harness measures payloads
+    one after the other); a payload that starts again after another payload's block is refused."""
+    payloads = raw[s.PAYLOAD].to_numpy()
+    starts = np.flatnonzero(np.r_[True, payloads[1:] != payloads[:-1]])  # first row of each block
+    block_payloads = pd.Series(payloads[starts])
+    again = block_payloads.duplicated().to_numpy()
+    if again.any():
+        block = int(np.flatnonzero(again)[0])
+        payload, before = int(block_payloads.iloc[block]), int(block_payloads.iloc[block - 1])
+        first_block = int(np.flatnonzero(block_payloads.to_numpy() == payload)[0])
+        first_end = starts[first_block + 1] - 1  # the row before the next block starts
+        raise InputError(f"payload {payload} B starts again after payload {before} B (its first block ends at line "
+                         f"{lines[first_end]}); the samples of a payload are one block", path,
+                         lines[starts[block]])
+
+
+def increasing_samples(raw: pd.DataFrame, path: Path, lines: Sequence[int]) -> None:
+    """Sample numbers increase within a payload (call after one_block_per_payload): a repeated or
+    decreasing one is a duplicated or shuffled row, which would change jitter and the time series."""
+    samples = raw[s.SAMPLE].to_numpy()
+    payloads = raw[s.PAYLOAD].to_numpy()
+    broken = (payloads[1:] == payloads[:-1]) & (samples[1:] <= samples[:-1])
+    if broken.any():
+        row = int(np.flatnonzero(broken)[0]) + 1
+        kind = "repeats" if samples[row] == samples[row - 1] else "is below"
+        raise InputError(f"sample number {samples[row]} of payload {payloads[row]} B {kind} the one before it "
+                         f"(line {lines[row - 1]}); sample numbers increase within a payload", path, lines[row])
+
+
+def _first_broken(frame: pd.DataFrame, pairs) -> tuple[int, str, str] | None:
+    """(row, lower, upper) of the first row, and in it the first pair, with frame[lower] > frame[upper]."""
+    broken = np.column_stack([frame[lower].to_numpy(dtype=float) > frame[upper].to_numpy(dtype=float)
+                              for lower, upper in pairs])
+    rows = np.flatnonzero(broken.any(axis=1))
+    if rows.size == 0:
+        return None
+    row = int(rows[0])
+    lower, upper = pairs[int(np.flatnonzero(broken[row])[0])]
+    return row, lower, upper
+
+
+def consistent_summary(summary: pd.DataFrame, path: Path, lines: Sequence[int]) -> None:
+    found = _first_broken(summary, SUMMARY_PAIRS)
+    if found is not None:
+        row, lower, upper = found
+        values = summary.iloc[row]
+        raise InputError(f"{lower} {_number(values[lower])} is above {upper} {_number(values[upper])} at "
+                         f"{int(values[s.BYTES])} B; {SUMMARY_RULE}", path, lines[row])
+
+
+def consistent_requirements(requirements: pd.DataFrame, path: Path, lines: Sequence[int]) -> None:
+    found = _first_broken(requirements, REQUIREMENT_PAIRS)
+    if found is not None:
+        row, lower, upper = found
+        values = requirements.iloc[row]
+        raise InputError(f"{lower} requirement {_number(values[lower])} us is above the {upper} requirement "
+                         f"{_number(values[upper])} us ({printable(values[s.EXPERIMENT_TYPE])} at {int(values[s.BYTES])} B); "
+                         f"{REQUIREMENT_RULE}", path, lines[row])
