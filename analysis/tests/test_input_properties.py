@@ -1,0 +1,188 @@
+"""Property-based (Hypothesis): whatever text or bytes a CSV file holds, a reader returns a frame that
+obeys the contract or raises perfgate's InputError (one line, exit 2), never another exception; whatever
+a user types, an option parser returns a valid value or refuses it, and the command line ends in one
+line and exit 2 rather than a traceback."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import math
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from perfgate import cli, files, plausibility
+from perfgate import schema as s
+from perfgate.errors import InputError
+
+# Hypothesis reruns a test body many times; a function-scoped tmp_path would be shared across them.
+FOLDER = Path(tempfile.mkdtemp(prefix="perfgate-properties-"))
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Cells a CSV writer or a careless hand could produce: numbers good and bad, names, quotes, comments.
+CELLS = st.sampled_from(["1", "2", "3", "16", "32", "0", "-1", "10.5", "1e300", "1e9", "1e10", "nan", "inf", "-0",
+                         "9007199254740993", "1.5e3", "", " ", "x", '"', '"16"', "#", "# note", "\t",
+                         "interprocess_best_effort", "intraprocess_reliable", "1,2", "\r", "\x00", "é"])
+LINE_ENDS = st.sampled_from(["\n", "\r\n", "\r", "\n\n", "\n \n"])
+
+
+def csv_text(header: tuple[str, ...]):
+    """A header (right, shuffled, short or with a duplicate) and rows of arbitrary cells."""
+    headers = st.one_of(st.just(list(header)), st.permutations(list(header)),
+                        st.lists(st.sampled_from(list(header) + ["Extra", ""]), min_size=1, max_size=len(header) + 2))
+    rows = st.lists(st.lists(CELLS, min_size=0, max_size=len(header) + 2), max_size=12)
+    return st.builds(lambda head, body, ends: "".join(",".join(cells) + end for cells, end in
+                                                      zip([head, *body], ends * (len(body) + 1))),
+                     headers, rows, st.lists(LINE_ENDS, min_size=1, max_size=3))
+
+
+def plausible_rows(header_row: str, row):
+    """Mostly valid files, varied a little: the readers' rules are exercised, not only the CSV syntax."""
+    return st.builds(lambda rows, end: header_row + end + "".join(r + end for r in rows), st.lists(row, max_size=10),
+                     LINE_ENDS)
+
+
+RAW_ROW = st.builds(lambda n, p, lat: f"{n},{p},{lat}", st.integers(-1, 6), st.sampled_from([16, 32, 0]),
+                    st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["0", "5.5", "1e9"])))
+SUMMARY_ROW = st.lists(st.sampled_from(["16", "32", "2", "1", "5", "10", "0", "1e10", "3.5"]), min_size=12,
+                       max_size=12).map(",".join)
+REQUIREMENT_ROW = st.builds(lambda sub, p, m, q, x: f"{sub},{p},{m},{q},{x}",
+                            st.sampled_from(["interprocess_best_effort", "", "# c"]), st.sampled_from(["16", "32", "0"]),
+                            *[st.sampled_from(["1", "2", "3", "0", "-1", "1e12"])] * 3)
+
+READERS = {"raw": (files.read_raw, s.RAW_COLUMNS), "summary": (files.read_summary, s.SUMMARY_COLUMNS),
+           "requirements": (files.read_requirements, s.REQUIREMENT_COLUMNS)}
+
+
+def assert_valid(kind: str, frame) -> None:
+    """What every caller of the reader relies on."""
+    columns = READERS[kind][1]
+    assert list(frame.columns[:len(columns)]) == list(columns)
+    assert len(frame) >= 1
+    numeric = [c for c in columns if c != s.EXPERIMENT_TYPE]
+    values = frame[numeric].to_numpy(dtype=float)
+    assert np.isfinite(values).all() and (values >= 0).all()
+    if kind == "raw":
+        assert (frame[s.LATENCY] > 0).all() and (frame[s.LATENCY] <= plausibility.MAX_LATENCY_US).all()
+        assert frame.groupby(s.PAYLOAD).size().min() >= 2
+        blocks = (frame[s.PAYLOAD] != frame[s.PAYLOAD].shift()).sum()
+        assert blocks == frame[s.PAYLOAD].nunique()
+    elif kind == "summary":
+        assert (frame[s.MIN] > 0).all()
+        for lower, upper in plausibility.SUMMARY_PAIRS:
+            assert (frame[lower] <= frame[upper]).all()
+    else:
+        assert (frame[s.EXPERIMENT_TYPE].str.len() > 0).all()
+        assert frame["line"].is_monotonic_increasing and frame["line"].min() >= 2
+
+
+def read(kind: str, content: bytes | str):
+    path = FOLDER / f"{kind}.csv"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass"))
+    reader = READERS[kind][0]
+    try:
+        frame = reader(path)
+    except InputError as error:
+        text = str(error)
+        assert "\n" not in text and "\r" not in text, text  # one line, whatever the cells hold
+        assert text.startswith(str(path)), text
+        return None
+    assert_valid(kind, frame)
+    return frame
+
+
+@pytest.mark.parametrize("kind", list(READERS))
+@SETTINGS
+@given(content=st.one_of(st.binary(max_size=300), st.text(max_size=300)))
+def test_any_bytes_or_text_is_a_frame_or_an_input_error(kind, content):
+    read(kind, content)
+
+
+@pytest.mark.parametrize("kind", list(READERS))
+@SETTINGS
+@given(data=st.data())
+def test_csv_shaped_text_is_a_frame_or_an_input_error(kind, data):
+    read(kind, data.draw(csv_text(READERS[kind][1])))
+
+
+@SETTINGS
+@given(content=plausible_rows(",".join(s.RAW_COLUMNS), RAW_ROW))
+def test_raw_measurements_near_the_rules(content):
+    read("raw", content)
+
+
+@SETTINGS
+@given(content=plausible_rows(",".join(s.SUMMARY_COLUMNS), SUMMARY_ROW))
+def test_summaries_near_the_rules(content):
+    read("summary", content)
+
+
+@SETTINGS
+@given(content=plausible_rows(",".join(s.REQUIREMENT_COLUMNS), REQUIREMENT_ROW))
+def test_requirements_near_the_rules(content):
+    read("requirements", content)
+
+
+# --- the option parsers ---------------------------------------------------------------------------
+LIST_TEXT = st.one_of(st.text(max_size=30), st.lists(st.sampled_from(["16", "32", " 64", "", "0", "x", "-1", "1e3",
+                                                                      "interprocess_reliable", ";"]),
+                                                     max_size=5).map(",".join))
+PARSERS = {
+    "payloads": (cli._payload_list, lambda v: v and all(isinstance(p, int) and p > 0 for p in v)),
+    "names": (cli._name_list, lambda v: v and all(n and n == n.strip() and "," not in n for n in v)),
+    "pin request": (cli._pin_request, lambda v: isinstance(v, str) and "" not in [p.strip() for p in v.split(",")]
+                    if "," in v else isinstance(v, str)),
+    "positive int": (cli._positive_int, lambda v: isinstance(v, int) and v > 0),
+    "non-negative float": (cli._non_negative_float, lambda v: math.isfinite(v) and v >= 0),
+    "positive float": (cli._positive_float, lambda v: math.isfinite(v) and v > 0),
+    "percentile": (cli._percentile, lambda v: 0 <= v <= 100),
+}
+
+
+@pytest.mark.parametrize("name", list(PARSERS))
+@SETTINGS
+@given(text=LIST_TEXT)
+def test_option_parsers_return_a_valid_value_or_refuse(name, text):
+    parse, valid = PARSERS[name]
+    try:
+        value = parse(text)
+    except argparse.ArgumentTypeError as error:
+        assert "\n" not in str(error) and "\r" not in str(error), str(error)  # the text is shown as a literal
+        return
+    assert valid(value), value
+
+
+def option_strings(command: str) -> list[str]:
+    parser = cli.build_parser().command_parsers[command]
+    return [o for action in parser._actions for o in action.option_strings if o not in ("-h", "--help")]
+
+
+COMMANDS = ["run", "ab", "gate", "process", "check", "compare", "determine-requirements", "history", "junit", "build"]
+
+
+@SETTINGS
+@given(data=st.data())
+def test_any_command_line_parses_or_is_one_line_and_exit_2(data):
+    command = data.draw(st.sampled_from(COMMANDS + ["", "frobnicate"]))
+    options = option_strings(command) if command in COMMANDS else ["--output"]
+    tokens = data.draw(st.lists(st.one_of(st.sampled_from(options), LIST_TEXT), max_size=8))
+    argv = ([command] if command else []) + tokens
+    if any(t.startswith("-h") or (len(t) > 2 and "--help".startswith(t.split("=")[0])) for t in tokens):
+        return  # help prints the usage and exits 0 by design
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            parsed = cli.parse_arguments(argv)
+        except SystemExit as exit_:
+            error = stderr.getvalue()
+            assert exit_.code == s.EXIT_USAGE, error
+            assert error.count("\n") == 1 and error.endswith("\n") and "\r" not in error, error
+            assert error.startswith("perfgate"), error
+            assert stdout.getvalue() == ""
+            return
+    assert parsed.command == command
