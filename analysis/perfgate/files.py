@@ -6,8 +6,6 @@ and renames it, so an interrupted or failed command never leaves a half-written 
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
@@ -20,7 +18,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from . import plausibility
+from . import csv_lines, plausibility
 from . import schema as s
 from .errors import InputError
 
@@ -28,7 +26,6 @@ from .errors import InputError
 HEADER_LINES = 1
 # frame.attrs key: the physical line of each row of a summary or check report read here
 ROW_LINES = "perfgate.row_lines"
-COMMENT = "#"
 
 
 def file_line(row_index: int) -> int:
@@ -42,101 +39,6 @@ def row_line(frame: pd.DataFrame, position: int) -> int:
     if lines is not None and 0 <= position < len(lines):
         return int(lines[position])
     return file_line(position)
-
-
-# --- generic CSV reading ------------------------------------------------------------------------
-def _content_lines(path: Path, what: str, comments: bool) -> tuple[list[str], list[int]]:
-    """The lines that hold the header or a row, and their physical line numbers (from 1). Blank lines
-    (and, where allowed, `#` comment lines) are dropped here rather than by pandas, which would drop
-    them without counting them, so that every error and JUnit annotation names the right line."""
-    try:
-        # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first column's name
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{what} file is not text", path) from None
-    except OSError as error:
-        raise InputError(f"{what} file cannot be read: {error.strerror or error}", path) from None
-    if "\0" in text:
-        raise InputError(f"{what} file is not text (it holds NUL bytes)", path)
-    kept, numbers = [], []
-    # CRLF, LF and a lone CR each end a line, as pandas and editors take them
-    for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
-        content = line.strip()
-        if content and not (comments and content.startswith(COMMENT)):
-            kept.append(line)
-            numbers.append(number)
-    return kept, numbers
-
-
-def _duplicate_column(header: str) -> str | None:
-    """The first column name the header line repeats (pandas would rename the second `X.1`)."""
-    try:
-        names = [name.strip() for name in next(csv.reader([header], skipinitialspace=True))]
-    except (csv.Error, StopIteration):
-        return None  # pandas reports what is wrong with the header
-    seen = set()
-    for name in names:
-        if name and name in seen:
-            return name
-        seen.add(name)
-    return None
-
-
-def _read_csv(path: Path, columns: tuple[str, ...], what: str, *,
-              comments: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
-    """The file as a frame, and the physical line of each of its rows."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{what} file not found", path)
-    if not path.is_file():
-        raise InputError(f"{what} path is not a file", path)
-    kept, numbers = _content_lines(path, what, comments)
-    if not kept:
-        raise InputError(f"{what} file is empty", path)
-    header_line = numbers[0]
-    repeated = _duplicate_column(kept[0])
-    if repeated is not None:
-        raise InputError(f"column {repeated!r} appears twice in the header", path, header_line)
-    try:
-        # round_trip: correctly rounded parsing, as Python's float() does (CONTRACT.md section 3)
-        frame = pd.read_csv(io.StringIO("\n".join(kept)), float_precision="round_trip", skipinitialspace=True,
-                            lineterminator="\n")
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{what} file is empty", path) from None
-    except pd.errors.ParserError as error:
-        text, line = _parser_error(error, numbers)
-        raise InputError(f"malformed CSV: {text}", path, line) from None
-    frame.columns = [str(c).strip() for c in frame.columns]
-    if frame.columns.duplicated().any():  # names that differ only in spaces or quotes
-        raise InputError(f"column {frame.columns[frame.columns.duplicated()][0]!r} appears twice in the header",
-                         path, header_line)
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InputError(
-            f"missing column(s) {', '.join(repr(c) for c in missing)}; header has "
-            f"{', '.join(repr(c) for c in frame.columns)}",
-            path,
-            header_line,
-        )
-    if frame.empty:
-        raise InputError(f"{what} file has a header but no data rows", path, header_line)
-    if len(frame) != len(kept) - 1:  # a quoted cell ran over a line end: rows no longer match lines
-        quoted = next((n for line, n in zip(kept[1:], numbers[1:]) if '"' in line), None)
-        raise InputError("malformed CSV: " + ("a quoted cell runs over the end of its line" if quoted else
-                                              "its rows do not match its lines"), path, quoted)
-    return frame, np.asarray(numbers[1:], dtype=np.int64)
-
-
-def _parser_error(error: Exception, numbers: list[int]) -> tuple[str, int | None]:
-    """pandas' message (its last line) and the physical line it is about; pandas counts the lines it was
-    given (no blank or comment lines), so its "line N" is translated in the message too."""
-    text = str(error).strip().splitlines()[-1] if str(error).strip() else "cannot be parsed"
-    text = text if text.isprintable() else repr(text)
-    match = re.search(r"line (\d+)", text)
-    if not match or not 1 <= int(match.group(1)) <= len(numbers):
-        return text, None
-    line = numbers[int(match.group(1)) - 1]
-    return text[:match.start()] + f"line {line}" + text[match.end():], line
 
 
 def _cell(value) -> str:
@@ -188,7 +90,7 @@ def _no_duplicates(frame: pd.DataFrame, keys: list[str], path: Path, lines: np.n
 def read_raw(path: Path) -> pd.DataFrame:
     """Raw measurements: Sample, Payload [Bytes], Latency [us], in measured order."""
     path = Path(path)
-    frame, lines = _read_csv(path, s.RAW_COLUMNS, "raw measurements")
+    frame, lines = csv_lines.read_csv(path, s.RAW_COLUMNS, "raw measurements")
     clean = pd.DataFrame(
         {
             s.SAMPLE: _numeric(frame, s.SAMPLE, path, lines, integer=True),
@@ -214,7 +116,7 @@ def read_raw(path: Path) -> pd.DataFrame:
 
 def read_summary(path: Path) -> pd.DataFrame:
     path = Path(path)
-    frame, lines = _read_csv(path, s.SUMMARY_COLUMNS, "summary")
+    frame, lines = csv_lines.read_csv(path, s.SUMMARY_COLUMNS, "summary")
     clean = pd.DataFrame(
         {
             # Min above zero: a zero round trip is no measurement (Stdev and jitter may be zero)
@@ -232,7 +134,7 @@ def read_requirements(path: Path) -> pd.DataFrame:
     """Requirements with each row's physical line in the file (for JUnit file/line annotations). Blank
     lines and `#` comment lines are allowed: maintainers edit this file by hand and say why."""
     path = Path(path)
-    frame, lines = _read_csv(path, s.REQUIREMENT_COLUMNS, "requirements", comments=True)
+    frame, lines = csv_lines.read_csv(path, s.REQUIREMENT_COLUMNS, "requirements", comments=True)
     kinds = frame[s.EXPERIMENT_TYPE].astype(str).str.strip()
     empty = (kinds == "") | frame[s.EXPERIMENT_TYPE].isna()
     if empty.any():
@@ -250,7 +152,7 @@ def read_requirements(path: Path) -> pd.DataFrame:
 
 def read_check_report(path: Path) -> pd.DataFrame:
     path = Path(path)
-    frame, lines = _read_csv(path, s.CHECK_COLUMNS, "check report")
+    frame, lines = csv_lines.read_csv(path, s.CHECK_COLUMNS, "check report")
     clean = frame.loc[:, list(s.CHECK_COLUMNS)].copy()
     clean[s.BYTES] = _numeric(frame, s.BYTES, path, lines, integer=True, positive=True)
     for column in (s.REQUIREMENT, s.EXPERIMENT, s.DIFFERENCE):

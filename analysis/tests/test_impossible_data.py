@@ -89,6 +89,8 @@ CASES = {
     "too many cells after a blank line": raw_case(rows(RAW_HEADER, "1,16,1", "", "2,16,2,7"), 4,
                                                   "malformed CSV: Error tokenizing data. C error: Expected 3 fields in "
                                                   "line 4, saw 4"),
+    "more cells than the header in the first row": raw_case(rows(RAW_HEADER, "", "1,16,1,9", "2,16,2,9"), 3,
+                                                            "malformed CSV: a row has more cells than the header"),
     # summaries
     "summary with Min above Median": summary_case(rows(summary_row(Min="12.000")), 2,
                                                   "Min 12 is above Median 10 at 16 B; a summary row has Min <= "

@@ -22,7 +22,7 @@ from perfgate.errors import InputError
 
 # Hypothesis reruns a test body many times; a function-scoped tmp_path would be shared across them.
 FOLDER = Path(tempfile.mkdtemp(prefix="perfgate-properties-"))
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Cells a CSV writer or a careless hand could produce: numbers good and bad, names, quotes, comments.
 CELLS = st.sampled_from(["1", "2", "3", "16", "32", "0", "-1", "10.5", "1e300", "1e9", "1e10", "nan", "inf", "-0",
@@ -41,19 +41,73 @@ def csv_text(header: tuple[str, ...]):
                      headers, rows, st.lists(LINE_ENDS, min_size=1, max_size=3))
 
 
-def plausible_rows(header_row: str, row):
-    """Mostly valid files, varied a little: the readers' rules are exercised, not only the CSV syntax."""
-    return st.builds(lambda rows, end: header_row + end + "".join(r + end for r in rows), st.lists(row, max_size=10),
-                     LINE_ENDS)
+# Files that are mostly valid, some of them broken in one place: the readers' rules are exercised too,
+# not only the CSV syntax.
+LATENCY = st.one_of(st.floats(0.001, 1e5).map(lambda v: f"{v:.{3 + int(v) % 4}f}"), st.floats(0.001, 1e5).map(repr))
+BAD_CELL = st.sampled_from(["0", "-1", "1e10", "nan", "inf", "", "x", "1e300", "0.000"])
+MUTATIONS = st.sampled_from(["none", "none", "none", "cell", "swap rows", "repeat row", "blank line", "comment line",
+                             "swap cells"])
 
 
-RAW_ROW = st.builds(lambda n, p, lat: f"{n},{p},{lat}", st.integers(-1, 6), st.sampled_from([16, 32, 0]),
-                    st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["0", "5.5", "1e9"])))
-SUMMARY_ROW = st.lists(st.sampled_from(["16", "32", "2", "1", "5", "10", "0", "1e10", "3.5"]), min_size=12,
-                       max_size=12).map(",".join)
-REQUIREMENT_ROW = st.builds(lambda sub, p, m, q, x: f"{sub},{p},{m},{q},{x}",
-                            st.sampled_from(["interprocess_best_effort", "", "# c"]), st.sampled_from(["16", "32", "0"]),
-                            *[st.sampled_from(["1", "2", "3", "0", "-1", "1e12"])] * 3)
+@st.composite
+def mutated(draw, header: str, rows: list[list[str]]) -> str:
+    """The file of `header` and `rows`, with at most one change that may break a rule."""
+    rows = [list(r) for r in rows]
+    kind = draw(MUTATIONS)
+    if rows and kind != "none":
+        i = draw(st.integers(0, len(rows) - 1))
+        j = draw(st.integers(0, len(rows) - 1))
+        column = draw(st.integers(0, len(rows[i]) - 1))
+        other = draw(st.integers(0, len(rows[i]) - 1))
+        if kind == "cell":
+            rows[i][column] = draw(BAD_CELL)
+        elif kind == "swap rows":
+            rows[i], rows[j] = rows[j], rows[i]
+        elif kind == "repeat row":
+            rows.insert(i, list(rows[i]))
+        elif kind == "swap cells":
+            rows[i][column], rows[i][other] = rows[i][other], rows[i][column]
+        elif kind in ("blank line", "comment line"):
+            rows.insert(i, ["# why" if kind == "comment line" else "  "])
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return end.join([header, *(",".join(r) for r in rows)]) + end
+
+
+@st.composite
+def raw_files(draw) -> str:
+    payloads = draw(st.lists(st.sampled_from([16, 32, 64, 16384]), min_size=1, max_size=3, unique=True))
+    rows, sample = [], 0
+    for payload in payloads:
+        for _ in range(draw(st.integers(1, 4))):
+            sample += draw(st.integers(1, 2))
+            rows.append([str(sample), str(payload), draw(LATENCY)])
+    return draw(mutated(",".join(s.RAW_COLUMNS), rows))
+
+
+@st.composite
+def summary_files(draw) -> str:
+    rows = []
+    for payload in draw(st.lists(st.sampled_from([16, 32, 64]), min_size=1, max_size=3, unique=True)):
+        ordered = sorted(draw(st.lists(st.floats(0.001, 1e6), min_size=6, max_size=6)))  # Min, Median ... Max
+        mean = draw(st.floats(ordered[0], ordered[-1]))
+        jitters = sorted(draw(st.lists(st.floats(0, 1e3), min_size=2, max_size=2)))
+        cells = dict(zip(plausibility.SUMMARY_ORDER, ordered))
+        cells.update({s.BYTES: payload, s.SAMPLES: draw(st.integers(2, 10**6)), s.MEAN: mean,
+                      s.STDEV: draw(st.floats(0, 1e3)), s.MEAN_JITTER: jitters[0], s.MAX_JITTER: jitters[1]})
+        rows.append([f"{cells[c]:.3f}" if isinstance(cells[c], float) else str(cells[c]) for c in s.SUMMARY_COLUMNS])
+    return draw(mutated(",".join(s.SUMMARY_COLUMNS), rows))
+
+
+@st.composite
+def requirement_files(draw) -> str:
+    rows = []
+    for sub in draw(st.lists(st.sampled_from(["interprocess_best_effort", "intraprocess_reliable"]), min_size=1,
+                             max_size=2, unique=True)):
+        for payload in draw(st.lists(st.sampled_from([16, 32, 64]), min_size=1, max_size=3, unique=True)):
+            values = sorted(draw(st.lists(st.floats(0.001, 1e6), min_size=3, max_size=3)))
+            rows.append([sub, str(payload), *(f"{v:.3f}" for v in values)])
+    return draw(mutated(",".join(s.REQUIREMENT_COLUMNS), rows))
+
 
 READERS = {"raw": (files.read_raw, s.RAW_COLUMNS), "summary": (files.read_summary, s.SUMMARY_COLUMNS),
            "requirements": (files.read_requirements, s.REQUIREMENT_COLUMNS)}
@@ -110,22 +164,14 @@ def test_csv_shaped_text_is_a_frame_or_an_input_error(kind, data):
     read(kind, data.draw(csv_text(READERS[kind][1])))
 
 
+NEAR_VALID = {"raw": raw_files(), "summary": summary_files(), "requirements": requirement_files()}
+
+
+@pytest.mark.parametrize("kind", list(READERS))
 @SETTINGS
-@given(content=plausible_rows(",".join(s.RAW_COLUMNS), RAW_ROW))
-def test_raw_measurements_near_the_rules(content):
-    read("raw", content)
-
-
-@SETTINGS
-@given(content=plausible_rows(",".join(s.SUMMARY_COLUMNS), SUMMARY_ROW))
-def test_summaries_near_the_rules(content):
-    read("summary", content)
-
-
-@SETTINGS
-@given(content=plausible_rows(",".join(s.REQUIREMENT_COLUMNS), REQUIREMENT_ROW))
-def test_requirements_near_the_rules(content):
-    read("requirements", content)
+@given(data=st.data())
+def test_files_near_the_rules_are_a_valid_frame_or_an_input_error(kind, data):
+    read(kind, data.draw(NEAR_VALID[kind]))
 
 
 # --- the option parsers ---------------------------------------------------------------------------

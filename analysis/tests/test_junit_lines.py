@@ -60,7 +60,7 @@ def test_line_counts_blank_and_comment_lines_and_messages_name_sub_and_payload(t
             assert case.get("line") == LINES[(sub, payload)], (sub, case.get("name"))
             assert case.get("file") == "requirements/reference.csv"
             for result in list(case):
-                assert result.get("message").startswith(f"{sub} at {payload} B: "), result.get("message")
+                assert f"{sub} at {payload} B: " in result.get("message"), result.get("message")
     failure = next(root.iter("failure"))
     assert failure.get("message") == f"{A} at 16384 B: Median 105.123 us > requirement 100.000 us (+5.12%)"
     assert "requirements/reference.csv:5" in failure.text
