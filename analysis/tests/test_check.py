@@ -19,7 +19,7 @@ def summary(rows: dict[int, tuple[float, float, float]]) -> pd.DataFrame:
     """A summary with the given (Median, 99%, Max) per payload; the other columns are consistent filler."""
     frame = pd.DataFrame([
         {s.BYTES: payload, s.SAMPLES: 10000, s.MAX: high, s.MIN: median / 2, s.MEAN: median, s.MEDIAN: median,
-         s.STDEV: 1.0, s.MEAN_JITTER: 0.5, s.MAX_JITTER: high / 2, s.P90: p99 * 0.9, s.P99: p99, s.P9999: high}
+         s.STDEV: 1.0, s.MEAN_JITTER: 0.5, s.MAX_JITTER: high / 2, s.P90: (median + p99) / 2, s.P99: p99, s.P9999: high}
         for payload, (median, p99, high) in rows.items()
     ])
     return frame.loc[:, list(s.SUMMARY_COLUMNS)]
@@ -50,13 +50,13 @@ def experiment(tmp_path) -> Path:
 
 
 def test_equal_to_the_requirement_passes_and_one_thousandth_above_fails(tmp_path, experiment):
-    write_summary(experiment, A, {16: (100.0, 50.001, 200.0)})
-    write_requirements(tmp_path / "requirements.csv", [(A, 16, 100.0, 50.0, 250.0)])
+    write_summary(experiment, A, {16: (25.0, 50.001, 200.0)})
+    write_requirements(tmp_path / "requirements.csv", [(A, 16, 25.0, 50.0, 250.0)])
     assert run_check(tmp_path, "--no-plots") == s.EXIT_REGRESSION
     text = (experiment / s.check_csv_name(A)).read_text()
     assert text == (
         "Check,Bytes,Requirement,Experiment,Difference,Percentage over requirement,Status\n"
-        "Median,16,100.000,100.000,0.000,0.000,passed\n"
+        "Median,16,25.000,25.000,0.000,0.000,passed\n"
         "99%,16,50.000,50.001,0.001,0.002,failed\n"
         "Max,16,250.000,200.000,50.000,-20.000,passed\n"
     )
@@ -97,8 +97,8 @@ def test_rows_are_median_then_99_then_max_in_the_requirements_payload_order(tmp_
 
 def test_no_negative_zero_in_reports(tmp_path, experiment):
     # 99999.999 against 100000.000 is -0.000001 %, which a plain %.3f writes as -0.000
-    write_summary(experiment, A, {16: (99999.999, 1.0, 2.0)})
-    write_requirements(tmp_path / "requirements.csv", [(A, 16, 100000.0, 1.0, 2.0)])
+    write_summary(experiment, A, {16: (99999.999, 99999.999, 99999.999)})
+    write_requirements(tmp_path / "requirements.csv", [(A, 16, 100000.0, 100000.0, 100000.0)])
     assert run_check(tmp_path, "--no-plots") == s.EXIT_OK
     text = (experiment / s.check_csv_name(A)).read_text()
     assert "-0.000" not in text
@@ -130,7 +130,7 @@ def test_missing_payload_and_subexperiment_exit_3_and_the_rest_is_still_checked(
 
 
 def test_regression_and_missing_data_exit_3_and_both_are_reported(tmp_path, experiment, capsys):
-    write_summary(experiment, A, {16: (25, 20, 30)})
+    write_summary(experiment, A, {16: (25, 30, 30)})
     write_requirements(tmp_path / "requirements.csv", [(A, 16, 20, 30, 40), (B, 16, 20, 30, 40)])
     assert run_check(tmp_path, "--no-plots", "--junit", str(tmp_path / "junit.xml")) == s.EXIT_INCOMPLETE
     output = capsys.readouterr()
@@ -197,7 +197,7 @@ def test_check_plots_mark_failed_points(tmp_path, experiment):
     from perfgate.plotting import check_plots
     from perfgate.plotting.common import FAILED_COLOUR
 
-    write_summary(experiment, A, {16: (10, 20, 30), 32: (30, 20, 30)})
+    write_summary(experiment, A, {16: (10, 20, 30), 32: (30, 30, 30)})
     write_requirements(tmp_path / "requirements.csv", [(A, 16, 20, 30, 40), (A, 32, 20, 30, 40)])
     assert run_check(tmp_path) == s.EXIT_REGRESSION
     for magnitude in s.CHECKED_MAGNITUDES:

@@ -30,7 +30,8 @@ SOURCES = {
 GENEROUS = 1.5  # requirement = measured * this, except the tight ones below
 TIGHT = {  # (sub, bytes, magnitude) -> requirement in us
     ("intraprocess_best_effort", 16384, s.MEDIAN): 1.5,  # measured 1.708: 13.9 % over
-    ("interprocess_best_effort", 1024, s.MAX): 20.0,  # measured 135.690: 578.45 % over
+    # measured 135.690: 35.69 % over; at least the row's 99% requirement (83.094), or the row contradicts itself
+    ("interprocess_best_effort", 1024, s.MAX): 100.0,
 }
 
 
@@ -146,8 +147,8 @@ def test_markdown_gives_the_verdict_first_then_the_failed_checks_worst_first(plo
     failed_at = text.index("### Failed checks (2)")
     assert failed_at < text.index("### Baseline") < text.index("### All checks")
     failed_rows = [line for line in lines if line.startswith("| ") and "_best_effort |" in line][:2]
-    # worst first: 578.45 % over before 13.87 % over
-    assert failed_rows[0].startswith("| interprocess_best_effort | Max[1024 B] | 135.690 | 20.000 | +578.45% |")
+    # worst first: 35.69 % over before 13.87 % over
+    assert failed_rows[0].startswith("| interprocess_best_effort | Max[1024 B] | 135.690 | 100.000 | +35.69% |")
     assert failed_rows[1].startswith("| intraprocess_best_effort | Median[16384 B] | 1.708 | 1.500 | +13.87% |")
     # the baseline's value and the change against it: 1.9.2's inter-process Max at 1024 B
     old_max = float(plotted_experiment["v192"].set_index(s.BYTES).at[1024, s.MAX])
@@ -204,7 +205,7 @@ def test_annotation_escaping_follows_the_workflow_command_rules(plotted_experime
     properties, message = commands[0][len("::error "):].split("::", 1)
     assert properties.startswith("file=req%3A a%2Cb%25.csv,line=")
     assert "title=Latency regression%3A interprocess_best_effort Max[1024 B]" in properties
-    assert "\n" not in message and "+578.45%25 over" in message and "%" not in message.replace("%25", "")
+    assert "\n" not in message and "+35.69%25 over" in message and "%" not in message.replace("%25", "")
     assert report.escape_command_data("a%b\r\nc") == "a%25b%0D%0Ac"
     assert report.escape_command_property("x:y,z\n") == "x%3Ay%2Cz%0A"
 
@@ -255,7 +256,7 @@ def test_html_page_embeds_every_plot_and_escapes_text(plotted_experiment):
         embedded[image["alt"]] = base64.b64decode(image["src"][len(prefix):])
     expected = {p.relative_to(results.experiment_dir / s.PLOTS_DIR).as_posix(): p.read_bytes() for p in pngs}
     assert embedded == expected  # every plot once, byte for byte (small enough not to be re-encoded)
-    assert "Max[1024 B]" in text and "+578.45%" in text and "135.690" in text
+    assert "Max[1024 B]" in text and "+35.69%" in text and "135.690" in text
 
 
 def test_html_page_of_many_plots_is_reencoded_to_a_few_megabytes(plotted_experiment):
