@@ -8,7 +8,6 @@ import argparse
 import contextlib
 import io
 import math
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +19,8 @@ from perfgate import cli, files, plausibility
 from perfgate import schema as s
 from perfgate.errors import InputError
 
-# Hypothesis reruns a test body many times; a function-scoped tmp_path would be shared across them.
-FOLDER = Path(tempfile.mkdtemp(prefix="perfgate-properties-"))
-SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# database=None: no .hypothesis/ folder left in the checkout; a failure prints its example to reproduce it
+SETTINGS = settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Cells a CSV writer or a careless hand could produce: numbers good and bad, names, quotes, comments.
 CELLS = st.sampled_from(["1", "2", "3", "16", "32", "0", "-1", "10.5", "1e300", "1e9", "1e10", "nan", "inf", "-0",
@@ -135,8 +133,14 @@ def assert_valid(kind: str, frame) -> None:
         assert frame["line"].is_monotonic_increasing and frame["line"].min() >= 2
 
 
-def read(kind: str, content: bytes | str):
-    path = FOLDER / f"{kind}.csv"
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    """Where each example's file is written (Hypothesis reruns a test body, so not a per-test tmp_path)."""
+    return tmp_path_factory.mktemp("properties")
+
+
+def read(folder: Path, kind: str, content: bytes | str):
+    path = folder / f"{kind}.csv"
     path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass"))
     reader = READERS[kind][0]
     try:
@@ -153,15 +157,15 @@ def read(kind: str, content: bytes | str):
 @pytest.mark.parametrize("kind", list(READERS))
 @SETTINGS
 @given(content=st.one_of(st.binary(max_size=300), st.text(max_size=300)))
-def test_any_bytes_or_text_is_a_frame_or_an_input_error(kind, content):
-    read(kind, content)
+def test_any_bytes_or_text_is_a_frame_or_an_input_error(folder, kind, content):
+    read(folder, kind, content)
 
 
 @pytest.mark.parametrize("kind", list(READERS))
 @SETTINGS
 @given(data=st.data())
-def test_csv_shaped_text_is_a_frame_or_an_input_error(kind, data):
-    read(kind, data.draw(csv_text(READERS[kind][1])))
+def test_csv_shaped_text_is_a_frame_or_an_input_error(folder, kind, data):
+    read(folder, kind, data.draw(csv_text(READERS[kind][1])))
 
 
 NEAR_VALID = {"raw": raw_files(), "summary": summary_files(), "requirements": requirement_files()}
@@ -170,8 +174,8 @@ NEAR_VALID = {"raw": raw_files(), "summary": summary_files(), "requirements": re
 @pytest.mark.parametrize("kind", list(READERS))
 @SETTINGS
 @given(data=st.data())
-def test_files_near_the_rules_are_a_valid_frame_or_an_input_error(kind, data):
-    read(kind, data.draw(NEAR_VALID[kind]))
+def test_files_near_the_rules_are_a_valid_frame_or_an_input_error(folder, kind, data):
+    read(folder, kind, data.draw(NEAR_VALID[kind]))
 
 
 # --- the option parsers ---------------------------------------------------------------------------
