@@ -110,6 +110,6 @@ def consistent_requirements(requirements: pd.DataFrame, path: Path, lines: Seque
     if found is not None:
         row, lower, upper = found
         values = requirements.iloc[row]
+        where = f"{printable(values[s.EXPERIMENT_TYPE])} at {int(values[s.BYTES])} B"
         raise InputError(f"{lower} requirement {_number(values[lower])} us is above the {upper} requirement "
-                         f"{_number(values[upper])} us ({printable(values[s.EXPERIMENT_TYPE])} at {int(values[s.BYTES])} B); "
-                         f"{REQUIREMENT_RULE}", path, lines[row])
+                         f"{_number(values[upper])} us ({where}); {REQUIREMENT_RULE}", path, lines[row])

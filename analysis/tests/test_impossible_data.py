@@ -54,7 +54,8 @@ def summary_case(rows: str, line: int, problem: str):
 
 def requirements_case(rows: str, line: int, problem: str):
     def build(tmp_path: Path):
-        arguments = check_arguments(tmp_path, f"{SUMMARY_HEADER}\n{GOOD_SUMMARY_ROW}\n", f"{REQUIREMENTS_HEADER}\n{rows}")
+        arguments = check_arguments(tmp_path, f"{SUMMARY_HEADER}\n{GOOD_SUMMARY_ROW}\n",
+                                    f"{REQUIREMENTS_HEADER}\n{rows}")
         return arguments, f"{tmp_path / 'requirements.csv'}:{line}: ", problem
     return build
 

@@ -100,4 +100,5 @@ def test_check_report_rows_name_their_physical_line(tmp_path, capsys):
         == s.EXIT_USAGE
     assert capsys.readouterr().err == f"perfgate junit: error: {report}:4: unknown status 'maybe'\n"
     assert not (tmp_path / "j.xml").exists()
-    assert files.read_requirements(tmp_path / "repo" / "requirements" / "reference.csv")["line"].tolist() == [4, 5, 7, 8]
+    requirements = files.read_requirements(tmp_path / "repo" / "requirements" / "reference.csv")
+    assert requirements["line"].tolist() == [4, 5, 7, 8]
