@@ -17,8 +17,8 @@ from . import schema as s
 from .errors import PerfgateError
 
 
-CPU_LATENCY_HELP = ("auto (default): keep idle CPUs awake while measuring (a 0 us wake-up latency request "
-                     "through /dev/cpu_dma_latency, where writable; else a warning); none: the system's idle policy")
+CPU_LATENCY_HELP = ("system (default): the system's idle policy; awake: keep idle CPUs polling while measuring "
+                    "(a 0 us wake-up latency request on /dev/cpu_dma_latency, where writable; else a warning)")
 
 
 # `--raw-csv/--raw_csv` in argparse's messages: the two spellings of one option (see _option)

@@ -1,18 +1,19 @@
-"""Keeping idle CPUs awake while perfgate measures: a CPU wake-up latency request of 0 us.
+"""Optionally keeping idle CPUs awake while perfgate measures: a CPU wake-up latency request of 0 us.
 
 A round trip is mostly two wake-ups: the echoing process sleeps until the ping arrives, the
 publisher sleeps until the pong does. When a CPU has nothing to run it enters an idle state, and
-leaving it costs time that has nothing to do with Fast DDS. On a virtual machine the cost is large
-and erratic: a halted vCPU goes back to the host, which must schedule it again (on the 2-vCPU
-development VM, UDP round trips of 105-200 us, moving in steps every few milliseconds, fall to
-40-75 us with the CPUs kept awake; docs/verdict.md has the figures). On bare metal, deep C-states
-add tens of microseconds in the same way.
+leaving it costs time that has nothing to do with Fast DDS. On a virtual machine the cost is large:
+a halted vCPU goes back to the host, which must schedule it again. The kernel's PM QoS interface
+bounds it: while a process keeps /dev/cpu_dma_latency open with a 32-bit value written to it, the
+cpuidle governor only chooses idle states that wake within that many microseconds; 0 means
+polling (tuned's latency-performance profile does the same, force_latency). The request belongs
+to the open file, so it ends when perfgate closes it or dies, even by SIGKILL.
 
-The kernel's PM QoS interface asks for a bound on that latency: while a process keeps
-/dev/cpu_dma_latency open with a 32-bit value written to it, the cpuidle governor only chooses
-idle states that wake within that many microseconds; 0 means polling. tuned's
-latency-performance profile does the same (force_latency). The request belongs to the open file,
-so it ends when perfgate closes it or dies, even by SIGKILL: nothing is left behind.
+It is not the default. Measured interleaved on the 2-vCPU development VM (docs/verdict.md), it
+cut UDP round trips about four-fold (105 to 25 us) but not their run-to-run spread in
+microseconds, so the spread relative to the median grew (UDP best effort 0.055 -> 0.185) and the
+verdict caught a +10 % change less often (50 % -> 24 %). `--cpu-latency awake` is there for
+machines where it measures better (calibrate with benchmarks/bench_gate_quality.py).
 
 `request_metadata` is pure; `hold_awake` is the thin part that opens the device.
 """
@@ -27,16 +28,16 @@ from pathlib import Path
 
 PM_QOS_DEVICE = Path("/dev/cpu_dma_latency")
 CPUIDLE_SYS = Path("/sys/devices/system/cpu/cpuidle")
-LATENCY_AUTO = "auto"  # hold 0 us when the device can be opened, else warn and measure anyway
-LATENCY_NONE = "none"  # leave the system's idle policy alone
-CHOICES = (LATENCY_AUTO, LATENCY_NONE)
+LATENCY_SYSTEM = "system"  # the default: the system's idle policy, untouched
+LATENCY_AWAKE = "awake"  # hold 0 us when the device can be opened, else warn and measure anyway
+CHOICES = (LATENCY_SYSTEM, LATENCY_AWAKE)
 AWAKE_US = 0
 
 
 def parse_request(text: str | None) -> str:
     from .errors import InputError
 
-    value = LATENCY_AUTO if text is None else text.strip()
+    value = LATENCY_SYSTEM if text is None else text.strip()
     if value not in CHOICES:
         raise InputError(f"--cpu-latency must be one of {', '.join(CHOICES)}, not {text!r}")
     return value
@@ -51,11 +52,11 @@ def request_metadata(requested: str, held_us: int | None, idle_driver: str | Non
 
 
 def warning_text(entry: dict) -> str | None:
-    """A line for stderr when auto could not keep the CPUs awake."""
-    if entry["requested"] != LATENCY_AUTO or entry["held_us"] is not None:
+    """A line for stderr when awake was asked for and could not be held."""
+    if entry["requested"] != LATENCY_AWAKE or entry["held_us"] is not None:
         return None
     return (f"could not keep idle CPUs awake ({entry.get('problem')}): wake-up latency of idle CPUs adds "
-            f"to every round trip and varies (grant the runner write access to {PM_QOS_DEVICE}, see docs/run.md)")
+            f"to every round trip and varies (grant the runner write access to {PM_QOS_DEVICE}, see ci/runner/README.md)")
 
 
 def idle_driver(cpuidle: Path = CPUIDLE_SYS) -> str | None:
@@ -66,13 +67,13 @@ def idle_driver(cpuidle: Path = CPUIDLE_SYS) -> str | None:
 
 @contextlib.contextmanager
 def hold_awake(requested: str, device: Path = PM_QOS_DEVICE) -> Iterator[dict]:
-    """While open: idle CPUs poll instead of halting (auto), or the system decides (none).
+    """While open: idle CPUs poll instead of halting (awake), or the system decides (system).
 
     Yields the metadata entry. A device that cannot be opened is not an error: the run measures and
     the entry (and a warning) say so.
     """
     driver = idle_driver()
-    if requested == LATENCY_NONE:
+    if requested == LATENCY_SYSTEM:
         yield request_metadata(requested, None, driver, None)
         return
     try:

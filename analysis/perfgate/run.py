@@ -106,7 +106,7 @@ class RunOptions:
     fastdds_prefix: Path | None
     # sub-experiment -> ns the echoing side busy-waits before each echo (perfgate ab --inject-delay-ns)
     echo_delay_ns: Mapping[str, int] = field(default_factory=dict)
-    cpu_latency: str = cpu_latency.LATENCY_AUTO  # auto: idle CPUs kept awake while measuring (cpu_latency.py)
+    cpu_latency: str = cpu_latency.LATENCY_SYSTEM  # awake: idle CPUs kept polling while measuring (cpu_latency.py)
 
 
 def default_timeout(samples: int, warmup: int, payloads: int) -> float:
