@@ -11,11 +11,16 @@ Workspace layout (kept between builds, so that a commit touching one file rebuil
 
     WS/src/fastdds/            the Fast DDS source: a git checkout, or a mirror of a local folder
     WS/src/perfgate_harness/   a mirror of native/
-    WS/src/fastcdr/, WS/src/foonathan_memory_vendor/   only when given by option (else the system's)
+    WS/src/fastcdr/            Fast CDR when the system's does not fit: --fastcdr-source, else the
+                               commit's own submodule pin (thirdparty/fastcdr), fetched from its URL
+    WS/src/foonathan_memory_vendor/   only when given by option (else the system's)
     WS/build/ WS/install/ WS/log/   colcon's (merged install: the Fast DDS prefix is WS/install)
     WS/ccache/                 the compiler cache (unless CCACHE_DIR is set)
     WS/perfgate/               mirror manifests and the upstream engine's files
     WS/perfgate-build.json     the build record: what was built, from where, how, and whether it worked
+
+Compiler warnings never fail the build (WARNINGS_LAUNCHER), and the harness is built against the
+workspace's Fast DDS package, never a system copy: checked with ldd after the build.
 
 The record is written for failed builds too: `perfgate run --workspace` and `perfgate gate
 --workspace` read it, so every experiment names the Fast DDS commit, version and build options, and a
@@ -41,6 +46,11 @@ from typing import Iterator
 from . import files
 from . import schema as s
 from .errors import IncompleteError, InputError, PerfgateError
+# what the source is and needs: fastdds_source's; named here too, as part of build's interface
+from .fastdds_source import (PACKAGE_BY_MAJOR, SYSTEM_PREFIXES, FastddsSource, SubmodulePin,  # noqa: F401
+                             dependency_plan, detect_fastdds, fastcdr_major_needed, fastdds_identity,
+                             installed_cmake_version, parse_cmake_project, parse_package_xml,
+                             read_submodule_pin, release, source_version)
 from .harness import FLOOR_EXECUTABLE, LATENCY_EXECUTABLE, NATIVE_DIR
 from .harness import IGNORED_DIRS as HARNESS_IGNORED_DIRS
 
@@ -54,9 +64,6 @@ LOCK_FILE = ".perfgate-build.lock"
 LOG_TAIL_LINES = 40
 GIT_TIMEOUT_S = 1800
 
-# Fast DDS 2.x is the CMake/colcon package fastrtps, 3.x the package fastdds (built on Fast CDR 2).
-PACKAGE_BY_MAJOR = {2: "fastrtps", 3: "fastdds"}
-FASTCDR_MAJOR_FOR = {"fastrtps": 1, "fastdds": 2}
 # What every build gets: Release, DDS Security, the performance tests (test/performance), and an
 # install RPATH, so the harness finds the workspace's Fast DDS without sourcing setup scripts.
 CMAKE_OPTIONS = {
@@ -66,118 +73,53 @@ CMAKE_OPTIONS = {
     "CMAKE_INSTALL_RPATH_USE_LINK_PATH": "ON",
     "PERFGATE_BUILD_TESTS": "OFF",  # the harness's own unit tests run in ci/test.sh, not per commit
 }
-# Where installed CMake packages are looked up to tell whether a system package fits.
-SYSTEM_PREFIXES = (Path("/usr"), Path("/usr/local"))
+# Compiler warnings never fail a build: a gate must not break on a compiler version upstream's CI does
+# not use. Fast DDS 3.5 and later set CMAKE_COMPILE_WARNING_AS_ERROR, which cmake's
+# --compile-no-warning-as-error overrides (CMake 3.24+), but only in the configure it is given to: a
+# regeneration during the build (a commit that touches a CMakeLists.txt) forgets it. 3.0 to 3.4
+# append -Werror to CMAKE_CXX_FLAGS, which no CMake option undoes. So every compile also goes through
+# a launcher that puts -Wno-error last on the compiler's command line (kept in CMake's cache, so
+# regenerations keep it). perfgate's own harness adds -Werror only when asked (PERFGATE_WERROR,
+# ci/test.sh's build), never in a workspace.
+NO_WARNING_AS_ERROR_SINCE = (3, 24)
+WARNINGS_LAUNCHER = "no-warning-as-error"  # WS/perfgate/<this>
+WARNINGS_LAUNCHER_SCRIPT = """#!/bin/sh
+# Written by `perfgate build` (docs/build.md "Warnings are never errors"): runs the compiler command
+# it is given with -Wno-error last, so that no -Werror before it makes a warning fail the build.
+exec "$@" -Wno-error
+"""
 _FAILED_LINE = re.compile(r"^Failed\s+<<<\s+(\S+)", re.MULTILINE)
-
-
-# --- what the source is -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class FastddsSource:
-    package: str  # "fastrtps" (2.x) or "fastdds" (3.x)
-    version: str  # "2.9.1"
-    major: int
-
-
-def parse_cmake_project(text: str) -> tuple[str, str | None] | None:
-    """(name, VERSION) of the first `project(...)` of a CMakeLists.txt, or None."""
-    match = re.search(r"^\s*project\s*\(\s*([A-Za-z0-9_.-]+)([^)]*)\)", text, re.MULTILINE | re.IGNORECASE)
-    if match is None:
-        return None
-    version = re.search(r"\bVERSION\s+\"?([0-9][0-9.]*)\"?", match.group(2))
-    return match.group(1), version.group(1) if version else None
-
-
-def parse_package_xml(text: str, path: Path) -> tuple[str, str | None]:
-    """(name, version) of a package.xml."""
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as error:
-        raise InputError(f"malformed package.xml: {error}", path) from None
-    name = (root.findtext("name") or "").strip()
-    if not name:
-        raise InputError("package.xml has no <name>", path)
-    version = (root.findtext("version") or "").strip() or None
-    return name, version
-
-
-def fastdds_identity(cmake_project: tuple[str, str | None] | None, package_xml: tuple[str, str | None] | None,
-                     where: Path) -> FastddsSource:
-    """Which Fast DDS a source is, from its CMake project and package.xml (either may be missing)."""
-    found = [pair for pair in (package_xml, cmake_project) if pair is not None]
-    names = {name for name, _ in found}
-    packages = names & set(PACKAGE_BY_MAJOR.values())
-    if not packages:
-        found = ", ".join(sorted(names)) or "no project name"
-        raise InputError(f"not a Fast DDS source: the package is {found}, not fastrtps (2.x) or fastdds (3.x)", where)
-    if len(packages) > 1:
-        raise InputError("CMakeLists.txt and package.xml name different packages (fastrtps and fastdds)", where)
-    package = packages.pop()
-    # package.xml says x.y.z; CMake may say x.y.z.w (3.x): the first three parts are the release
-    versions = [version for _, version in found if version]
-    if not versions:
-        raise InputError("no version in package.xml nor in CMakeLists.txt's project()", where)
-    version = ".".join(versions[0].split(".")[:3])
-    major = int(version.split(".")[0])
-    if PACKAGE_BY_MAJOR.get(major) != package:
-        raise InputError(f"package {package} with version {version}: Fast DDS {major}.x is package "
-                         f"{PACKAGE_BY_MAJOR.get(major, 'unknown')}", where)
-    return FastddsSource(package, version, major)
-
-
-def detect_fastdds(source_dir: Path) -> FastddsSource:
-    source_dir = Path(source_dir)
-    cmake_lists, package_xml = source_dir / "CMakeLists.txt", source_dir / "package.xml"
-    if not cmake_lists.is_file():
-        raise InputError("not a Fast DDS source: no CMakeLists.txt", source_dir)
-    project = parse_cmake_project(cmake_lists.read_text(errors="replace"))
-    package = parse_package_xml(package_xml.read_text(errors="replace"), package_xml) if package_xml.is_file() else None
-    return fastdds_identity(project, package, source_dir)
-
-
-# --- dependencies: system packages where they fit -----------------------------------------------
-def installed_cmake_version(package: str, prefixes: tuple[Path, ...] = SYSTEM_PREFIXES) -> str | None:
-    """PACKAGE_VERSION of an installed CMake package config (`<package>-config-version.cmake`)."""
-    for prefix in prefixes:
-        for config in sorted(prefix.glob(f"lib*/**/cmake/{package}/{package}-config-version.cmake")) + \
-                sorted(prefix.glob(f"share/{package}/cmake/{package}-config-version.cmake")):
-            match = re.search(r'set\(PACKAGE_VERSION\s+"([^"]+)"\)', config.read_text(errors="replace"))
-            if match:
-                return match.group(1)
-    return None
-
-
-def dependency_plan(fastdds: FastddsSource, fastcdr_source: Path | None, foonathan_source: Path | None,
-                    system_fastcdr: str | None, system_foonathan: str | None) -> dict:
-    """Where Fast CDR and foonathan memory come from; InputError when the system's cannot do."""
-    needed = FASTCDR_MAJOR_FOR[fastdds.package]
-    plan = {}
-    if fastcdr_source is not None:
-        plan["fastcdr"] = {"from": "source", "path": str(fastcdr_source)}
-    elif system_fastcdr is None:
-        raise InputError(f"Fast DDS {fastdds.version} needs Fast CDR {needed}.x: none is installed "
-                         "(install libfastcdr-dev, or give its source with --fastcdr-source)")
-    elif int(system_fastcdr.split(".")[0]) != needed:
-        raise InputError(f"Fast DDS {fastdds.version} needs Fast CDR {needed}.x, the system has {system_fastcdr}: "
-                         f"give a Fast CDR {needed}.x source with --fastcdr-source")
-    else:
-        plan["fastcdr"] = {"from": "system", "version": system_fastcdr}
-    if foonathan_source is not None:
-        plan["foonathan_memory"] = {"from": "source", "path": str(foonathan_source)}
-    elif system_foonathan is None:
-        raise InputError("foonathan memory is not installed (libfoonathan-memory-dev): give the source of "
-                         "foonathan_memory_vendor with --foonathan-memory-source")
-    else:
-        plan["foonathan_memory"] = {"from": "system", "version": system_foonathan}
-    return plan
+# Terminal escapes (GCC colours: Fast DDS adds -fdiagnostics-color=always under ccache) and control
+# characters, which XML 1.0 cannot hold: log tails go into JUnit, JSON and Markdown without them.
+_ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_NOT_PRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 # --- the colcon command -------------------------------------------------------------------------
-def cmake_arguments(ccache: bool) -> list[str]:
+def cmake_arguments(ccache: bool, package: str | None = None, cmake_version: tuple[int, ...] | None = None,
+                    warnings_launcher: Path | None = None) -> list[str]:
+    """colcon's --cmake-args: CMAKE_OPTIONS; the Fast DDS package the harness must build against
+    (native/CMakeLists.txt: never a system copy of another major); warnings not fatal (see above:
+    --compile-no-warning-as-error where CMake knows it, and the launcher); ccache."""
     args = [f"-D{name}={value}" for name, value in CMAKE_OPTIONS.items()]
-    if ccache:
-        args += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+    if package is not None:
+        args.append(f"-DPERFGATE_FASTDDS_PACKAGE={package}")
+    if cmake_version is not None and cmake_version >= NO_WARNING_AS_ERROR_SINCE:
+        args.append("--compile-no-warning-as-error")
+    launchers = ([str(warnings_launcher)] if warnings_launcher is not None else []) + (["ccache"] if ccache else [])
+    if launchers:  # a CMake list: the first runs the rest
+        args += [f"-DCMAKE_C_COMPILER_LAUNCHER={';'.join(launchers)}",
+                 f"-DCMAKE_CXX_COMPILER_LAUNCHER={';'.join(launchers)}"]
     return args
+
+
+def write_warnings_launcher(workspace: Path) -> Path:
+    launcher = workspace / STATE_DIR / WARNINGS_LAUNCHER
+    launcher.parent.mkdir(parents=True, exist_ok=True)
+    if not launcher.is_file() or launcher.read_text() != WARNINGS_LAUNCHER_SCRIPT:
+        files.write_text(launcher, WARNINGS_LAUNCHER_SCRIPT)
+    launcher.chmod(0o755)
+    return launcher
 
 
 def colcon_base(workspace: Path) -> list[str]:
@@ -210,11 +152,17 @@ def failed_packages(colcon_output: str) -> list[str]:
     return _FAILED_LINE.findall(colcon_output)
 
 
+def printable(text: str) -> str:
+    """Text without terminal escapes and control characters (tabs and newlines kept): valid in XML."""
+    return _NOT_PRINTABLE.sub("", _ANSI_ESCAPE.sub("", text))
+
+
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     try:
-        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+        text = Path(path).read_text(errors="replace")
     except OSError:
         return ""
+    return "\n".join(printable(text.replace("\r\n", "\n")).splitlines()[-lines:])
 
 
 # --- sources into the workspace -----------------------------------------------------------------
@@ -329,14 +277,17 @@ def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProces
         raise IncompleteError(f"git {args[0]} failed: {error}") from None
 
 
-def _last_line(done: subprocess.CompletedProcess) -> str:
-    return (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+def _git_message(done: subprocess.CompletedProcess) -> str:
+    """All git said on stderr (its last line alone often hides the cause: `fatal: ...` after an
+    `error:` naming the real problem), or a note that it said nothing."""
+    lines = [line.rstrip() for line in printable(done.stderr or "").splitlines() if line.strip()]
+    return "\n".join(lines) or f"git exited {done.returncode} saying nothing"
 
 
 def _fetch(checkout: Path, url: str, refs: list[str], depth: int, what: str) -> None:
     fetched = _git(["fetch", "--quiet", "--depth", str(depth), "origin", *refs], checkout)
     if fetched.returncode != 0:
-        raise IncompleteError(f"cannot fetch {what} from {url}: {_last_line(fetched)}", checkout)
+        raise IncompleteError(f"cannot fetch {what} from {url}: {_git_message(fetched)}", checkout)
 
 
 def _fetch_commit(checkout: Path, url: str, ref: str, depth: int = 1) -> str:
@@ -376,7 +327,7 @@ def merge_base(checkout: Path, url: str, ref: str, other: str, depths: tuple[int
         if found.returncode == 0:
             return found.stdout.strip()
         if found.returncode != 1:  # 1: no common ancestor (yet)
-            raise IncompleteError(f"git merge-base failed: {_last_line(found)}", checkout)
+            raise IncompleteError(f"git merge-base failed: {_git_message(found)}", checkout)
     raise IncompleteError(f"merge-base:{ref},{other}: no merge base of {commits[0]} and {commits[1]} within "
                           f"{depths[-1]} commits", checkout)
 
@@ -398,7 +349,7 @@ def init_checkout(url: str, checkout: Path) -> None:
         checkout.parent.mkdir(parents=True, exist_ok=True)
         done = _git(["init", "--quiet", str(checkout)])
         if done.returncode != 0:
-            raise IncompleteError(f"git init failed: {done.stderr.strip()}", checkout)
+            raise IncompleteError(f"git init failed: {_git_message(done)}", checkout)
     for args in (["remote", "remove", "origin"], ["remote", "add", "origin", url]):
         _git(args, checkout)
 
@@ -413,7 +364,7 @@ def fetch_git(url: str, ref: str, checkout: Path) -> str:
     for args in (["checkout", "--quiet", "--force", "--detach", commit], ["clean", "-ffdq"]):
         done = _git(args, checkout)
         if done.returncode != 0:
-            raise IncompleteError(f"git {args[0]} failed: {done.stderr.strip()}", checkout)
+            raise IncompleteError(f"git {args[0]} failed: {_git_message(done)}", checkout)
     return _git(["rev-parse", "HEAD"], checkout).stdout.strip()
 
 
@@ -497,8 +448,9 @@ def build_junit_xml(record: dict, properties: dict[str, str]) -> str:
     case = ET.SubElement(suite, "testcase", name=s.BUILD_TESTCASE, classname=s.BUILD_TESTCASE,
                          time=f"{float(record.get('duration_s') or 0):.3f}")
     if failed:  # no file/line: the log is no file of the repository that an annotation could point at
-        error = ET.SubElement(case, "error", type="build_failed", message=str(record.get("error")))
-        error.text = f"{record.get('log')}:\n{record.get('log_tail') or ''}"
+        # printable again: a record written by an older perfgate may hold a raw tail
+        error = ET.SubElement(case, "error", type="build_failed", message=printable(str(record.get("error"))))
+        error.text = printable(f"{record.get('log')}:\n{record.get('log_tail') or ''}")
     root = ET.Element("testsuites", name="perfgate", tests="1", failures="0", errors=str(int(failed)))
     root.append(suite)
     ET.indent(root)
@@ -581,6 +533,57 @@ def prepare_sources(workspace: Path, source: Path | None, git_url: str | None, c
     return origin
 
 
+def place_fastcdr(workspace: Path, plan: dict, needed_major: int) -> dict:
+    """WS/src/fastcdr as the plan says: a mirror of a source folder (--fastcdr-source, or the submodule
+    checked out in a local source), the pinned commit fetched from the submodule's URL, or nothing
+    (the system's). Returns the plan with the version found in the source."""
+    folder, manifest = workspace / "src" / FASTCDR_DIR, workspace / STATE_DIR / f"mirror-{FASTCDR_DIR}.json"
+    origin = plan.get("path")
+    if plan["from"] == "system":
+        if folder.exists():  # given for an earlier build, not this one
+            shutil.rmtree(folder)
+        manifest.unlink(missing_ok=True)
+        return plan
+    if origin is not None:
+        if (folder / ".git").exists():
+            shutil.rmtree(folder)  # a fetched checkout before: replaced by the mirror
+        mirror_tree(Path(origin), folder, manifest)
+    else:
+        manifest.unlink(missing_ok=True)
+        try:
+            fetch_git(plan["url"], plan["commit"], folder)
+        except IncompleteError as error:
+            raise IncompleteError(f"Fast CDR pinned as {plan['submodule']}: {error.message}", error.path) from None
+    version = source_version(folder)
+    if version is not None and release(version)[:1] != (needed_major,):
+        raise IncompleteError(f"Fast CDR {version} is not the {needed_major}.x this Fast DDS needs", folder)
+    return {**plan, "version": version}
+
+
+def harness_link_problem(library: str | None, workspace: Path, package: str) -> str | None:
+    """Why the harness's Fast DDS library is not the workspace's (None when it is): a harness built
+    against a system copy would measure another Fast DDS under this commit's name."""
+    expected = f"lib{package}.so"
+    prefix = Path(workspace) / "install"
+    if library is None:
+        return f"the harness loads no Fast DDS library (ldd lists no lib{package}.so)"
+    if not Path(library).resolve().is_relative_to(Path(workspace).resolve()) or \
+            not Path(library).name.startswith(expected):
+        return (f"the harness loads {library}, not the workspace's {expected} under {prefix}: it was built "
+                "against another Fast DDS (a system package?); see PERFGATE_FASTDDS_PACKAGE in native/CMakeLists.txt")
+    return None
+
+
+def cmake_version() -> tuple[int, ...]:
+    """The installed cmake's version, (0,) when it does not say."""
+    try:
+        output = subprocess.run(["cmake", "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return (0,)
+    match = re.search(r"cmake version (\d+(?:\.\d+)*)", output)
+    return release(match.group(1)) if match else (0,)
+
+
 def linked_fastdds_library(executable: Path) -> str | None:
     """The Fast DDS library the dynamic linker picks for an executable (ldd), or None."""
     try:
@@ -646,17 +649,24 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
 
 def _build(workspace: Path, source: Path | None, git_url: str | None, commit: str | None, fastcdr: Path | None,
            foonathan: Path | None, jobs: int | None, ccache: bool, record: dict) -> None:
-    origin = prepare_sources(workspace, source, git_url, commit, {FASTCDR_DIR: fastcdr, FOONATHAN_DIR: foonathan})
-    identity = detect_fastdds(workspace / "src" / SOURCE_DIR)
+    origin = prepare_sources(workspace, source, git_url, commit, {FOONATHAN_DIR: foonathan})
+    checkout = workspace / "src" / SOURCE_DIR
+    identity = detect_fastdds(checkout)
     record["fastdds"] = {**origin, "package": identity.package, "version": identity.version}
-    record["dependencies"] = dependency_plan(identity, fastcdr, foonathan, installed_cmake_version("fastcdr"),
-                                             installed_cmake_version("foonathan_memory"))
-    cmake_args = cmake_arguments(ccache)
+    # the Fast CDR the commit pins: .gitmodules in the checkout, the gitlink in the git history of the
+    # source (a local source's own, the mirror in WS/src/fastdds has none)
+    pin = read_submodule_pin(source or checkout, source or checkout, git_url)
+    plan = dependency_plan(identity, fastcdr, foonathan, installed_cmake_version("fastcdr"),
+                           installed_cmake_version("foonathan_memory"), pin)
+    record["dependencies"] = plan
+    plan["fastcdr"] = place_fastcdr(workspace, plan["fastcdr"], fastcdr_major_needed(identity))
+    cmake_args = cmake_arguments(ccache, identity.package, cmake_version(), write_warnings_launcher(workspace))
     command = colcon_build_command(workspace, cmake_args)
     environment = build_environment(dict(os.environ), workspace, jobs, ccache)
     record.update(cmake_args=cmake_args, colcon_command=command, jobs=jobs,
                   ccache={"enabled": ccache, "dir": environment.get("CCACHE_DIR") if ccache else None})
-    print(f"perfgate build: Fast DDS {identity.version} ({identity.package}) in {workspace}", flush=True)
+    print(f"perfgate build: Fast DDS {identity.version} ({identity.package}) in {workspace}; Fast CDR "
+          f"{_fastcdr_origin(plan['fastcdr'])}", flush=True)
     code, output = run_colcon(command, environment, workspace / STATE_DIR / "colcon-build.log")
     if code != 0:
         failing = failed_packages(output)
@@ -672,12 +682,20 @@ def _build(workspace: Path, source: Path | None, git_url: str | None, commit: st
         if not executable.is_file():
             raise IncompleteError(f"colcon build did not install {executable.name}", executable)
     library = linked_fastdds_library(harness)
-    if library is None or not Path(library).resolve().is_relative_to(workspace):
-        # built against the system's Fast DDS by mistake: its measurements would be mislabelled
-        raise IncompleteError(f"the harness loads {library or 'no Fast DDS library'}, not the workspace's Fast DDS",
-                              harness)
+    problem = harness_link_problem(library, workspace, identity.package)
+    if problem is not None:
+        record.update(fastdds_library=library, error=problem)
+        raise IncompleteError(problem, harness)
     record.update(harness=str(harness), fastdds_library=library, log=str(workspace / "log" / "latest_build"))
 
+
+def _fastcdr_origin(plan: dict) -> str:
+    if plan["from"] == "system":
+        return f"{plan.get('version')} (system)"
+    if plan["from"] == "submodule":
+        where = plan.get("path") or f"{plan.get('url')} at {plan.get('commit')}"
+        return f"{plan.get('version') or ''} pinned as {plan['submodule']} ({where})".lstrip()
+    return f"{plan.get('version') or ''} from {plan['path']}".lstrip()
 
 
 # --- a gate whose build failed ------------------------------------------------------------------

@@ -1,0 +1,302 @@
+"""perfgate build for every supported Fast DDS (2.9 to 2.14, 3.x, master): the Fast CDR major each one
+needs and the commit's own submodule pin (thirdparty/fastcdr) fetched when the system's does not fit;
+compiler warnings never fatal (whatever way the source makes them errors); the harness built against
+the workspace's Fast DDS package, a system copy refused after the build; git's whole message; log
+tails without terminal escapes, so that a failed build's JUnit is XML that every reader parses.
+
+Real colcon builds of small stand-in sources; the real Fast DDS 3.x build is the slow test
+(test_fastdds_source_build.py).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from junitparser import Error, JUnitXml
+
+from perfgate import build, fastdds_source
+from perfgate import schema as s
+from perfgate.errors import IncompleteError, InputError
+from test_build import BROKEN, PACKAGE_XML, git, make_source
+
+SYSTEM_FASTCDR = build.installed_cmake_version("fastcdr")  # Debian's 1.0.26 (ci/debian-packages.txt)
+PINNED_URL = "https://fastcdr.example.invalid/eProsima/Fast-CDR.git"
+
+
+def perfgate(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True, env=env)
+
+
+# --- which Fast CDR ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("version, major", [("2.9.1", 1), ("2.11.3", 1), ("2.12.0", 2), ("2.14.6", 2),
+                                            ("3.0.0", 2), ("3.6.2", 2)])
+def test_fast_dds_2_12_and_later_need_fast_cdr_2(version, major):
+    package = build.PACKAGE_BY_MAJOR[int(version[0])]
+    assert build.fastcdr_major_needed(build.FastddsSource(package, version, int(version[0]))) == major
+
+
+def test_gitmodules_and_the_gitlink_name_the_pin():
+    gitmodules = ('[submodule "thirdparty/asio"]\n\tpath = thirdparty/asio\n\turl = https://github.com/chriskohlhoff/asio.git\n'
+                  '# a comment\n[submodule "thirdparty/fastcdr"]\n\tpath = thirdparty/fastcdr\n'
+                  '\turl = https://github.com/eProsima/Fast-CDR.git\n[core]\n\turl = not-a-submodule\n')
+    assert fastdds_source.parse_gitmodules(gitmodules) == {
+        "thirdparty/asio": "https://github.com/chriskohlhoff/asio.git",
+        "thirdparty/fastcdr": "https://github.com/eProsima/Fast-CDR.git"}
+    # relative URLs are relative to the superproject's (a fork's submodules come from the fork's family)
+    assert fastdds_source.resolve_submodule_url("../Fast-CDR.git", "https://github.com/me/Fast-DDS.git") == \
+        "https://github.com/me/Fast-CDR.git"
+    assert fastdds_source.resolve_submodule_url("../Fast-CDR.git", None) is None
+    assert fastdds_source.resolve_submodule_url("https://a/b.git", None) == "https://a/b.git"
+    listing = "160000 commit 7d33a3b51a1585f5631b0a8d905bcc4f249d0f34\tthirdparty/fastcdr\n"
+    assert fastdds_source.gitlink_commit(listing, "thirdparty/fastcdr") == "7d33a3b51a1585f5631b0a8d905bcc4f249d0f34"
+    assert fastdds_source.gitlink_commit("040000 tree 89fa\tthirdparty/fastcdr\n", "thirdparty/fastcdr") is None
+
+
+def test_the_commits_pin_where_the_system_fast_cdr_does_not_fit():
+    three, two = build.FastddsSource("fastdds", "3.6.2", 3), build.FastddsSource("fastrtps", "2.9.1", 2)
+    fourteen = build.FastddsSource("fastrtps", "2.14.6", 2)
+    pin = build.SubmodulePin("thirdparty/fastcdr", PINNED_URL, "7d33a3b51a1585f5631b0a8d905bcc4f249d0f34")
+    submodule = {"from": "submodule", "submodule": "thirdparty/fastcdr", "url": PINNED_URL,
+                 "commit": "7d33a3b51a1585f5631b0a8d905bcc4f249d0f34", "path": None}
+    assert build.dependency_plan(three, None, None, "1.0.26", "0.7.2", pin)["fastcdr"] == submodule
+    assert build.dependency_plan(fourteen, None, None, "1.0.26", "0.7.2", pin)["fastcdr"] == submodule
+    assert build.dependency_plan(three, None, None, None, "0.7.2", pin)["fastcdr"] == submodule
+    # the system's where it fits, a given source before both
+    assert build.dependency_plan(two, None, None, "1.0.26", "0.7.2", pin)["fastcdr"] == {"from": "system",
+                                                                                        "version": "1.0.26"}
+    assert build.dependency_plan(three, None, None, "2.2.1", "0.7.2", pin)["fastcdr"]["from"] == "system"
+    assert build.dependency_plan(three, Path("/cdr"), None, "1.0.26", "0.7.2", pin)["fastcdr"] == {
+        "from": "source", "path": "/cdr"}
+    # a local source with the submodule checked out: that folder
+    checked_out = build.SubmodulePin("thirdparty/fastcdr", "", None, "/src/fastdds/thirdparty/fastcdr")
+    assert build.dependency_plan(three, None, None, "1.0.26", "0.7.2", checked_out)["fastcdr"]["path"] == \
+        "/src/fastdds/thirdparty/fastcdr"
+    with pytest.raises(InputError, match=r"needs Fast CDR 2.x, the system has 1.0.26: .*--fastcdr-source \(the "
+                                         r"source pins none as thirdparty/fastcdr\)"):
+        build.dependency_plan(fourteen, None, None, "1.0.26", "0.7.2", None)
+
+
+def test_git_says_all_it_said():
+    done = subprocess.CompletedProcess(["git"], 128, "", "error: Server does not allow request for unadvertised "
+                                       "object 0123\nfatal: the remote end hung up unexpectedly\n")
+    assert build._git_message(done) == ("error: Server does not allow request for unadvertised object 0123\n"
+                                        "fatal: the remote end hung up unexpectedly")
+    assert build._git_message(subprocess.CompletedProcess(["git"], 1, "", "")) == "git exited 1 saying nothing"
+
+
+@pytest.fixture(scope="module")
+def pinned_origins(tmp_path_factory) -> dict:
+    """A Fast CDR repository and a broken Fast DDS 3.x repository whose commit pins it as the submodule
+    thirdparty/fastcdr with an URL no machine reaches: git's url.<base>.insteadOf brings it here."""
+    root = tmp_path_factory.mktemp("pinned")
+    fastcdr = make_source(root / "fastcdr", "fastcdr", "2.3.5", "2.3.5")
+    git("init", "-q", cwd=fastcdr)
+    git("add", ".", cwd=fastcdr)
+    git("commit", "-qm", "fastcdr 2.3.5", cwd=fastcdr)
+    pinned = git("rev-parse", "HEAD", cwd=fastcdr)
+    fastdds = make_source(root / "fastdds", "fastdds", "3.6.2.0", "3.6.2", body=BROKEN)
+    # built after Fast CDR, as the real one (its package.xml depends on fastcdr)
+    (fastdds / "package.xml").write_text(PACKAGE_XML.format(name="fastdds", version="3.6.2").replace(
+        "<buildtool_depend>", "<depend>fastcdr</depend>\n  <buildtool_depend>"))
+    (fastdds / ".gitmodules").write_text(f'[submodule "thirdparty/fastcdr"]\n\tpath = thirdparty/fastcdr\n'
+                                         f'\turl = {PINNED_URL}\n')
+    git("init", "-q", cwd=fastdds)
+    git("add", ".", cwd=fastdds)
+    git("update-index", "--add", "--cacheinfo", f"160000,{pinned},thirdparty/fastcdr", cwd=fastdds)
+    git("commit", "-qm", "fastdds 3.6.2 pinning fastcdr", cwd=fastdds)
+    git("update-index", "--cacheinfo", f"160000,{'1' * 40},thirdparty/fastcdr", cwd=fastdds)
+    git("commit", "-qm", "pinning a commit that does not exist", cwd=fastdds)
+    commits = git("log", "--format=%H", cwd=fastdds).split()
+    # as `git -c url.<base>.insteadOf=<url>` would, for every git that perfgate build starts
+    environment = {**os.environ, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.file://{fastcdr}.insteadOf",
+                   "GIT_CONFIG_VALUE_0": PINNED_URL}
+    return {"fastcdr": fastcdr, "pinned": pinned, "fastdds": fastdds, "good": commits[1], "bad_pin": commits[0],
+            "environment": environment}
+
+
+@pytest.mark.skipif(SYSTEM_FASTCDR is None or not SYSTEM_FASTCDR.startswith("1."),
+                    reason="needs the system's Fast CDR 1 (libfastcdr-dev), which a 3.x does not take")
+def test_fast_cdr_from_the_commits_submodule_pin(pinned_origins, tmp_path):
+    origins, workspace = pinned_origins, tmp_path / "ws"
+    done = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{origins['fastdds']}", "--commit",
+                    origins["good"], env=origins["environment"])
+    assert done.returncode == s.EXIT_INCOMPLETE  # the stand-in Fast DDS does not compile: that is all
+    record = build.read_record(workspace)
+    assert record["failed_package"] == "fastdds"
+    assert record["dependencies"]["fastcdr"] == {
+        "from": "submodule", "submodule": "thirdparty/fastcdr", "url": PINNED_URL, "commit": origins["pinned"],
+        "path": None, "version": "2.3.5"}
+    checkout = workspace / "src" / "fastcdr"
+    assert git("rev-parse", "HEAD", cwd=checkout) == origins["pinned"]
+    assert (workspace / "install" / "lib" / "libfastcdr.so").exists()  # built, before Fast DDS failed
+    assert f"Fast CDR 2.3.5 pinned as thirdparty/fastcdr ({PINNED_URL} at {origins['pinned']})" in done.stdout
+
+
+def test_a_pin_that_cannot_be_fetched_says_what_git_said(pinned_origins, tmp_path):
+    origins, workspace = pinned_origins, tmp_path / "ws"
+    done = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{origins['fastdds']}", "--commit",
+                    origins["bad_pin"], env=origins["environment"])
+    assert done.returncode == s.EXIT_INCOMPLETE
+    record = build.read_record(workspace)
+    assert record["error"].startswith(f"Fast CDR pinned as thirdparty/fastcdr: cannot fetch {'1' * 40} from "
+                                      f"{PINNED_URL}: ")
+    said = record["error"].split(f"{PINNED_URL}: ", 1)[1]
+    assert said and said in done.stderr and "not our ref" in said  # git's own words
+    assert not (workspace / "build").exists()  # nothing was compiled
+
+
+# --- warnings never fatal; the harness against the workspace's Fast DDS only ------------------------
+def test_cmake_arguments_make_no_warning_an_error_and_name_the_package(tmp_path):
+    launcher = build.write_warnings_launcher(tmp_path)
+    args = build.cmake_arguments(ccache=True, package="fastdds", cmake_version=(3, 25, 1), warnings_launcher=launcher)
+    assert {"--compile-no-warning-as-error", "-DPERFGATE_FASTDDS_PACKAGE=fastdds",
+            f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher};ccache", f"-DCMAKE_C_COMPILER_LAUNCHER={launcher};ccache"} <= set(args)
+    older = build.cmake_arguments(ccache=False, package="fastrtps", cmake_version=(3, 22), warnings_launcher=launcher)
+    assert "--compile-no-warning-as-error" not in older  # CMake before 3.24 knows no such option
+    assert f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}" in older
+    assert build.cmake_arguments(ccache=False) == [f"-D{k}={v}" for k, v in build.CMAKE_OPTIONS.items()]
+    # the launcher puts -Wno-error after everything the build system says
+    said = subprocess.run([str(launcher), "echo", "g++", "-Werror", "-c", "x.cpp"], capture_output=True, text=True)
+    assert said.stdout == "g++ -Werror -c x.cpp -Wno-error\n"
+
+
+def test_a_harness_loading_another_fast_dds_is_a_problem(tmp_path):
+    workspace = tmp_path / "ws"
+    own = str(workspace / "install" / "lib" / "libfastdds.so.3.6")
+    assert build.harness_link_problem(own, workspace, "fastdds") is None
+    system = "/usr/lib/x86_64-linux-gnu/libfastrtps.so.2.9"
+    problem = build.harness_link_problem(system, workspace, "fastdds")
+    assert problem.startswith(f"the harness loads {system}, not the workspace's libfastdds.so under "
+                              f"{workspace / 'install'}")
+    assert build.harness_link_problem(str(workspace / "install" / "lib" / "libfastrtps.so.2.14"), workspace,
+                                      "fastdds") is not None
+    assert "loads no Fast DDS library" in build.harness_link_problem(None, workspace, "fastrtps")
+
+
+# A stand-in Fast DDS that makes warnings errors both ways Fast DDS 3.x does (3.5 on: the CMake
+# property; 3.0 to 3.4: -Werror in CMAKE_CXX_FLAGS), and whose code warns: it builds only when
+# perfgate build keeps warnings from being errors. It installs no CMake package, so the harness
+# finds none in the workspace and falls back to the system's Fast DDS 2.9.1: which the check after
+# the build must refuse.
+WARNING_AS_ERROR_CMAKE = """cmake_minimum_required(VERSION 3.16)
+project(fastrtps VERSION "2.14.6" LANGUAGES CXX)
+set(CMAKE_COMPILE_WARNING_AS_ERROR ON)
+set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -Wall -Werror")
+add_compile_options(-fdiagnostics-color=always)
+add_library(fastrtps SHARED participant.cpp)
+install(TARGETS fastrtps)
+"""
+WARNS = "int participant() { int unused = 0; return 0; }\n"
+
+
+@pytest.fixture(scope="module")
+def warning_build(tmp_path_factory):
+    root = tmp_path_factory.mktemp("warnings")
+    source = make_source(root / "source", "fastrtps", "2.14.6", "2.14.6", body=WARNS)
+    (source / "CMakeLists.txt").write_text(WARNING_AS_ERROR_CMAKE)
+    workspace = root / "ws"
+    done = perfgate("build", "--workspace", str(workspace), "--source", str(source),
+                    "--fastcdr-source", str(make_source(root / "fastcdr", "fastcdr", "2.3.5", "2.3.5")))
+    return workspace, done
+
+
+@pytest.mark.skipif(build.cmake_version() < build.NO_WARNING_AS_ERROR_SINCE, reason="needs CMake 3.24+")
+def test_warnings_that_the_source_makes_errors_do_not_fail_the_build(warning_build):
+    workspace, done = warning_build
+    record = build.read_record(workspace)
+    assert record.get("failed_package") is None, record.get("log_tail")  # built, warnings and all
+    log = (workspace / "log" / "latest_build" / "fastrtps" / "stdout_stderr.log").read_text()
+    assert "-Wunused-variable" in log and "warning" in log
+    assert (workspace / "install" / "lib" / "libfastrtps.so").exists()
+
+
+@pytest.mark.skipif(build.cmake_version() < build.NO_WARNING_AS_ERROR_SINCE, reason="needs CMake 3.24+")
+def test_warnings_stay_warnings_when_make_regenerates_the_build(warning_build):
+    # a commit that touches a CMakeLists.txt: make re-runs CMake, which forgets --compile-no-warning-as-error
+    workspace, _ = warning_build
+    build_dir = workspace / "build" / "fastrtps"
+    (workspace / "src" / "fastdds" / "CMakeLists.txt").write_text(WARNING_AS_ERROR_CMAKE + "# touched\n")
+    os.utime(workspace / "src" / "fastdds" / "participant.cpp")
+    done = subprocess.run(["cmake", "--build", str(build_dir)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    said = build.printable(done.stdout + done.stderr)
+    assert "Configuring done" in said  # CMake did run again
+    assert "warning: unused variable" in said and "error" not in said
+
+
+@pytest.mark.skipif(build.installed_cmake_version("fastrtps") is None, reason="needs a system Fast DDS 2.x")
+def test_a_harness_built_against_the_system_fast_dds_fails_the_build(warning_build):
+    workspace, done = warning_build
+    assert done.returncode == s.EXIT_INCOMPLETE
+    record = build.read_record(workspace)
+    assert record["status"] == s.BUILD_FAILED
+    assert record["error"].startswith(f"the harness loads {record['fastdds_library']}, not the workspace's "
+                                      f"libfastrtps.so under {workspace / 'install'}")
+    assert not Path(record["fastdds_library"]).resolve().is_relative_to(workspace)
+    assert f"perfgate build: error: {workspace / 'install' / 'bin' / 'perfgate-latency'}: the harness loads" in \
+        done.stderr
+    assert "-DPERFGATE_FASTDDS_PACKAGE=fastrtps" in record["cmake_args"]
+    with pytest.raises(IncompleteError, match="the Fast DDS build failed: the harness loads"):
+        build.harness_paths(record, workspace)
+
+
+# --- log tails without terminal escapes: valid JUnit ------------------------------------------------
+COLOURED_LOG = ("\x1b[01m\x1b[Kparticipant.cpp:1:32:\x1b[m\x1b[K \x1b[01;31m\x1b[Kerror: \x1b[m\x1b[K"
+                "‘\x1b[01m\x1b[Kmissing_symbol\x1b[m\x1b[K’ was not declared in this scope\r\n"
+                "\x1b]8;;file:///x\x07link\x1b]8;;\x07 bell\x07 backspace\x08 nul\x00 form feed\x0c end\tok\n")
+
+
+def test_log_tails_lose_terminal_escapes_and_control_characters(tmp_path):
+    log = tmp_path / "stdout_stderr.log"
+    log.write_text(COLOURED_LOG)
+    assert build.log_tail(log) == ("participant.cpp:1:32: error: ‘missing_symbol’ was not declared in this scope\n"
+                                   "link bell backspace nul form feed end\tok")
+
+
+def test_junit_of_a_record_with_a_raw_coloured_tail_parses(tmp_path):
+    # a record written before tails were cleaned: the JUnit is cleaned on its own
+    record = {"status": s.BUILD_FAILED, "error": "colcon build failed (exit 2) in package fastdds\x1b[0m",
+              "log": "/ws/log/latest_build/fastdds/stdout_stderr.log", "log_tail": COLOURED_LOG, "duration_s": 3.0}
+    path = tmp_path / "junit.xml"
+    path.write_text(build.build_junit_xml(record, {"fastdds.version": "3.6.2"}))
+    ET.parse(path)
+    (case,) = list(list(JUnitXml.fromfile(str(path)))[0])
+    (error,) = case.result
+    assert error.message == "colcon build failed (exit 2) in package fastdds"
+    assert "‘missing_symbol’ was not declared in this scope" in error.text and "\x1b" not in error.text
+
+
+@pytest.fixture(scope="module")
+def coloured_broken_build(tmp_path_factory):
+    """A real build failing with GCC's colours on, as Fast DDS turns them on under ccache."""
+    root = tmp_path_factory.mktemp("coloured")
+    source = make_source(root / "source", body=BROKEN)
+    text = (source / "CMakeLists.txt").read_text()
+    (source / "CMakeLists.txt").write_text(text.replace("add_library", "add_compile_options(-fdiagnostics-color=always)\n"
+                                                                       "add_library"))
+    workspace, junit = root / "ws", root / "junit.xml"
+    done = perfgate("build", "--workspace", str(workspace), "--source", str(source), "--junit", str(junit))
+    return workspace, junit, done
+
+
+def test_a_failed_builds_junit_with_compiler_colours_is_xml(coloured_broken_build, tmp_path):
+    workspace, junit, done = coloured_broken_build
+    assert done.returncode == s.EXIT_INCOMPLETE
+    log = (workspace / "log" / "latest_build" / "fastrtps" / "stdout_stderr.log").read_text()
+    assert "\x1b[" in log  # the compiler did colour its messages
+    ET.parse(junit)  # well-formed XML 1.0
+    (case,) = list(list(JUnitXml.fromfile(str(junit)))[0])
+    (error,) = case.result
+    assert isinstance(error, Error)
+    assert "error: ‘missing_symbol’ was not declared in this scope" in error.text
+    assert "\x1b" not in junit.read_text() and "\x1b" not in build.read_record(workspace)["log_tail"]
+    # and the gate's JUnit of that build too
+    output = tmp_path / "gate"
+    gate = perfgate("gate", "--workspace", str(workspace), "--output", str(output))
+    assert gate.returncode == s.EXIT_INCOMPLETE
+    ET.parse(output / s.JUNIT_FILE)
+    assert "missing_symbol" in (output / s.REPORT_MARKDOWN).read_text()
