@@ -58,7 +58,14 @@ TEST_SUBEXPERIMENTS = {
     "interprocess_best_effort_shm": "interprocess_best_effort_shm",
     "interprocess_reliable_shm": "interprocess_reliable_shm",
 }
+# Their names as Fast DDS 2.9 (Debian's 2.9.1) writes them; other versions name them otherwise (below).
 SUBEXPERIMENT_TESTS = {sub: TEST_PREFIX + test for test, sub in TEST_SUBEXPERIMENTS.items()}
+# Fast DDS has named the tests of its LATENCY_TEST_LIST three ways: <name> (2.9), latency_<name>_profile
+# (2.10 to 3.3.0) and <name>_profile (3.3.1 on, master), each maybe followed by a variant (.security,
+# .data_sharing, .data_loans, ...). 2.10 to 3.3.0 define no variant at all, and run their
+# "interprocess" tests in one process: their CMake's `MATCHES "^interprocess"`, which adds
+# --interprocess and the .security tests, never matches a name that starts with latency_.
+_NAME_SCHEMES = (re.compile(r"latency_(\w+)_profile"), re.compile(r"(\w+)_profile"), re.compile(r"(\w+)"))
 LATENCY_TEST = "LatencyTest"
 LATENCY_TEST_SAMPLES = 10000  # latency_tests.py's default; their CMake passes no other
 # LatencyTest's file names for --certs (main_LatencyTest.cpp): one CA, a publisher and a subscriber.
@@ -215,6 +222,28 @@ def latency_tests(ctest_file_text: str) -> dict[str, LatencyTestCommand]:
     return tests
 
 
+def test_key(test: str) -> str | None:
+    """`<name>[.<variant>]` (TEST_SUBEXPERIMENTS' key) of a test named in any of the schemes, or None."""
+    if not test.startswith(TEST_PREFIX):
+        return None
+    base, dot, variant = test[len(TEST_PREFIX):].partition(".")
+    for scheme in _NAME_SCHEMES:
+        match = scheme.fullmatch(base)
+        if match:
+            return match.group(1) + dot + variant
+    return None
+
+
+def subexperiment_tests(defined) -> dict[str, str]:
+    """sub-experiment -> the test measuring it, among the test names a build defines (any scheme)."""
+    found: dict[str, str] = {}
+    for test in sorted(defined):
+        sub = TEST_SUBEXPERIMENTS.get(test_key(test) or "")
+        if sub is not None:
+            found.setdefault(sub, test)
+    return found
+
+
 def original_xml(command: LatencyTestCommand, copies_dir: Path) -> Path | None:
     """The source tree's XML of a test, also when the test file already points at our copy."""
     if command.xml is None:
@@ -308,7 +337,8 @@ def select_tests(requested: list[str] | None, defined: set[str]) -> tuple[list[s
 
     Requested names must exist in their test list (InputError); by default every sub-experiment of
     the contract and the extras that their tests cover."""
-    available = [sub for sub, test in SUBEXPERIMENT_TESTS.items() if test in defined]
+    measured_by = subexperiment_tests(defined)
+    available = [sub for sub in SUBEXPERIMENT_TESTS if sub in measured_by]
     if requested:
         unknown = [n for n in requested if n not in SUBEXPERIMENT_TESTS]
         if unknown:
@@ -317,15 +347,18 @@ def select_tests(requested: list[str] | None, defined: set[str]) -> tuple[list[s
         undefined = [n for n in requested if n not in available]
         if undefined:
             raise InputError(f"this Fast DDS defines no {', '.join(SUBEXPERIMENT_TESTS[n] for n in undefined)} "
-                             "(see its test/performance/latency/CMakeLists.txt)")
+                             "(nor by its later names latency_<name>_profile, <name>_profile; see its "
+                             "test/performance/latency/CMakeLists.txt)")
         return list(dict.fromkeys(requested)), []
     ordered = [sub for sub in s.DEFAULT_SUBEXPERIMENT_NAMES + tuple(SUBEXPERIMENT_TESTS) if sub in available]
     lacking = [sub for sub in s.DEFAULT_SUBEXPERIMENT_NAMES if sub not in available]
     return list(dict.fromkeys(ordered)), lacking
 
 
-def test_regex(subs: list[str]) -> str:
-    return "^(" + "|".join(re.escape(SUBEXPERIMENT_TESTS[sub]) for sub in subs) + ")$"
+def test_regex(subs: list[str], tests: dict[str, str] | None = None) -> str:
+    """ctest's -R for these sub-experiments; tests: sub-experiment -> test name (default: 2.9's names)."""
+    tests = tests or SUBEXPERIMENT_TESTS
+    return "^(" + "|".join(re.escape(tests[sub]) for sub in subs) + ")$"
 
 
 # --- collecting one test's CSV ------------------------------------------------------------------
@@ -340,11 +373,21 @@ class Collected:
     duration_s: float = 0.0
     counts: dict[int, int] = field(default_factory=dict)
     clock_overhead_us: float | None = None
+    processes: int | None = None
 
 
-def collect(sub: str, outcome: TestOutcome | None, work_dir: Path, started: float) -> Collected:
-    """One test's result: its CSV validated, or why there is none."""
-    test = SUBEXPERIMENT_TESTS[sub]
+def latency_test_processes(output: str) -> int | None:
+    """How many LatencyTest processes latency_tests.py started, by what it printed: "Publisher
+    command:" and "Subscriber command:" (two, --interprocess), or "Executable command:" (one, `both`)."""
+    if "Publisher command:" in (output or ""):
+        return 2
+    return 1 if "Executable command:" in (output or "") else None
+
+
+def collect(sub: str, outcome: TestOutcome | None, work_dir: Path, started: float, test: str | None = None) -> Collected:
+    """One test's result: its CSV validated, or why there is none. test: the build's name for the
+    sub-experiment's test (default: 2.9's)."""
+    test = test or SUBEXPERIMENT_TESTS[sub]
     if outcome is None:
         return Collected(sub, test, s.OUTCOME_FAILED_TO_START, f"ctest did not run {test}")
     csv = work_dir / exported_csv_name(outcome.output, test)
@@ -360,7 +403,7 @@ def collect(sub: str, outcome: TestOutcome | None, work_dir: Path, started: floa
             problem = problem or f"{test} wrote a malformed CSV: {error}"
     outcome_name = s.OUTCOME_OK if problem is None else s.OUTCOME_INCOMPLETE
     return Collected(sub, test, outcome_name, problem, frame, str(csv), outcome.duration_s, counts,
-                     clock_overhead_us(outcome.output))
+                     clock_overhead_us(outcome.output), latency_test_processes(outcome.output))
 
 
 def _last_lines(output: str, lines: int = 5) -> str:
@@ -420,6 +463,8 @@ def metadata_entry(result: Collected) -> dict:
         "measured_samples": {str(p): n for p, n in result.counts.items()},
         # each latency of this CSV is (end - start) / 2 minus this: add it back for the half round trip
         "clock_overhead_subtracted_us": result.clock_overhead_us,
+        # 1 for their "interprocess" tests of 2.10 to 3.3.0, which start LatencyTest as `both`
+        "latency_test_processes": result.processes,
     }
 
 
@@ -453,9 +498,12 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     if not ctest_file.is_file():
         raise IncompleteError("the build has no performance tests (PERFORMANCE_TESTS=ON)", ctest_file)
     tests = latency_tests(ctest_file.read_text())
+    measured_by = subexperiment_tests(tests)
     subs, lacking = select_tests(subexperiments, set(tests))
     if not subs:
-        raise IncompleteError("this Fast DDS defines no latency test with a contract name", ctest_file)
+        raise IncompleteError("this Fast DDS defines no latency test the upstream engine knows by any of its "
+                              "names (<name>, latency_<name>_profile, <name>_profile); ctest defines: "
+                              f"{', '.join(sorted(tests)) or f'no {TEST_PREFIX}* test'}", ctest_file)
     if lacking:
         print(f"perfgate run: note: this Fast DDS has no latency test for {', '.join(lacking)}", file=sys.stderr)
     environment, ignored = scrub_environment(os.environ)
@@ -482,8 +530,12 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
         with cpu_latency.hold_awake(awake_request) as awake:
             metadata["cpu_latency"] = awake
             cpu_latency.warn("perfgate run", awake)
-            outcomes = run_ctest(workspace, package, subs, environment)
-    results = [collect(sub, outcomes.get(SUBEXPERIMENT_TESTS[sub]), work_dir, started) for sub in subs]
+            outcomes = run_ctest(workspace, package, subs, environment, measured_by)
+    results = [collect(sub, outcomes.get(measured_by[sub]), work_dir, started, measured_by[sub]) for sub in subs]
+    for result in results:
+        if result.sub.startswith("interprocess") and result.processes == 1:
+            print(f"perfgate run: note: {result.test} ran publisher and subscriber in one process (its CMake "
+                  "gives this name no --interprocess)", file=sys.stderr)
     return write_experiment(output, metadata, results)
 
 
@@ -500,14 +552,15 @@ def write_loopback_copies(tests: dict[str, LatencyTestCommand], copies_dir: Path
             raise InputError(error.message, original) from None
 
 
-def run_ctest(workspace: Path, package: str, subs: list[str], environment: dict[str, str]) -> dict[str, TestOutcome]:
+def run_ctest(workspace: Path, package: str, subs: list[str], environment: dict[str, str],
+              tests: dict[str, str] | None = None) -> dict[str, TestOutcome]:
     from .run import CHILD_ENV
 
     junit = workspace / build.STATE_DIR / "upstream" / "ctest-junit.xml"
     junit.unlink(missing_ok=True)
     command = build.colcon_base(workspace) + ["test"] + build.colcon_paths(workspace) + [
         "--packages-select", package, "--event-handlers", "console_direct-",
-        "--ctest-args", "-R", test_regex(subs), "--output-junit", str(junit)]
+        "--ctest-args", "-R", test_regex(subs, tests), "--output-junit", str(junit)]
     print(f"perfgate run: {' '.join(command)}", flush=True)
     code, _ = build.run_colcon(command, {**environment, **CHILD_ENV}, workspace / build.STATE_DIR / "colcon-test.log")
     if not junit.is_file():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -158,7 +159,9 @@ LATENCY_SCRIPT = textwrap.dedent("""\
     suffix = "_".join(os.path.basename(xml).split(".")[0].split("_")[1:])
     kind = os.path.basename(xml).split("_")[0]
     name = f"./measurements_{kind}_{suffix}{'_security' if '--security' in sys.argv else ''}.csv"
-    print(f"Publisher command: LatencyTest publisher --export_raw_data {name}", flush=True)
+    interprocess = os.path.basename(xml).startswith("interprocess")
+    print(f"{'Publisher' if interprocess else 'Executable'} command: LatencyTest "
+          f"{'publisher' if interprocess else 'both'} --export_raw_data {name}", flush=True)
     if "--security" in sys.argv and not os.path.isfile(os.path.join(os.environ["CERTS_PATH"], "mainpubkey.pem")):
         print("CERTS_PATH does NOT specify a directory", flush=True)
         sys.exit(1)
@@ -169,7 +172,7 @@ LATENCY_SCRIPT = textwrap.dedent("""\
         sys.exit(0)
     if os.path.isfile(os.environ.get("LATENCY_TEST_BIN", "")):  # their script starts it by role
         import subprocess
-        roles = ["publisher", "subscriber"] if os.path.basename(xml).startswith("interprocess") else ["both"]
+        roles = ["publisher", "subscriber"] if interprocess else ["both"]
         for role in roles:
             subprocess.run([os.environ["LATENCY_TEST_BIN"], role, "--domain", "3"], check=True)
     with open(name, "w") as csv:
@@ -188,19 +191,29 @@ FAKE_LATENCY_TEST = textwrap.dedent("""\
     """)
 
 
-def make_workspace(root: Path) -> Path:
-    """A workspace with a built `fastrtps` package whose latency tests look like Fast DDS' ones, and the
-    record a finished `perfgate build` leaves."""
+LATENCY_NAMES = ("intraprocess_best_effort", "interprocess_best_effort_udp", "interprocess_reliable_udp")
+
+
+def latency_cmake(scheme: str = "{name}", project: str = "fastrtps VERSION 2.9.1") -> str:
+    """LATENCY_CMAKE with its tests (and their XML files) named by `scheme`, as Fast DDS names them:
+    "{name}" (2.9), "latency_{name}_profile" (2.10 to 3.3.0) or "{name}_profile" (3.3.1 on)."""
+    text = LATENCY_CMAKE.replace("project(fastrtps VERSION 2.9.1", f"project({project}")
+    return re.sub(r"\b(" + "|".join(LATENCY_NAMES) + r")\b", lambda m: scheme.format(name=m.group(1)), text)
+
+
+def make_workspace(root: Path, scheme: str = "{name}", package: str = "fastrtps", version: str = "2.9.1") -> Path:
+    """A workspace with a built `fastrtps` (or `package`) whose latency tests look like Fast DDS' ones,
+    named by `scheme` (latency_cmake), and the record a finished `perfgate build` leaves."""
     source = root / "src" / "fastdds"
     latency = source / "test" / "performance" / "latency"
     (latency / "xml").mkdir(parents=True)
-    (source / "CMakeLists.txt").write_text(LATENCY_CMAKE)
+    (source / "CMakeLists.txt").write_text(latency_cmake(scheme, f"{package} VERSION {version}"))
     (latency / "latency_tests.py").write_text(LATENCY_SCRIPT)
     (latency / "payloads_demands.csv").write_text("16;16384;\n")
-    for name in ("intraprocess_best_effort", "interprocess_best_effort_udp", "interprocess_reliable_udp"):
-        (latency / "xml" / f"{name}.xml").write_text(PROFILES)
+    for name in LATENCY_NAMES:
+        (latency / "xml" / f"{scheme.format(name=name)}.xml").write_text(PROFILES)
     # the latency tests' CTestTestfile.cmake sits in the build folder of their CMakeLists.txt
-    build_dir = root / "build" / "fastrtps"
+    build_dir = root / "build" / package
     done = subprocess.run(["colcon", "--log-base", str(root / "log"), "build", *build.colcon_paths(root)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -215,7 +228,7 @@ def make_workspace(root: Path) -> Path:
     harness.parent.mkdir(parents=True, exist_ok=True)
     harness.write_text("")
     record = {"status": s.BUILD_OK, "workspace": str(root), "prefix": str(root / "install"), "harness": str(harness),
-              "fastdds": {"package": "fastrtps", "version": "2.9.1", "commit": "abc123", "kind": "git"},
+              "fastdds": {"package": package, "version": version, "commit": "abc123", "kind": "git"},
               "cmake_args": build.cmake_arguments(ccache=False)}
     build.record_path(root).write_text(json.dumps(record))
     return work_dir
@@ -289,6 +302,121 @@ def test_selection_of_their_tests():
     with pytest.raises(InputError, match="no Fast DDS latency test measures floor_udp"):
         upstream.select_tests(["floor_udp"], defined)
     assert upstream.test_regex(["interprocess_best_effort"]) == r"^(performance\.latency\.interprocess_best_effort_udp)$"
+
+
+# --- each Fast DDS version's names for them: CTestTestfile.cmake as CMake writes it -------------------
+# Excerpts of test/performance/latency/CTestTestfile.cmake of real builds (SECURITY=ON), one per naming
+# scheme: Debian's 2.9.1, 2.14.6 (as 2.10 to 3.3.0) and 3.6.2 (as 3.3.1 on and master); see
+# data/ctest/README.md for how each was made.
+CTEST_FIXTURES = Path(__file__).parent / "data" / "ctest"
+THEIR_TESTS = {
+    "2.9.1": {"intraprocess_best_effort": "intraprocess_best_effort",
+              "intraprocess_reliable": "intraprocess_reliable",
+              "interprocess_best_effort": "interprocess_best_effort_udp",
+              "interprocess_best_effort_security": "interprocess_best_effort_udp.security",
+              "interprocess_reliable": "interprocess_reliable_udp",
+              "interprocess_reliable_security": "interprocess_reliable_udp.security",
+              "interprocess_best_effort_shm": "interprocess_best_effort_shm",
+              "interprocess_reliable_shm": "interprocess_reliable_shm"},
+    # no variant at all: their CMake's `MATCHES "^interprocess"` never matches latency_...
+    "2.14.6": {"intraprocess_best_effort": "latency_intraprocess_best_effort_profile",
+               "intraprocess_reliable": "latency_intraprocess_reliable_profile",
+               "interprocess_best_effort": "latency_interprocess_best_effort_udp_profile",
+               "interprocess_reliable": "latency_interprocess_reliable_udp_profile",
+               "interprocess_best_effort_shm": "latency_interprocess_best_effort_shm_profile",
+               "interprocess_reliable_shm": "latency_interprocess_reliable_shm_profile"},
+    "3.6.2": {"intraprocess_best_effort": "intraprocess_best_effort_profile",
+              "intraprocess_reliable": "intraprocess_reliable_profile",
+              "interprocess_best_effort": "interprocess_best_effort_udp_profile",
+              "interprocess_best_effort_security": "interprocess_best_effort_udp_profile.security",
+              "interprocess_reliable": "interprocess_reliable_udp_profile",
+              "interprocess_reliable_security": "interprocess_reliable_udp_profile.security",
+              "interprocess_best_effort_shm": "interprocess_best_effort_shm_profile",
+              "interprocess_reliable_shm": "interprocess_reliable_shm_profile"},
+}
+
+
+@pytest.mark.parametrize("version", sorted(THEIR_TESTS))
+def test_finds_each_versions_latency_tests_by_their_real_names(version):
+    text = (CTEST_FIXTURES / f"fastdds-{version}.CTestTestfile.cmake").read_text()
+    tests = upstream.latency_tests(text)
+    expected = {sub: upstream.TEST_PREFIX + name for sub, name in THEIR_TESTS[version].items()}
+    assert upstream.subexperiment_tests(tests) == expected
+    subs, lacking = upstream.select_tests(None, set(tests))
+    assert sorted(subs) == sorted(expected)
+    assert lacking == [sub for sub in s.DEFAULT_SUBEXPERIMENT_NAMES if sub not in expected]
+    # ctest selects exactly those, and each still finds its XML profile and script
+    regex = re.compile(upstream.test_regex(subs, expected))
+    assert sorted(name for name in tests if regex.match(name)) == sorted(expected.values())
+    for test in expected.values():
+        command = tests[test]
+        assert command.script.endswith("/test/performance/latency/latency_tests.py")
+        assert Path(command.xml).name == test[len(upstream.TEST_PREFIX):].split(".")[0] + ".xml"
+
+
+def test_names_of_every_scheme_map_to_one_key():
+    for name in ("interprocess_reliable_udp.security", "latency_interprocess_reliable_udp_profile.security",
+                 "interprocess_reliable_udp_profile.security"):
+        assert upstream.test_key(upstream.TEST_PREFIX + name) == "interprocess_reliable_udp.security"
+    assert upstream.test_key("performance.latency.intraprocess_best_effort_profile.data_loans_and_sharing") == \
+        "intraprocess_best_effort.data_loans_and_sharing"
+    assert upstream.test_key("performance.throughput.interprocess_best_effort_udp") is None
+    # variants without a contract name are not measured
+    assert upstream.subexperiment_tests({"performance.latency.interprocess_best_effort_shm_profile.security",
+                                         "performance.latency.intraprocess_best_effort_profile.data_sharing"}) == {}
+
+
+def test_how_many_processes_their_script_started():
+    assert upstream.latency_test_processes("Publisher command: LatencyTest publisher\nSubscriber command: x") == 2
+    assert upstream.latency_test_processes("Executable command: LatencyTest both --samples 10000") == 1
+    assert upstream.latency_test_processes("") is None
+
+
+@pytest.fixture(scope="module", params=[("{name}_profile", "fastdds", "3.6.2"),
+                                        ("latency_{name}_profile", "fastrtps", "2.14.6")],
+                ids=["3.x", "2.14"])
+def schemed_workspace(request, tmp_path_factory) -> tuple[Path, str]:
+    scheme, package, version = request.param
+    root = tmp_path_factory.mktemp("schemed")
+    make_workspace(root, scheme, package, version)
+    return root, scheme
+
+
+def test_run_upstream_finds_the_tests_of_later_naming_schemes(schemed_workspace, tmp_path):
+    root, scheme = schemed_workspace
+    done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "e"))
+    assert done.returncode == s.EXIT_OK, done.stderr
+    assert sorted(files.raw_files(tmp_path / "e")) == ["interprocess_best_effort", "interprocess_best_effort_security",
+                                                        "interprocess_reliable", "intraprocess_best_effort"]
+    entries = files.read_metadata(tmp_path / "e")[s.META_SUBEXPERIMENTS]
+    assert entries["interprocess_reliable"]["test"] == \
+        upstream.TEST_PREFIX + scheme.format(name="interprocess_reliable_udp")
+    assert entries["interprocess_best_effort_security"]["test"] == \
+        upstream.TEST_PREFIX + scheme.format(name="interprocess_best_effort_udp") + ".security"
+    assert entries["intraprocess_best_effort"]["latency_test_processes"] == 1
+    # 2.10 to 3.3.0 run their "interprocess" tests in one process: said in the metadata and on stderr
+    one_process = scheme.startswith("latency_")
+    assert entries["interprocess_reliable"]["latency_test_processes"] == (1 if one_process else 2)
+    assert ("ran publisher and subscriber in one process" in done.stderr) == one_process
+
+
+def test_run_upstream_names_what_ctest_defines_when_no_name_is_known(tmp_path):
+    root = tmp_path / "ws"
+    work_dir = root / "build" / "fastdds" / "test" / "performance" / "latency"
+    work_dir.mkdir(parents=True)
+    (work_dir / "CTestTestfile.cmake").write_text(
+        'add_test([=[performance.latency.p2p_best_effort_v4]=] "/usr/bin/python3" "/s/latency_tests.py")\n'
+        'add_test([=[performance.latency.p2p_reliable_v4]=] "/usr/bin/python3" "/s/latency_tests.py")\n')
+    harness = root / "install" / "bin" / "perfgate-latency"
+    harness.parent.mkdir(parents=True)
+    harness.write_text("")
+    build.record_path(root).write_text(json.dumps({
+        "status": s.BUILD_OK, "workspace": str(root), "prefix": str(root / "install"), "harness": str(harness),
+        "fastdds": {"package": "fastdds", "version": "3.9.0", "commit": "abc123", "kind": "git"}}))
+    done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "e"))
+    assert done.returncode == s.EXIT_INCOMPLETE
+    assert "defines no latency test the upstream engine knows" in done.stderr
+    assert "ctest defines: performance.latency.p2p_best_effort_v4, performance.latency.p2p_reliable_v4" in done.stderr
 
 
 # --- collecting one test's result ----------------------------------------------------------------------
