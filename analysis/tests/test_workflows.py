@@ -28,7 +28,7 @@ ACTIONLINT_VERSION = "v1.7.7"
 ACTIONLINT_MODULE = "github.com/rhysd/actionlint/cmd/actionlint"
 GO_CANDIDATES = ("/usr/local/go/bin/go", "/usr/lib/go/bin/go")
 EXPECTED_WORKFLOWS = {"gate.yml", "per-commit.yml", "pull-request.yml", "pull-request-report.yml",
-                      "nightly-history.yml", "tests.yml"}
+                      "nightly-history.yml", "tests.yml", "fastdds-compat.yml"}
 PINNED_USES = re.compile(r"^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w./-]+)@([0-9a-f]{40})\s+#\s*v\d+(?:\.\d+)*\s*$")
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 PR_HEAD_REFERENCES = ("github.event.pull_request.head", "github.head_ref", "refs/pull/")
@@ -557,6 +557,19 @@ def test_project_tests_run_on_a_hosted_runner(workflows):
     job = workflows["tests.yml"]["jobs"]["test"]
     assert job["runs-on"] == "ubuntu-latest" and job["container"] == "debian:12"
     assert steps(job)[-1]["run"] == ".ci/run"
+
+
+def test_fastdds_compatibility_matrix_builds_2x_3x_and_master_on_hosted_runners(workflows):
+    workflow = workflows["fastdds-compat.yml"]
+    assert set(triggers(workflow)) == {"schedule", "workflow_dispatch"}  # a matrix, never a pull request's gate
+    job = workflow["jobs"]["build"]
+    assert job["runs-on"] == "ubuntu-latest" and job["container"] == "debian:12"
+    assert job["strategy"]["fail-fast"] is False
+    refs = job["strategy"]["matrix"]["fastdds-ref"]
+    assert {ref[:3] for ref in refs} >= {"v2.", "v3."} and "master" in refs
+    build = next(step for step in steps(job) if "ci/build_fastdds.sh" in step.get("run", ""))
+    assert build["env"]["FASTDDS_REF"] == "${{ matrix.fastdds-ref }}"
+    assert set(re.findall(r"(--[a-z][a-z-]+)", build["run"])) <= {"--workspace", "--git-url", "--commit", "--junit"}
 
 
 # --- the history page ---------------------------------------------------------------------------------
