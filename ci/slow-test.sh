@@ -3,8 +3,12 @@
 # DDS source"): installs what a colcon build of Fast DDS needs, fetches Debian's Fast DDS 2.9.1 source
 # (`apt-get source fastdds`, adding a deb-src entry for the installed suite if there is none), builds
 # it from scratch and again after touching one file (benchmarks/bench_build.py prints both times),
-# then runs `pytest -m slow` on that workspace: both engines, two sub-experiments each.
-# About 12 minutes on 2 cores. Work folder: $PERFGATE_SLOW_DIR (default ~/.cache/perfgate/slow-test).
+# then runs `pytest -m slow` on that workspace: both engines, two sub-experiments each. Then Fast DDS 3.x
+# (test_fastdds3_source_build.py: v3.6.2 from eProsima's repository unless PERFGATE_FASTDDS3_SOURCE or
+# PERFGATE_FASTDDS3_GIT_URL/_COMMIT say otherwise), Fast CDR 2 from its submodule pin, every
+# sub-experiment through both engines, in its own workspace (kept: a second run rebuilds nothing).
+# About 12 minutes on 2 cores, plus about 15 for 3.x the first time.
+# Work folder: $PERFGATE_SLOW_DIR (default ~/.cache/perfgate/slow-test).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -38,3 +42,5 @@ rm -rf "$workspace"
 .venv/bin/python benchmarks/bench_build.py --source "$source_dir" --workspace "$workspace"
 PERFGATE_FASTDDS_SOURCE="$source_dir" PERFGATE_FASTDDS_WORKSPACE="$workspace" \
   .venv/bin/python -m pytest -m slow -v analysis/tests/test_fastdds_source_build.py "$@"
+PERFGATE_FASTDDS3_WORKSPACE="${PERFGATE_FASTDDS3_WORKSPACE:-$work/workspace3}" \
+  .venv/bin/python -m pytest -m slow -v -s analysis/tests/test_fastdds3_source_build.py "$@"
