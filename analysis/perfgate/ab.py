@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import __version__, cpu_latency, files, platform_info, process
+from . import __version__, cpu_latency, files, platform_info, process, scratch
 from . import harness as native_harness
 from . import run
 from . import schema as s
@@ -210,7 +209,7 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
     subs = plan.options.subexperiments
     try:
         with run.terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
-                tempfile.TemporaryDirectory(prefix="perfgate-ab-") as workdir:
+                scratch.scratch_folder("ab") as workdir:
             metadata["cpu_latency"] = awake
             cpu_latency.warn("perfgate ab", awake)
             for r in range(plan.rounds):

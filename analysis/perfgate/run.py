@@ -36,7 +36,7 @@ import pandas as pd
 from . import __version__, cpu_latency
 from . import files
 from . import harness as native_harness
-from . import platform_info
+from . import platform_info, scratch
 from . import schema as s
 from .errors import IncompleteError, InputError
 from .harness import HarnessPaths
@@ -766,17 +766,17 @@ def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: Har
     with lease_domain() as domain:
         shm_before = fastdds_shm_files()
         # The private folder holds the harness's output and, for security, the run's private keys.
-        scratch = Path(tempfile.mkdtemp(prefix=f"{sub.name}-", dir=workdir))
+        private = Path(tempfile.mkdtemp(prefix=f"{sub.name}-", dir=workdir))
         try:
-            csv, report = scratch / "measurements.csv", scratch / "report.json"
-            specs, failure = _commands(sub, options, paths, domain, csv, report, scratch)
+            csv, report = private / "measurements.csv", private / "report.json"
+            specs, failure = _commands(sub, options, paths, domain, csv, report, private)
             if failure is None:
-                supervision = supervise(specs, environment, scratch, options.timeout_s)
+                supervision = supervise(specs, environment, private, options.timeout_s)
             else:
                 supervision = Supervision(s.OUTCOME_FAILED_TO_START, failure)
             measured = read_measured(csv, None if sub.is_floor else report, options.payloads, options.samples)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(private, ignore_errors=True)
             removed = remove_orphaned_shm(shm_before)
     outcome, error = classify(supervision, measured)
     return SubexperimentResult(
@@ -788,12 +788,12 @@ def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: Har
 
 
 def _commands(sub: s.SubExperiment, options: RunOptions, paths: HarnessPaths, domain: int, csv: Path, report: Path,
-              scratch: Path) -> tuple[list[ProcessSpec], str | None]:
+              private: Path) -> tuple[list[ProcessSpec], str | None]:
     if sub.is_floor:
         return floor_commands(sub, options, paths.floor, own_port(domain), csv), None
     security_dir = None
     if sub.security:
-        security_dir = scratch / "security"
+        security_dir = private / "security"
         security_dir.mkdir(mode=0o700)
         try:
             from . import security
@@ -960,7 +960,7 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
     current = None
     try:
         with terminate_as_interrupt(), cpu_latency.hold_awake(options.cpu_latency) as awake, \
-                tempfile.TemporaryDirectory(prefix="perfgate-run-") as workdir:
+                scratch.scratch_folder("run") as workdir:
             metadata["cpu_latency"] = awake
             cpu_latency.warn("perfgate run", awake)
             for index, sub in enumerate(options.subexperiments, 1):

@@ -7,10 +7,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -525,6 +527,13 @@ int run(const FloorOptions& options)
 
 int main(int argc, char** argv)
 {
+    // Dies with the perfgate that started it, even one killed by SIGKILL (SIGTERM's default action
+    // ends this process; it holds nothing to clean up). A parent already gone left us to init.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() == 1)
+    {
+        return perfgate::kExitIncomplete;
+    }
     perfgate::FloorOptions options;
     try
     {

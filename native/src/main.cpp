@@ -100,6 +100,7 @@ int main(int argc, char** argv)
     // First, before any thread exists: SIGTERM and SIGINT become a request to stop (exit 3 after
     // writing what was measured), taken by its own watcher thread.
     perfgate::StopRequest stop;
+    perfgate::stop_when_parent_dies();
     perfgate::LatencyOptions options;
     try
     {

@@ -1,7 +1,10 @@
 #include "stop_request.hpp"
 
 #include <pthread.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <system_error>
 
 namespace perfgate {
@@ -92,6 +95,20 @@ StopRequest::Subscription::~Subscription()
     {
         std::lock_guard<std::mutex> lock(owner_->mutex_);
         owner_->callbacks_.erase(entry_);
+    }
+}
+
+void stop_when_parent_dies()
+{
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+    {
+        throw std::system_error(errno, std::generic_category(), "prctl(PR_SET_PDEATHSIG)");
+    }
+    // The parent may have died before the request was made: then this process was already handed
+    // to init, and no signal would ever come.
+    if (::getppid() == 1)
+    {
+        ::kill(::getpid(), SIGTERM);
     }
 }
 

@@ -63,4 +63,9 @@ private:
     std::thread watcher_;
 };
 
+// Asks the kernel to send this process SIGTERM when the process that started it dies (perfgate,
+// even killed by SIGKILL), so a harness never outlives its supervisor; with a StopRequest in place
+// that is an ordinary request to stop. Call it from main before starting any work.
+void stop_when_parent_dies();
+
 }  // namespace perfgate

@@ -1,0 +1,71 @@
+"""`perfgate run` killed by SIGKILL (no clean-up of its own runs): its harness processes follow it,
+and the DDS Security keys it made live only in RAM, until the next run removes them."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import live_processes_of
+from perfgate import files, scratch
+from perfgate import schema as s
+
+WAIT_LIMIT_S = 60.0  # for the run to get going on a loaded machine; not a timing assertion
+FOLLOW_LIMIT_S = 10.0  # before this change the publisher lived on for up to 25 s
+
+
+def test_abandoned_scratch_folders_are_the_ones_whose_owner_is_gone():
+    names = [f"{scratch.PREFIX}100-run-abc", f"{scratch.PREFIX}200-ab-def", "perfgate-domains", "fastrtps_port7400"]
+    assert scratch.abandoned(names, alive={200}) == [f"{scratch.PREFIX}100-run-abc"]
+    assert scratch.abandoned(names, alive={100, 200}) == []
+
+
+def perfgate_run(output: Path, harness: Path, *options: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "perfgate.cli", "run", "--output", str(output),
+                             "--harness", str(harness), *options],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def wait_until(condition, limit_s: float) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.fastdds
+def test_a_killed_run_leaves_no_harness_and_its_keys_only_in_ram_until_the_next_run(harness_paths, tmp_path):
+    base = scratch.root() or Path(tempfile.gettempdir())
+    killed = perfgate_run(tmp_path / "killed", harness_paths.latency, "--subexperiments",
+                          "interprocess_reliable_security", "--payloads", "16", "--samples", "1000000")
+    try:
+        def measuring() -> bool:
+            if not (tmp_path / "killed" / s.METADATA_FILE).exists():
+                return False
+            return len(live_processes_of(files.read_metadata(tmp_path / "killed")["run_id"])) == 2
+
+        assert wait_until(measuring, WAIT_LIMIT_S), killed.stderr.read() if killed.poll() is not None else "not measuring"
+        run_id = files.read_metadata(tmp_path / "killed")["run_id"]
+        keys = list(base.glob(f"{scratch.PREFIX}{killed.pid}-run-*/*/security/*key*"))
+        assert keys, f"no key files under {base}"
+    finally:
+        killed.kill()
+        killed.wait()
+
+    assert wait_until(lambda: live_processes_of(run_id) == [], FOLLOW_LIMIT_S), live_processes_of(run_id)
+    if base != Path(tempfile.gettempdir()):  # nothing of it on the disk-backed temporary folder
+        assert not list(Path(tempfile.gettempdir()).glob(f"{scratch.PREFIX}{killed.pid}-*"))
+    assert all(key.exists() for key in keys)  # in RAM, until a run starts
+
+    later = perfgate_run(tmp_path / "later", harness_paths.latency, "--subexperiments", "interprocess_best_effort",
+                         "--payloads", "16", "--samples", "20")
+    _, stderr = later.communicate(timeout=300)
+    assert later.returncode == 0, stderr
+    assert not list(base.glob(f"{scratch.PREFIX}{killed.pid}-*"))
+    assert not any(key.exists() for key in keys)
