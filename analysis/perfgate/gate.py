@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import files, report
 from . import schema as s
-from .baseline import replace_folder, require_folder_name, require_platform_name
+from .baseline import require_folder_name, require_platform_name
 from .errors import InputError, PerfgateError
 
 QUICK_SAMPLES = 200
@@ -259,10 +259,13 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_thr
                    no_plots=False)
         compared = True
     if plan.store is not None:
-        from . import history
+        from . import history, store
 
         try:
-            replace_folder(plan.store / s.STORE_EXPERIMENTS_DIR / plan.label, store_files(output))
+            store.add_experiment(plan.store, plan.label, store_files(output))
+        except InputError as error:  # the label was taken while this run measured
+            steps.errors.append(f"history: {error}")
+            return compared
         except OSError as error:  # a full disk or a read-only store: the run is reported all the same
             steps.errors.append(f"history: could not add the run to {plan.store}: {error}")
             return compared

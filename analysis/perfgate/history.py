@@ -11,6 +11,7 @@ drawn. The command reports and exits 0: gating is `check`'s job; history shows t
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import sys
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from . import experiments as ex
-from . import files
+from . import files, store
 from . import schema as s
 from .errors import PerfgateError
 from .check import is_over
@@ -132,6 +133,13 @@ def _map(executor, function, argument_lists):
 
 # --- the command --------------------------------------------------------------------------------
 def command_history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool) -> int:
+    folder = Path(experiments_results)
+    # a results store is shared with gates adding to it: read and draw it whole, one redraw at a time
+    with store.locked(folder) if store.is_store(folder) else contextlib.nullcontext():
+        return _history(requirements, experiments_results, plots_directory, no_plots)
+
+
+def _history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool) -> int:
     requirement_table = files.read_requirements(Path(requirements))
     experiments = ex.load_store(Path(experiments_results))
     for note in ex.require_comparable(experiments):
