@@ -198,18 +198,31 @@ class Steps:
     shows after measuring (InputError), is recorded with what it means, and the gate goes on with what
     there is, so that the reports are written all the same."""
 
+    # after an interruption only these run (without plots), so the reports say what was measured
+    WRAP_UP_STEPS = ("process", "check")
+
     def __init__(self) -> None:
         self.errors: list[str] = []
         self.codes: dict[str, int] = {}
+        self.interrupted = False  # SIGINT or SIGTERM (a cancelled or timed-out CI job)
 
     def call(self, name: str, function, incomplete_means: str | None, **options) -> int:
         """incomplete_means: what exit 3 of this step says; None when the reports show it themselves
         (check's missing data)."""
+        if self.interrupted and name not in self.WRAP_UP_STEPS:
+            self.codes[name] = s.EXIT_INCOMPLETE
+            return s.EXIT_INCOMPLETE
         try:
             code = int(function(**options))
         except PerfgateError as error:  # incomplete, or bad input only visible now: reported all the same
             self.errors.append(f"{name}: {error}")
             code = error.exit_code
+        except KeyboardInterrupt:
+            if self.interrupted:
+                raise  # a second signal while wrapping up: stop now
+            self.interrupted = True
+            self.errors.append(f"{name}: interrupted (SIGINT or SIGTERM); the reports show what was measured until then")
+            code = s.EXIT_INCOMPLETE
         else:
             if code not in (s.EXIT_OK, s.EXIT_REGRESSION) and incomplete_means is not None:
                 self.errors.append(f"{name}: {incomplete_means}")
@@ -223,6 +236,17 @@ def store_files(experiment_dir: Path) -> list[Path]:
     kept = [experiment_dir / s.METADATA_FILE, *files.summary_files(experiment_dir, required=False).values(),
             *files.check_files(experiment_dir).values(), experiment_dir / s.JUNIT_FILE]
     return [path for path in kept if path.is_file()]
+
+
+def write_unmeasured_junit(plan: GatePlan) -> None:
+    """Nothing was measured (the run was interrupted or every sub-experiment failed): the JUnit file
+    still lists every requirement, each an error, so a CI reporter shows a failure, never a pass."""
+    from .junit import build_junit_xml
+
+    requirements = files.read_requirements(plan.requirements)
+    metadata = files.read_metadata(plan.output) if plan.output.is_dir() else None
+    plan.output.mkdir(parents=True, exist_ok=True)
+    files.write_text(plan.output / s.JUNIT_FILE, build_junit_xml({}, requirements, plan.requirements, [], metadata))
 
 
 def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_threshold: float,
@@ -241,15 +265,16 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_thr
         # with a whole folder, process also draws the sub-experiment comparison plots (plots/comparison_*.png)
         steps.call("process", process.command_process, "the measurements could not be processed",
                    raw_csv=None, output_csv=None, plots_directory=None, experiment_directory=str(output),
-                   jobs=None, no_plots=False)
+                   jobs=None, no_plots=steps.interrupted)
     summaries = files.summary_files(output, required=False) if output.is_dir() else {}
     if not summaries:
         steps.errors.append("no sub-experiment produced measurements: nothing to check")
+        write_unmeasured_junit(plan)
         return False
     # exit 3 of check is missing data, which the reports list themselves
     steps.call("check", check.command_check, None, requirements=str(plan.requirements),
                experiment_directory=str(output), plots_directory=str(plots), print_summaries=False,
-               junit=str(output / s.JUNIT_FILE), no_plots=False)
+               junit=str(output / s.JUNIT_FILE), no_plots=steps.interrupted)
     compared = False
     if plan.baseline is not None:
         steps.call("baseline comparison", compare.command_compare,
@@ -258,7 +283,7 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_thr
                    plots_directory=str(plots / s.BASELINE_COMPARISON_DIR), fail_threshold=fail_threshold,
                    no_plots=False)
         compared = True
-    if plan.store is not None:
+    if plan.store is not None and not steps.interrupted:  # a run cut short never enters the history
         from . import history, store
 
         try:
@@ -344,9 +369,12 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
         print(f"perfgate gate: note: the requirements also ask for {len(plan.unrequested)} result(s) this run does "
               f"not measure (e.g. {plan.unrequested[0]}); they will be reported missing (exit 3)", file=sys.stderr)
     steps = Steps()
-    compared = run_steps(plan, steps, fastdds_prefix, fail_threshold, workspace)
-    plan.output.mkdir(parents=True, exist_ok=True)
-    ab_headline = run_ab(plan, steps, quick, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
+    from .run import terminate_as_interrupt
+
+    with terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
+        compared = run_steps(plan, steps, fastdds_prefix, fail_threshold, workspace)
+        plan.output.mkdir(parents=True, exist_ok=True)
+        ab_headline = run_ab(plan, steps, quick, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
     results = report.load(plan.output, plan.requirements, baseline_compared=compared,
                           baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline)
     html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None)

@@ -4,12 +4,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from conftest import live_processes_of
 from perfgate import check, cli, files, process, report
 from perfgate import gate as gate_module
 from perfgate import schema as s
@@ -350,3 +355,36 @@ def test_the_machine_wide_pinning_comes_from_the_environment(workspace, monkeypa
     assert gate(*gate_arguments("out", "first")) == s.EXIT_USAGE
     assert "--pin-cpus: CPU 4096 is not available" in one_error_line(capsys.readouterr().err)
     assert not (workspace / "out").exists()
+
+
+@pytest.mark.fastdds
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_gate_still_writes_its_reports_marked_incomplete(workspace, signal_number):
+    """A cancelled CI job (SIGTERM) or Ctrl-C during the measurement: report.md, report.html and the
+    JUnit file say what was measured and that the run was interrupted; exit 3; nothing left running."""
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    arguments = gate_arguments("out", "cut", GATED, PAYLOADS)
+    arguments[arguments.index("--quick")] = "--samples"
+    arguments.insert(arguments.index("--samples") + 1, "200000")  # long enough to be cut short
+    gate_process = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "gate", *arguments, "--store", "store"],
+                               cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120  # for the measurement to start on a loaded machine
+    while time.monotonic() < deadline and gate_process.poll() is None:
+        metadata = workspace / "out" / s.METADATA_FILE
+        if metadata.exists() and live_processes_of(files.read_metadata(metadata.parent)["run_id"]):
+            break
+        time.sleep(0.1)
+    assert gate_process.poll() is None, gate_process.communicate()
+    run_id = files.read_metadata(workspace / "out")["run_id"]
+    gate_process.send_signal(signal_number)
+    stdout, stderr = gate_process.communicate(timeout=120)
+    assert gate_process.returncode == s.EXIT_INCOMPLETE, stdout + stderr
+    assert "run: interrupted (SIGINT or SIGTERM)" in stderr
+    assert "INCOMPLETE" in stdout.splitlines()[-2]
+    assert "interrupted" in (workspace / "out" / s.REPORT_MARKDOWN).read_text()
+    assert "interrupted" in (workspace / "out" / s.REPORT_HTML).read_text()
+    suites = ET.parse(workspace / "out" / s.JUNIT_FILE).getroot()
+    assert int(suites.get("errors")) > 0  # what was not measured is an error, never a pass
+    assert files.read_metadata(workspace / "out")["interrupted"] is True
+    assert not (workspace / "store" / s.STORE_EXPERIMENTS_DIR / "cut").exists()  # never in the history
+    assert live_processes_of(run_id) == []
