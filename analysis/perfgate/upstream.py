@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from . import build
 from . import cpu_latency
 from . import files
 from . import platform_info
+from . import scratch
 from . import schema as s
 from .errors import IncompleteError, InputError
 
@@ -516,9 +516,10 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     metadata["environment"] = {"ignored": ignored}
     metadata["cpu_pinning"] = cpu_pinning_metadata(pin, pin_cpus)
     files.write_metadata(output, metadata)
-    with build.workspace_lock(workspace), tempfile.TemporaryDirectory(prefix="perfgate-upstream-") as scratch:
+    # the certificates' private keys in RAM (perfgate.scratch), never on disk, even if perfgate is killed
+    with build.workspace_lock(workspace), scratch.scratch_folder("upstream") as private:
         write_loopback_copies(tests, copies_dir)
-        certs = generate_certificates(Path(scratch) / "certs") if any("security" in sub for sub in subs) else None
+        certs = generate_certificates(private / "certs") if any("security" in sub for sub in subs) else None
         latency_test = work_dir / LATENCY_TEST
         if pin is not None:
             # beside the XML copies, not in /tmp, which may be mounted noexec
