@@ -256,8 +256,30 @@ def metadata_items(metadata: dict | None) -> list[tuple[str, str]]:
         ("latency", str(metadata.get(s.META_LATENCY_DEFINITION, ""))),
         ("harness", str(harness.get("name") or "")),
         ("created", str(metadata.get(s.META_CREATED, ""))),
+        ("pinning", _pinning_text(metadata.get("cpu_pinning"))),
+        ("load", _load_text(metadata.get("load_average"))),
     ]
     return [(name, value) for name, value in items if value]
+
+
+def _pinning_text(pinning) -> str:
+    """Where publisher and subscriber ran: the largest noise source when they were not pinned."""
+    if not isinstance(pinning, dict):
+        return ""
+    if not pinning.get("pinned"):
+        return "not pinned"
+    return f"publisher CPU {pinning.get('publisher_cpu')}, subscriber CPU {pinning.get('subscriber_cpu')}"
+
+
+def _load_text(load) -> str:
+    """The 1-minute load average before and after: other work on the machine while it measured."""
+    if not isinstance(load, dict):
+        return ""
+    return f"{_one_minute(load.get('before'))} before, {_one_minute(load.get('after'))} after (1-minute average)"
+
+
+def _one_minute(values) -> str:
+    return f"{values[0]:.2f}" if isinstance(values, list) and values and isinstance(values[0], (int, float)) else "?"
 
 
 # --- tables shared by the Markdown and the HTML ---------------------------------------------------

@@ -330,4 +330,17 @@ def test_metadata_line_names_what_was_measured_where():
     assert items["Fast DDS"] == "2.9.1 (commit 0123456789abcdef, system_package)"
     assert items["platform"] == "f00dfeedf00dfeed (Intel(R) Xeon(R) E3-1230)"
     assert items["samples"] == "10000" and items["label"] == LABEL
+    assert "pinning" not in items and "load" not in items  # older metadata: nothing invented
     assert report.metadata_items(None) == [("metadata", "none (metadata.json missing)")]
+
+
+def test_metadata_line_shows_the_pinning_and_the_load_the_run_had():
+    recorded = {**metadata(SOURCES, PAYLOADS),
+                "cpu_pinning": {"pinned": True, "publisher_cpu": 1, "subscriber_cpu": 0, "requested": "auto"},
+                "load_average": {"before": [0.83, 1.2, 1.1], "after": [1.57, 1.3, 1.2]}}
+    items = dict(report.metadata_items(recorded))
+    assert items["pinning"] == "publisher CPU 1, subscriber CPU 0"
+    assert items["load"] == "0.83 before, 1.57 after (1-minute average)"
+    unpinned = dict(report.metadata_items({**recorded, "cpu_pinning": {"pinned": False, "requested": "none"},
+                                           "load_average": {"before": [2.5, 1, 1], "after": None}}))
+    assert unpinned["pinning"] == "not pinned" and unpinned["load"] == "2.50 before, ? after (1-minute average)"
