@@ -16,7 +16,6 @@ import multiprocessing
 import os
 import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,7 @@ from . import experiments as ex
 from . import files, store
 from . import schema as s
 from .errors import PerfgateError
+from .pools import worker_pool
 from .check import is_over
 
 
@@ -153,8 +153,7 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
     plots = Path(plots_directory)
 
     workers = _workers(len(subs))
-    executor = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) if workers > 1 else None
-    try:
+    with worker_pool(workers, _pool_context()) if workers > 1 else contextlib.nullcontext() as executor:
         tables = _map(executor, _load_sub, [(experiments, sub) for sub in subs])
         drawn = 0
         if not no_plots:
@@ -163,9 +162,6 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
             ticks = experiment_tick_labels([e.created for e in experiments], [e.label for e in experiments])
             drawn = sum(_map(executor, _draw_sub,
                              [(sub, table, lookup, ticks, plots) for sub, table, lookup in zip(subs, tables, lookups)]))
-    finally:
-        if executor is not None:
-            executor.shutdown()
 
     newest = experiments[-1]
     print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ import pandas as pd
 from . import files
 from . import schema as s
 from .errors import InputError
+from .pools import worker_pool
 
 
 def summarise(raw: pd.DataFrame) -> pd.DataFrame:
@@ -71,7 +71,7 @@ def read_raw_files(paths: dict[str, Path], jobs: int) -> dict[str, pd.DataFrame]
     """sub-experiment -> validated raw frame; InputError for the first bad file in name order."""
     subs = list(paths)
     if jobs > 1 and len(subs) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(subs))) as pool:
+        with worker_pool(min(jobs, len(subs))) as pool:
             results = list(pool.map(_read_raw_or_failure, [paths[sub] for sub in subs]))
     else:
         results = [_read_raw_or_failure(paths[sub]) for sub in subs]
@@ -131,7 +131,7 @@ def draw_plots(payload_tasks: list[PayloadPlots], comparison_summaries: dict[str
     if jobs > 1 and len(payload_tasks) + len(comparisons) > 1:
         batch_count = max(1, min(len(payload_tasks), jobs * BATCHES_PER_WORKER))
         batches = [payload_tasks[i::batch_count] for i in range(batch_count)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with worker_pool(jobs) as pool:
             # the comparisons first: they are the slowest plots, so they do not finish last alone
             futures = [pool.submit(_draw_comparison, comparison_summaries, m, plots_dir) for m in comparisons]
             futures += [pool.submit(_draw_payload_plots, batch) for batch in batches if batch]
