@@ -47,6 +47,7 @@ class GatePlan:
     pin_cpus: str | None = None  # as given to `perfgate run --pin-cpus`, validated
     baseline_build: str | None = None  # the A/B's baseline Fast DDS (perfgate ab --baseline), validated
     cpu_latency_request: str | None = None  # as given to `perfgate run --cpu-latency`, validated
+    warnings: tuple[str, ...] = ()  # printed and shown in the reports; never a failure
 
 
 # --- planning (all validation happens here) -------------------------------------------------------
@@ -133,6 +134,17 @@ def _validate_store(store: Path, label: str, this_platform_id: str | None) -> No
                              f"{this_platform_id}; histories of different platforms are never mixed", store)
 
 
+def requirements_platform_warning(requirements: Path, provenance: dict | None, this_platform_id: str | None) -> str | None:
+    """Requirements derived on another platform id may not fit this machine: say so (the limits are
+    still applied: a developer's laptop checks against the reference machine's on purpose)."""
+    platform = (provenance or {}).get("platform")
+    derived_on = platform.get(s.META_PLATFORM_ID) if isinstance(platform, dict) else None
+    if not derived_on or not this_platform_id or derived_on == this_platform_id:
+        return None
+    return (f"{requirements} was derived on platform id {derived_on}, this machine is {this_platform_id}: "
+            "its limits may not fit this machine")
+
+
 def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[int] | None,
               subexperiments: list[str] | None, platform: str | None, requirements: str | None,
               baseline: str | None, store: str | None, label: str | None, no_history: bool,
@@ -189,6 +201,9 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         pin_cpus=pin_cpus,
         baseline_build=baseline_build,
         cpu_latency_request=cpu_latency_request,
+        warnings=tuple(w for w in [requirements_platform_warning(
+            requirements_path, files.read_json_object(s.requirements_provenance_json(requirements_path),
+                                                      "requirements provenance"), this_platform_id)] if w),
     )
 
 
@@ -365,6 +380,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "
           + (f"results store {plan.store}" if plan.store else "not added to a results store")
           + (f"; A/B against {plan.baseline_build} decides" if plan.baseline_build else ""))
+    for warning in plan.warnings:
+        print(f"perfgate gate: warning: {warning}", file=sys.stderr)
     if plan.unrequested:
         print(f"perfgate gate: note: the requirements also ask for {len(plan.unrequested)} result(s) this run does "
               f"not measure (e.g. {plan.unrequested[0]}); they will be reported missing (exit 3)", file=sys.stderr)
@@ -376,7 +393,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
         plan.output.mkdir(parents=True, exist_ok=True)
         ab_headline = run_ab(plan, steps, quick, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
     results = report.load(plan.output, plan.requirements, baseline_compared=compared,
-                          baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline)
+                          baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
+                          warnings=list(plan.warnings))
     html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None)
     ab_markdown = plan.output / s.AB_DIR / s.REPORT_MARKDOWN
     if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary

@@ -62,6 +62,7 @@ class ExperimentResults:
     baseline_failures: pd.DataFrame | None = None  # None: not compared with a baseline
     baseline_note: str = "not compared with a baseline"
     step_errors: list[str] = field(default_factory=list)  # steps that could not finish
+    warnings: list[str] = field(default_factory=list)  # what the reader should know, not a failure
     ab_headline: str | None = None  # the A/B verdict that decides a gate run with a baseline build
 
 
@@ -353,6 +354,8 @@ def markdown_summary(results: ExperimentResults) -> str:
              " · ".join(f"**{_md(name)}** {_md(value)}" for name, value in metadata_items(results.metadata)), ""]
     if results.step_errors:
         lines += [f"- :x: {_md(error)}" for error in results.step_errors] + [""]
+    if results.warnings:
+        lines += [f"- :warning: {_md(warning)}" for warning in results.warnings] + [""]
     if not failed.empty:
         lines += [f"### Failed checks ({len(failed)})", ""]
         lines += _md_table(failed, check_columns(with_sub=True, with_baseline=with_baseline, with_status=False))
@@ -430,7 +433,7 @@ figure{margin:0;background:#fff;border:1px solid #d0d7de;border-radius:6px;paddi
 figure img{width:100%;height:auto;display:block}
 figcaption{font-size:12px;color:#59636e;font-family:ui-monospace,monospace}
 details>summary{cursor:pointer;font-weight:600;margin:8px 0}
-.note{color:#59636e}ul.errors{color:#cf222e}
+.note{color:#59636e}ul.errors{color:#cf222e}ul.warnings{color:#9a6700}
 """
 
 
@@ -508,6 +511,8 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
            f"<dt>experiment</dt><dd>{_e(results.experiment_dir)}</dd></dl>"]
     if results.step_errors:
         out.append('<ul class="errors">' + "".join(f"<li>{_e(e)}</li>" for e in results.step_errors) + "</ul>")
+    if results.warnings:
+        out.append('<ul class="warnings">' + "".join(f"<li>{_e(w)}</li>" for w in results.warnings) + "</ul>")
     return out
 
 
@@ -629,7 +634,8 @@ def _in_contract_order(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFram
 
 def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bool = False,
          baseline_note: str = "not compared with a baseline",
-         step_errors: list[str] | None = None, ab_headline: str | None = None) -> ExperimentResults:
+         step_errors: list[str] | None = None, ab_headline: str | None = None,
+         warnings: list[str] | None = None) -> ExperimentResults:
     """Read what the reports show from an experiment folder (after check and, optionally, compare)."""
     experiment_dir = files.require_dir(experiment_dir, "experiment folder")
     baseline_dir = experiment_dir / s.PLOTS_DIR / s.BASELINE_COMPARISON_DIR
@@ -654,6 +660,7 @@ def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bo
         baseline_failures=failures,
         baseline_note=baseline_note,
         step_errors=list(step_errors or []),
+        warnings=list(warnings or []),
         ab_headline=ab_headline,
     )
 

@@ -388,3 +388,32 @@ def test_an_interrupted_gate_still_writes_its_reports_marked_incomplete(workspac
     assert files.read_metadata(workspace / "out")["interrupted"] is True
     assert not (workspace / "store" / s.STORE_EXPERIMENTS_DIR / "cut").exists()  # never in the history
     assert live_processes_of(run_id) == []
+
+
+def test_requirements_derived_on_another_platform_are_applied_with_a_warning(tmp_path):
+    requirements = tmp_path / "req.csv"
+    other = {"platform": {s.META_PLATFORM_ID: "aaaaaaaaaaaaaaaa", "cpu_model": "Xeon"}}
+    warning = gate_module.requirements_platform_warning(requirements, other, "bbbbbbbbbbbbbbbb")
+    assert warning == (f"{requirements} was derived on platform id aaaaaaaaaaaaaaaa, this machine is "
+                       "bbbbbbbbbbbbbbbb: its limits may not fit this machine")
+    assert gate_module.requirements_platform_warning(requirements, other, "aaaaaaaaaaaaaaaa") is None
+    assert gate_module.requirements_platform_warning(requirements, None, "bbbbbbbbbbbbbbbb") is None  # no provenance
+
+
+def test_the_warning_reaches_the_reports_of_a_gate(workspace, fastdds_fixtures, capsys):
+    sub = "intraprocess_best_effort"
+    write_requirements(workspace / "requirements" / "bench.csv", [sub], [16, 32])
+    (workspace / "requirements" / "bench_provenance.json").write_text(
+        json.dumps({"platform": {s.META_PLATFORM_ID: "aaaaaaaaaaaaaaaa"}}))
+    plan = gate_module.plan_gate(output="out", quick=True, samples=None, payloads=[16, 32], subexperiments=[sub],
+                                 platform="bench", requirements=None, baseline=None, store=None, label="x",
+                                 no_history=False, fastdds_prefix=None, environment={},
+                                 this_platform_id="bbbbbbbbbbbbbbbb", now=gate_module.datetime.now(gate_module.timezone.utc))
+    assert plan.warnings == ("requirements/bench.csv was derived on platform id aaaaaaaaaaaaaaaa, this machine is "
+                             "bbbbbbbbbbbbbbbb: its limits may not fit this machine",)
+    experiment = make_experiment(workspace / "out", fastdds_fixtures, {sub: "intraprocess"})
+    assert check.command_check(requirements="requirements/bench.csv", experiment_directory=str(experiment),
+                               plots_directory=str(experiment / "plots"), no_plots=True) == s.EXIT_OK
+    results = report.load(experiment, workspace / "requirements" / "bench.csv", warnings=list(plan.warnings))
+    assert f"- :warning: {plan.warnings[0]}" in report.markdown_summary(results)
+    assert f'<ul class="warnings"><li>{plan.warnings[0]}</li></ul>' in report.html_page(results, {})
