@@ -1,4 +1,4 @@
-"""check: each summary of an experiment against the platform's requirements (CONTRACT.md sections 3, 5, 6).
+"""check: each summary of an experiment against the platform's requirements (docs/formats.md sections 6, 11, 12).
 
 The pure part takes frames and returns check reports and the list of required results that have no
 measurements; the command around it reads, validates, writes the reports, the check plots, the
@@ -41,7 +41,7 @@ class MissingData:
 
 @dataclass
 class ExperimentCheck:
-    reports: dict[str, pd.DataFrame]  # sub-experiment -> check report (CONTRACT.md section 3)
+    reports: dict[str, pd.DataFrame]  # sub-experiment -> check report (docs/formats.md section 6)
     missing: list[MissingData] = field(default_factory=list)
     not_checked: list[str] = field(default_factory=list)  # floor sub-experiments without requirements
 

@@ -1,4 +1,4 @@
-"""The `perfgate` command line (CONTRACT.md section 5): it only parses and calls.
+"""The `perfgate` command line (docs/formats.md section 11): it only parses and calls.
 
 Each sub-command names the function that does the work as "module:function"; that function takes
 the parsed options as keyword arguments and returns the exit code. Modules are imported only for the
@@ -27,7 +27,7 @@ LINE_BREAKS = re.compile(r"[\r\n]+")
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """Usage errors as ONE line, `perfgate <command>: error: ...`, exit 2 (CONTRACT.md section 5):
+    """Usage errors as ONE line, `perfgate <command>: error: ...`, exit 2 (docs/formats.md section 11):
     argparse's default prints the whole usage first, which buries the one line that says what is wrong
     (and CI logs show only the last lines)."""
 

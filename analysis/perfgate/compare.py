@@ -96,7 +96,7 @@ def coverage(reference: dict[str, pd.DataFrame], result: dict[str, pd.DataFrame]
 
 def stacked_summaries(reference: pd.DataFrame, result: pd.DataFrame, reference_label: str,
                       result_label: str) -> pd.DataFrame:
-    """The two summaries one under the other, with the Label column last (CONTRACT.md section 3)."""
+    """The two summaries one under the other, with the Label column last (docs/formats.md section 7)."""
     top = reference.loc[:, list(s.SUMMARY_COLUMNS)].assign(**{s.LABEL: s.REFERENCE_LABEL_PREFIX + reference_label})
     bottom = result.loc[:, list(s.SUMMARY_COLUMNS)].assign(**{s.LABEL: s.RESULT_LABEL_PREFIX + result_label})
     return pd.concat([top, bottom], ignore_index=True)

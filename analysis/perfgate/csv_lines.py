@@ -73,7 +73,7 @@ def read_csv(path: Path, columns: tuple[str, ...], what: str, *,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)  # cells beyond the header: refused, not dropped
-            # round_trip: correctly rounded parsing, as Python's float() does (CONTRACT.md section 3);
+            # round_trip: correctly rounded parsing, as Python's float() does (docs/formats.md section 1);
             # index_col=False: a first row longer than the header must not become the index (columns shifted)
             frame = pd.read_csv(io.StringIO("\n".join(kept)), float_precision="round_trip", skipinitialspace=True,
                                 lineterminator="\n", index_col=False)

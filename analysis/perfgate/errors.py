@@ -1,4 +1,4 @@
-"""Errors that end a command with one clear line and a contract exit code (CONTRACT.md section 5)."""
+"""Errors that end a command with one clear line and a contract exit code (docs/formats.md section 11)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,6 +1,6 @@
 """Experiment folders and results stores: what they hold, in which order, and whether they compare.
 
-An experiment folder is one run of the gate (CONTRACT.md section 4): metadata.json (absent for
+An experiment folder is one run of the gate (docs/formats.md section 8): metadata.json (absent for
 results of the older tooling) and one summary CSV per sub-experiment. A results store keeps one
 experiment folder per run under `<store>/experiments/<label>/`.
 

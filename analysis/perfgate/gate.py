@@ -7,7 +7,7 @@ Markdown summary, `::error` annotations). Each step is the other modules' comman
 Everything a maintainer could get wrong (platform, requirements, baseline, store, label, output
 folder) is checked before measuring, so a usage error costs seconds, not a run. After measuring,
 a step that cannot finish is recorded and the gate goes on: what finished is still checked and
-reported, and the exit code is 3 (CONTRACT.md section 5).
+reported, and the exit code is 3 (docs/formats.md section 11).
 """
 from __future__ import annotations
 

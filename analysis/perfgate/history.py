@@ -2,7 +2,7 @@
 
 Pure computations first: `magnitude_history` (one sub-experiment's summaries -> experiments x
 payloads), `requirement_lookup` and `above_requirement`. The command loads the store, checks that
-its experiments compare, and draws per sub-experiment (CONTRACT.md section 4):
+its experiments compare, and draws per sub-experiment (docs/formats.md section 9):
 `<plots>/<sub>/history_{min,median,max,99}.png` and `<plots>/<sub>/<bytes>_bytes_{median,99,max}.png`.
 
 Work is split by sub-experiment over worker processes in two rounds: first every summary is read

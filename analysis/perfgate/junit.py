@@ -1,4 +1,4 @@
-"""JUnit XML of a check (CONTRACT.md section 6), for Jenkins and the GitHub Actions test reporters.
+"""JUnit XML of a check (docs/formats.md section 12), for Jenkins and the GitHub Actions test reporters.
 
 One <testsuite> per sub-experiment (`latency.<sub>`), one <testcase> per requirement row and checked
 magnitude (`Median[16384 B]`), in the order of the check report. A failed check is a <failure>, a

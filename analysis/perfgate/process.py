@@ -1,4 +1,4 @@
-"""process: raw measurements -> summary (CONTRACT.md section 3), vectorised over all samples.
+"""process: raw measurements -> summary (docs/formats.md section 4), vectorised over all samples.
 
 `summarise` is the pure computation; the functions below it read, write and plot around it.
 """

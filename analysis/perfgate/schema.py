@@ -1,21 +1,21 @@
 """The one source of truth for names: sub-experiments, payloads, columns, file names, exit codes.
 
 Every other module imports these; none spells a column or a file name of its own.
-The values are fixed by shared/CONTRACT.md (sections 2 to 5).
+docs/formats.md specifies them for users (section numbers below).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-# --- exit codes (CONTRACT.md section 5) ---------------------------------------------------------
+# --- exit codes (docs/formats.md section 11) ----------------------------------------------------
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 
 
-# --- sub-experiments (CONTRACT.md section 2) ----------------------------------------------------
+# --- sub-experiments (docs/formats.md section 2) -----------------------------------------------
 @dataclass(frozen=True)
 class SubExperiment:
     name: str
@@ -58,7 +58,7 @@ ROUND_TRIP = "round_trip"
 HALF_ROUND_TRIP = "half_round_trip"  # Fast DDS' own LatencyTest reports half the round trip
 LATENCY_DEFINITIONS = (ROUND_TRIP, HALF_ROUND_TRIP)
 
-# --- columns (CONTRACT.md section 3) ------------------------------------------------------------
+# --- columns (docs/formats.md sections 3 to 6) -------------------------------------------------
 SAMPLE = "Sample"
 PAYLOAD = "Payload [Bytes]"
 LATENCY = "Latency [us]"
@@ -101,7 +101,7 @@ COMPARED_MAGNITUDES = (MIN, MEDIAN, P99, MAX)
 LABEL = "Label"
 CHECK_SLUGS = {MEDIAN: "median", P99: "99", MAX: "max"}
 
-# --- file names (CONTRACT.md section 4) ---------------------------------------------------------
+# --- file names (docs/formats.md sections 8 and 9) ---------------------------------------------
 METADATA_FILE = "metadata.json"
 JUNIT_FILE = "junit.xml"
 PLOTS_DIR = "plots"
@@ -178,7 +178,7 @@ def history_payload_png(history_dir: Path, sub: str, payload: int, magnitude: st
     return history_dir / sub / f"{payload}_bytes_{CHECK_SLUGS[magnitude]}.png"
 
 
-# --- metadata.json keys (CONTRACT.md section 3) -------------------------------------------------
+# --- metadata.json keys (docs/formats.md section 8) --------------------------------------------
 # {
 #   "label": str, "created_utc": ISO 8601 with Z,
 #   "fastdds": {"version": str, "commit": str|None, "source": "system_package"|"colcon_build", "prefix": str},
