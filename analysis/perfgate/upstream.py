@@ -406,14 +406,87 @@ def collect(sub: str, outcome: TestOutcome | None, work_dir: Path, started: floa
                      clock_overhead_us(outcome.output), latency_test_processes(outcome.output))
 
 
+# ctest's JUnit stands for an escape character it cannot write: Fast DDS' coloured log lines
+_CTEST_ESCAPE = re.compile(r"\[NON-XML-CHAR-0x1B\](?:\[[0-9;]*m)?")
+
+
 def _last_lines(output: str, lines: int = 5) -> str:
-    kept = [line for line in (output or "").splitlines() if line.strip()][-lines:]
+    text = build.printable(_CTEST_ESCAPE.sub("", output or ""))
+    kept = [line for line in text.splitlines() if line.strip()][-lines:]
     return " | ".join(kept) if kept else "no output"
 
 
 # --- security: certificates for this run, named as LatencyTest wants them -----------------------
+# LatencyTest of Fast DDS 3.6.2 and master also turns on Access-Permissions, with these two
+# documents from its CERTS_PATH, signed by the identity CA (their test/certs/*_performance_tests.xml).
+GOVERNANCE_FILE = "governance_performance_tests.smime"
+PERMISSIONS_FILE = "permissions_performance_tests.smime"
+LATENCY_TEST_DOMAINS = (0, 230)  # latency_tests.py picks its pid modulo 230
+
+
+def performance_governance(domains: tuple[int, int] = LATENCY_TEST_DOMAINS) -> str:
+    """The protections of upstream's governance_performance_tests.xml for LatencyTest's topics:
+    discovery, liveliness and rtps ENCRYPT; LatencyTest_* with discovery protection, read and write
+    access control, metadata and data ENCRYPT, no liveliness protection."""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+     xsi:noNamespaceSchemaLocation="http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_governance.xsd">
+  <domain_access_rules>
+    <domain_rule>
+      <domains><id_range><min>{domains[0]}</min><max>{domains[1]}</max></id_range></domains>
+      <allow_unauthenticated_participants>false</allow_unauthenticated_participants>
+      <enable_join_access_control>true</enable_join_access_control>
+      <discovery_protection_kind>ENCRYPT</discovery_protection_kind>
+      <liveliness_protection_kind>ENCRYPT</liveliness_protection_kind>
+      <rtps_protection_kind>ENCRYPT</rtps_protection_kind>
+      <topic_access_rules>
+        <topic_rule>
+          <topic_expression>LatencyTest_*</topic_expression>
+          <enable_discovery_protection>true</enable_discovery_protection>
+          <enable_liveliness_protection>false</enable_liveliness_protection>
+          <enable_read_access_control>true</enable_read_access_control>
+          <enable_write_access_control>true</enable_write_access_control>
+          <metadata_protection_kind>ENCRYPT</metadata_protection_kind>
+          <data_protection_kind>ENCRYPT</data_protection_kind>
+        </topic_rule>
+      </topic_access_rules>
+    </domain_rule>
+  </domain_access_rules>
+</dds>
+"""
+
+
+def performance_permissions(subjects: dict[str, str], not_before: str, not_after: str,
+                            domains: tuple[int, int] = LATENCY_TEST_DOMAINS) -> str:
+    """One grant per identity (name -> subject): publish and subscribe LatencyTest_*, else DENY."""
+    from xml.sax.saxutils import escape
+
+    grants = "".join(f"""
+    <grant name="perfgate_{escape(name)}">
+      <subject_name>{escape(subject)}</subject_name>
+      <validity><not_before>{not_before}</not_before><not_after>{not_after}</not_after></validity>
+      <allow_rule>
+        <domains><id_range><min>{domains[0]}</min><max>{domains[1]}</max></id_range></domains>
+        <publish><topics><topic>LatencyTest_*</topic></topics></publish>
+        <subscribe><topics><topic>LatencyTest_*</topic></topics></subscribe>
+      </allow_rule>
+      <default>DENY</default>
+    </grant>""" for name, subject in subjects.items())
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+     xsi:noNamespaceSchemaLocation="http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_permissions.xsd">
+  <permissions>{grants}
+  </permissions>
+</dds>
+"""
+
+
 def generate_certificates(folder: Path) -> Path:
-    """CA, publisher and subscriber identities (perfgate.security's), under LatencyTest's file names."""
+    """CA, publisher and subscriber identities (perfgate.security's), under LatencyTest's file names,
+    and the signed governance and permissions LatencyTest asks for where it uses access control."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
     from . import security
 
     paths = security.generate_security_files(folder, 0, ["pub", "sub"])
@@ -422,6 +495,17 @@ def generate_certificates(folder: Path) -> Path:
                "key": lambda who: paths["participants"][who]["private_key"]}
     for name, (kind, who) in CERT_FILES.items():
         os.link(sources[kind](who), folder / name)
+    ca_cert = x509.load_pem_x509_certificate(paths["ca_certificate"].read_bytes())
+    ca_key = serialization.load_pem_private_key((folder / security.CA_KEY).read_bytes(), password=None)
+    certs = {who: x509.load_pem_x509_certificate(paths["participants"][who]["certificate"].read_bytes())
+             for who in ("pub", "sub")}
+    window = [f"{moment:%Y-%m-%dT%H:%M:%S}" for moment in (certs["pub"].not_valid_before_utc,
+                                                          certs["pub"].not_valid_after_utc)]
+    documents = {GOVERNANCE_FILE: performance_governance(),
+                 PERMISSIONS_FILE: performance_permissions(
+                     {who: cert.subject.rfc4514_string() for who, cert in certs.items()}, *window)}
+    for name, document in documents.items():
+        files.write_text(folder / name, security._sign(document.encode(), ca_cert, ca_key).decode())
     return folder
 
 
@@ -437,8 +521,9 @@ def initial_metadata(label: str, record: dict, subs: list[str], platform: dict, 
             "version": (record.get("fastdds") or {}).get("version"),
             "command": "colcon test --packages-select <package> --ctest-args -R <tests>",
             "xml_profiles": f"loopback-only copies in {copies_dir}",
-            "security": "PKI-DH and AES-GCM-GMAC (LatencyTest's settings; no access control), "
-                        "certificates generated for the run",
+            "security": "PKI-DH and AES-GCM-GMAC (LatencyTest's settings), and where LatencyTest asks for it "
+                        "(3.6.2, master) Access-Permissions with governance and permissions as upstream's "
+                        "*_performance_tests documents; certificates and documents generated for the run",
             "domain": "chosen by latency_tests.py (its pid modulo 230)",
         },
         s.META_LATENCY_DEFINITION: s.HALF_ROUND_TRIP,

@@ -468,6 +468,27 @@ def test_certificates_for_latency_test(tmp_path):
         assert stat.S_IMODE((folder / f"main{who}key.pem").stat().st_mode) == 0o600
 
 
+def test_access_control_documents_for_latency_test_of_3_6(tmp_path):
+    # Fast DDS 3.6.2's LatencyTest turns on Access-Permissions with these two files from CERTS_PATH
+    folder = upstream.generate_certificates(tmp_path / "certs")
+    for name in (upstream.GOVERNANCE_FILE, upstream.PERMISSIONS_FILE):
+        verified = subprocess.run(["openssl", "smime", "-verify", "-text", "-in", str(folder / name), "-CAfile",
+                                   str(folder / "maincacert.pem")], capture_output=True, text=True)
+        assert verified.returncode == 0, verified.stderr  # signed by the identity CA, as Fast DDS checks
+        document = ET.fromstring(verified.stdout)
+        ranges = [(r.findtext("min"), r.findtext("max")) for r in document.iter("id_range")]
+        assert ranges and set(ranges) == {("0", "230")}  # latency_tests.py's domain: its pid modulo 230
+    governance = ET.fromstring(upstream.performance_governance())
+    assert [e.text for e in governance.iter("topic_expression")] == ["LatencyTest_*"]
+    assert {e.tag: e.text for e in governance.iter() if e.tag.endswith("protection_kind")} == {
+        "discovery_protection_kind": "ENCRYPT", "liveliness_protection_kind": "ENCRYPT",
+        "rtps_protection_kind": "ENCRYPT", "metadata_protection_kind": "ENCRYPT", "data_protection_kind": "ENCRYPT"}
+    permissions = (folder / upstream.PERMISSIONS_FILE).read_text()
+    for who in ("pub", "sub"):
+        subject = x509.load_pem_x509_certificate((folder / f"main{who}cert.pem").read_bytes()).subject
+        assert subject.rfc4514_string() in permissions
+
+
 # --- the whole engine, through colcon test and ctest ----------------------------------------------------
 def perfgate(*args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True,
