@@ -1,7 +1,7 @@
 """Writes index.html for the nightly history page published on GitHub Pages.
 
 The site folder holds one downloaded artifact per platform, `perfgate-history-<platform>/`, each the
-`history_plots` folder of a results store (CONTRACT.md section 4: `<sub>/history_*.png` and
+`history_plots` folder of a results store (docs/formats.md section 9: `<sub>/history_*.png` and
 `<sub>/<bytes>_bytes_*.png`). The page shows every sub-experiment's history plots and links the
 per-payload ones. Usage: history_page.py SITE_DIR
 """
