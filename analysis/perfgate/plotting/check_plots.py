@@ -38,5 +38,6 @@ def check_figure(report: pd.DataFrame, sub: str, magnitude: str) -> Figure:
     latency_yaxis(axes, rows[[s.REQUIREMENT, s.EXPERIMENT]].to_numpy(), label=f"{magnitude} {LATENCY_LABEL.lower()}",
                   headroom=2.0)
     axes.margins(y=0.12)
-    axes.legend(loc="upper left", fontsize="small")
+    # below the axes, never over a point: a failed point can be anywhere, the first payload included
+    figure.legend(loc="outside lower center", ncol=3, fontsize="small", frameon=False)
     return figure

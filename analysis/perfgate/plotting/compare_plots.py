@@ -35,5 +35,5 @@ def draw_comparison(sub: str, magnitudes: tuple[str, str], comparison: pd.DataFr
     payload_axis(axes, comparison[s.BYTES].unique())
     shown = comparison[comparison[s.CHECK].isin(magnitudes)]
     latency_yaxis(axes, shown[[s.REFERENCE, s.RESULT]].to_numpy())
-    axes.legend(fontsize=8, loc="upper left")
+    figure.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)  # below the axes, never over a point
     return save(figure, path)
