@@ -29,7 +29,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 import pandas as pd
 
@@ -373,7 +373,10 @@ class HarnessProcess:
     The group is what gets killed, so nothing the harness might start survives it.
     """
 
-    def __init__(self, spec: ProcessSpec, environment: dict[str, str], cwd: Path):
+    def __init__(self, spec: ProcessSpec, environment: dict[str, str], cwd: Path,
+                 register: Callable[[HarnessProcess], None]):
+        """`register` is called as soon as the process exists, before anything else can fail or be
+        interrupted (Ctrl-C, or SIGTERM in the gate), so whoever kills the processes knows this one."""
         self.spec = spec
         self.ready = threading.Event()
         self.matched = threading.Event()
@@ -386,6 +389,8 @@ class HarnessProcess:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
             start_new_session=True,
         )
+        self._readers: list[threading.Thread] = []
+        register(self)
         self._readers = [
             threading.Thread(target=self._read_stdout, daemon=True),
             threading.Thread(target=self._read_stderr, daemon=True),
@@ -430,7 +435,8 @@ class HarnessProcess:
         self.signal_group(signal.SIGKILL)
         self.popen.wait()
         for reader in self._readers:
-            reader.join(timeout=2)
+            if reader.ident is not None:  # an interrupt may have come before it started
+                reader.join(timeout=2)
 
     def last_error(self) -> str:
         """The harness's own account of what went wrong: its last line on stderr."""
@@ -565,7 +571,7 @@ def _start_and_watch(specs: list[ProcessSpec], processes: list[HarnessProcess], 
     started = time.monotonic()
     for spec in specs:
         try:
-            processes.append(HarnessProcess(spec, environment, cwd))
+            HarnessProcess(spec, environment, cwd, register=processes.append)
         except OSError as error:
             return Supervision(s.OUTCOME_FAILED_TO_START, f"could not start the {spec.role}: {error}")
         failure = _wait_ready(processes[-1], processes[:-1], READY_TIMEOUT_S)
