@@ -107,14 +107,19 @@ def generate_security_files(folder: Path, domain: int, participant_names: list[s
 
 def governance_xml(domain: int) -> str:
     """Authenticated, access-controlled and fully encrypted: rtps, metadata and data ENCRYPT."""
+    return governance_document(f"<id>{domain}</id>", topic_expression="*", liveliness_protection=True)
+
+
+def governance_document(domains: str, *, topic_expression: str, liveliness_protection: bool) -> str:
+    """A governance with discovery, liveliness and rtps ENCRYPT and join access control; topics
+    matching `topic_expression` get discovery protection, read and write access control, metadata
+    and data ENCRYPT, and liveliness protection as asked. `domains`: the <domains> content."""
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <dds xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
      xsi:noNamespaceSchemaLocation="http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_governance.xsd">
   <domain_access_rules>
     <domain_rule>
-      <domains>
-        <id>{domain}</id>
-      </domains>
+      <domains>{domains}</domains>
       <allow_unauthenticated_participants>false</allow_unauthenticated_participants>
       <enable_join_access_control>true</enable_join_access_control>
       <discovery_protection_kind>ENCRYPT</discovery_protection_kind>
@@ -122,9 +127,9 @@ def governance_xml(domain: int) -> str:
       <rtps_protection_kind>ENCRYPT</rtps_protection_kind>
       <topic_access_rules>
         <topic_rule>
-          <topic_expression>*</topic_expression>
+          <topic_expression>{topic_expression}</topic_expression>
           <enable_discovery_protection>true</enable_discovery_protection>
-          <enable_liveliness_protection>true</enable_liveliness_protection>
+          <enable_liveliness_protection>{str(liveliness_protection).lower()}</enable_liveliness_protection>
           <enable_read_access_control>true</enable_read_access_control>
           <enable_write_access_control>true</enable_write_access_control>
           <metadata_protection_kind>ENCRYPT</metadata_protection_kind>

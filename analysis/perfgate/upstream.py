@@ -428,32 +428,10 @@ def performance_governance(domains: tuple[int, int] = LATENCY_TEST_DOMAINS) -> s
     """The protections of upstream's governance_performance_tests.xml for LatencyTest's topics:
     discovery, liveliness and rtps ENCRYPT; LatencyTest_* with discovery protection, read and write
     access control, metadata and data ENCRYPT, no liveliness protection."""
-    return f"""<?xml version="1.0" encoding="UTF-8"?>
-<dds xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
-     xsi:noNamespaceSchemaLocation="http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_governance.xsd">
-  <domain_access_rules>
-    <domain_rule>
-      <domains><id_range><min>{domains[0]}</min><max>{domains[1]}</max></id_range></domains>
-      <allow_unauthenticated_participants>false</allow_unauthenticated_participants>
-      <enable_join_access_control>true</enable_join_access_control>
-      <discovery_protection_kind>ENCRYPT</discovery_protection_kind>
-      <liveliness_protection_kind>ENCRYPT</liveliness_protection_kind>
-      <rtps_protection_kind>ENCRYPT</rtps_protection_kind>
-      <topic_access_rules>
-        <topic_rule>
-          <topic_expression>LatencyTest_*</topic_expression>
-          <enable_discovery_protection>true</enable_discovery_protection>
-          <enable_liveliness_protection>false</enable_liveliness_protection>
-          <enable_read_access_control>true</enable_read_access_control>
-          <enable_write_access_control>true</enable_write_access_control>
-          <metadata_protection_kind>ENCRYPT</metadata_protection_kind>
-          <data_protection_kind>ENCRYPT</data_protection_kind>
-        </topic_rule>
-      </topic_access_rules>
-    </domain_rule>
-  </domain_access_rules>
-</dds>
-"""
+    from . import security
+
+    return security.governance_document(f"<id_range><min>{domains[0]}</min><max>{domains[1]}</max></id_range>",
+                                        topic_expression="LatencyTest_*", liveliness_protection=False)
 
 
 def performance_permissions(subjects: dict[str, str], not_before: str, not_after: str,
