@@ -25,7 +25,16 @@ from typing import Iterator
 from .errors import IncompleteError, PerfgateError
 from .schema import EXIT_INCOMPLETE, EXIT_OK
 
-NATIVE_DIR = Path(__file__).resolve().parents[2] / "native"
+
+def _native_dir() -> Path:
+    """The harness sources: shipped as package data in an installed perfgate (pyproject.toml), else the
+    repository's native/ (a checkout or an editable install, whose edits must count at once)."""
+    package = Path(__file__).resolve().parent
+    shipped = package / "native"
+    return shipped if (shipped / "CMakeLists.txt").is_file() else package.parents[1] / "native"
+
+
+NATIVE_DIR = _native_dir()
 CACHE_ENV = "PERFGATE_CACHE_DIR"
 DEFAULT_CACHE = Path.home() / ".cache" / "perfgate" / "harness"
 LATENCY_EXECUTABLE = "perfgate-latency"
