@@ -7,6 +7,7 @@
 # (test_fastdds3_source_build.py: v3.6.2 from eProsima's repository unless PERFGATE_FASTDDS3_SOURCE or
 # PERFGATE_FASTDDS3_GIT_URL/_COMMIT say otherwise), Fast CDR 2 from its submodule pin, every
 # sub-experiment through both engines, in its own workspace (kept: a second run rebuilds nothing).
+# First, the wheel test: perfgate installed from a wheel into a fresh venv builds its harness and runs.
 # About 12 minutes on 2 cores, plus about 15 for 3.x the first time.
 # Work folder: $PERFGATE_SLOW_DIR (default ~/.cache/perfgate/slow-test).
 set -euo pipefail
@@ -23,6 +24,8 @@ mapfile -t wanted < <(grep -Ev '^\s*(#|$)' ci/fastdds-build-packages.txt)
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${wanted[@]}"
 ci/install-python.sh test
+# the package as a user installs it: a wheel in a fresh venv building its harness (test_packaging.py)
+.venv/bin/python -m pytest -m slow -v analysis/tests/test_packaging.py "$@"
 
 if [ -z "$(apt-cache showsrc fastdds 2>/dev/null)" ]; then
   codename="$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)"
