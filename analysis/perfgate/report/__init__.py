@@ -1,0 +1,50 @@
+"""report: what a maintainer reads after a gate run.
+
+Three views of one experiment folder: a Markdown step summary (for $GITHUB_STEP_SUMMARY), at most
+ten `::error` workflow commands for the worst regressions, and one self-contained HTML page with
+every plot embedded. Everything comes from docs/formats.md's files (check reports, summaries, the
+`<sub>_comparison.csv` and comparison failures of the baseline comparison, metadata.json, PNGs),
+so the reports do not depend on how the other steps work inside.
+
+    tables     load (reads the folder), the rows of every table, the Verdict
+    columns    cell texts and table columns shared by both views
+    markdown   the step summary and the workflow commands
+    html       the page and its embedded images
+
+`write_reports` writes both files. The names below are the package's interface (gate, ab_report).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import files
+from .. import schema as s
+from .columns import Column, metadata_items
+from .html import CSS, MAX_IMAGE_WIDTH, _e, _html_table, embedded_images, html_page, shrink_image
+from .markdown import (MARKDOWN_LIMIT, MAX_ANNOTATIONS, _md, _md_table, annotations, escape_command_data,
+                       escape_command_property, markdown_summary)
+from .tables import (INCOMPLETE, PASS, REGRESSION, SUB, VERDICT_EXIT_CODES, ExperimentResults, Verdict, check_rows,
+                     failed_checks, load, missing_data, verdict)
+
+__all__ = [
+    "CSS", "INCOMPLETE", "MARKDOWN_LIMIT", "MAX_ANNOTATIONS", "MAX_IMAGE_WIDTH", "PASS", "REGRESSION", "SUB",
+    "VERDICT_EXIT_CODES", "Column", "ExperimentResults", "Verdict", "_e", "_html_table", "_md", "_md_table",
+    "annotations", "check_rows", "embedded_images", "escape_command_data", "escape_command_property",
+    "failed_checks", "html_page", "load", "markdown_summary", "metadata_items", "missing_data", "shrink_image",
+    "verdict", "write_reports",
+]
+
+
+def write_reports(results: ExperimentResults, summary_markdown: Path | None = None) -> tuple[Path, Path]:
+    """Write report.html and report.md into the experiment folder; append the Markdown to
+    `summary_markdown` too (GitHub's $GITHUB_STEP_SUMMARY is one file shared by a job's steps)."""
+    html_path = results.experiment_dir / s.REPORT_HTML
+    markdown_path = results.experiment_dir / s.REPORT_MARKDOWN
+    page = html_page(results, embedded_images(results.experiment_dir / s.PLOTS_DIR))
+    markdown = markdown_summary(results)
+    files.write_text(html_path, page)
+    files.write_text(markdown_path, markdown)
+    if summary_markdown is not None:
+        with open(summary_markdown, "a", encoding="utf-8") as handle:
+            handle.write(markdown)
+    return html_path, markdown_path

@@ -1,0 +1,267 @@
+"""report.tables: what the reports show, as frames computed from an experiment folder's files.
+
+`load` reads the folder (check reports, summaries, the baseline comparison's `<sub>_comparison.csv`
+and failures, metadata.json) into ExperimentResults; the functions here turn that into the rows of
+the reports' tables and into the gate's Verdict. Pure: no formatting, nothing written.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .. import files
+from .. import schema as s
+from ..check import find_missing
+from ..errors import InputError
+from ..experiments import sort_subexperiments
+
+PASS = "PASS"
+REGRESSION = "REGRESSION"
+INCOMPLETE = "INCOMPLETE"
+VERDICT_EXIT_CODES = {PASS: s.EXIT_OK, REGRESSION: s.EXIT_REGRESSION, INCOMPLETE: s.EXIT_INCOMPLETE}
+
+# Columns of the reports' own tables (not files of the contract).
+SUB = "Sub-experiment"
+BASELINE = "Baseline"
+CHANGE = "Change vs baseline"
+LINE = "line"
+REASON = "Reason"
+PAYLOADS = "Payloads"
+
+
+@dataclass
+class ExperimentResults:
+    """Everything the reports show, as read from an experiment folder."""
+
+    experiment_dir: Path
+    requirements_path: Path
+    requirements: pd.DataFrame  # files.read_requirements: with each row's line
+    metadata: dict | None
+    checks: dict[str, pd.DataFrame]  # sub -> check report
+    summaries: dict[str, pd.DataFrame] = field(default_factory=dict)  # sub -> summary
+    comparisons: dict[str, pd.DataFrame] = field(default_factory=dict)  # sub -> <sub>_comparison.csv
+    baseline_failures: pd.DataFrame | None = None  # None: not compared with a baseline
+    baseline_note: str = "not compared with a baseline"
+    step_errors: list[str] = field(default_factory=list)  # steps that could not finish
+    warnings: list[str] = field(default_factory=list)  # what the reader should know, not a failure
+    ab_headline: str | None = None  # the A/B verdict that decides a gate run with a baseline build
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    checks_total: int
+    checks_failed: int
+    missing: int
+    baseline_failed: int
+    baseline_compared: bool
+    step_errors: int
+    ab_status: str | None = None  # PASS / REGRESSION / INCOMPLETE of the A/B verdict, when one ran
+
+    @property
+    def exit_code(self) -> int:
+        return VERDICT_EXIT_CODES[self.status]
+
+    def headline(self) -> str:
+        if self.checks_failed:
+            parts = [f"{self.checks_failed} of {self.checks_total} checks failed"]
+        else:
+            parts = [f"all {self.checks_total} checks passed"]
+        if self.missing:
+            parts.append(f"{self.missing} required result(s) without measurements")
+        if self.step_errors:
+            parts.append(f"{self.step_errors} step(s) could not finish")
+        if self.ab_status is not None:
+            parts.append(f"A/B verdict against the baseline build {self.ab_status}")
+        elif not self.baseline_compared:
+            parts.append("no baseline comparison")
+        elif self.baseline_failed:
+            parts.append(f"{self.baseline_failed} baseline comparison(s) over the limit")
+        else:
+            parts.append("baseline comparison passed")
+        return f"{self.status}: " + ", ".join(parts)
+
+
+
+def baseline_references(comparisons: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """sub -> the baseline's summary rows (the `Reference: ` half of `<sub>_comparison.csv`), by Bytes."""
+    references = {}
+    for sub, comparison in comparisons.items():
+        rows = comparison[comparison[s.LABEL].astype(str).str.startswith(s.REFERENCE_LABEL_PREFIX)]
+        references[sub] = rows.drop_duplicates(subset=[s.BYTES]).set_index(s.BYTES)
+    return references
+
+
+def _percent_change(value: float, reference: float) -> float:
+    if not (files.is_finite(value) and files.is_finite(reference)) or reference == 0:
+        return math.nan
+    return (value - reference) / reference * 100.0
+
+
+def _requirement_lines(requirements: pd.DataFrame) -> dict[tuple[str, int], int]:
+    return {(row[s.EXPERIMENT_TYPE], int(row[s.BYTES])): int(row[LINE]) for _, row in requirements.iterrows()}
+
+
+def check_rows(results: ExperimentResults) -> pd.DataFrame:
+    """Every check of every sub, with the baseline's value, the change against it and the requirement's line."""
+    references = baseline_references(results.comparisons)
+    lines = _requirement_lines(results.requirements)
+    frames = []
+    for sub, report in results.checks.items():
+        frame = report.copy()
+        frame.insert(0, SUB, sub)
+        reference = references.get(sub)
+        baseline_values = []
+        for _, row in frame.iterrows():
+            has_value = reference is not None and row[s.BYTES] in reference.index and row[s.CHECK] in reference.columns
+            baseline_values.append(float(reference.at[row[s.BYTES], row[s.CHECK]]) if has_value else math.nan)
+        frame[BASELINE] = baseline_values
+        frame[CHANGE] = [_percent_change(v, b) for v, b in zip(frame[s.EXPERIMENT], frame[BASELINE])]
+        frame[LINE] = [lines.get((sub, int(b))) for b in frame[s.BYTES]]
+        frames.append(frame)
+    columns = [SUB, *s.CHECK_COLUMNS, BASELINE, CHANGE, LINE]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True).loc[:, columns]
+
+
+def _is_measured(frame: pd.DataFrame) -> pd.Series:
+    return frame[s.STATUS].isin([s.PASSED, s.FAILED]) & frame[s.EXPERIMENT].notna()
+
+
+def failed_checks(rows: pd.DataFrame) -> pd.DataFrame:
+    """The failed checks, worst (largest percentage over requirement) first."""
+    if rows.empty:
+        return rows
+    failed = rows[(rows[s.STATUS] == s.FAILED) & _is_measured(rows)]
+    return failed.sort_values(s.PERCENT_OVER, ascending=False, kind="stable").reset_index(drop=True)
+
+
+def requested_subs(metadata: dict | None, checks: dict[str, pd.DataFrame]) -> list[str]:
+    """The sub-experiments the run was asked for (metadata), then any other that was checked."""
+    recorded = (metadata or {}).get(s.META_SUBEXPERIMENTS)
+    recorded = list(recorded) if isinstance(recorded, dict) else []
+    return recorded + [sub for sub in checks if sub not in recorded]
+
+
+def sub_outcome(metadata: dict | None, sub: str) -> tuple[str, str]:
+    """(outcome, error) of one sub-experiment as the run recorded it; ok when nothing is recorded."""
+    recorded = (metadata or {}).get(s.META_SUBEXPERIMENTS)
+    entry = recorded.get(sub) if isinstance(recorded, dict) else None
+    if not isinstance(entry, dict):
+        return s.OUTCOME_OK, ""
+    return str(entry.get(s.META_OUTCOME, s.OUTCOME_OK)), str(entry.get("error") or "")
+
+
+def missing_data(results: ExperimentResults) -> pd.DataFrame:
+    """Every requirement row without measurements, found as `check` finds them (one row per sub and
+    payload, with the requirement's line); the reason says how the run of that sub ended."""
+    rows = []
+    for item in find_missing(results.summaries, results.requirements):
+        outcome, error = sub_outcome(results.metadata, item.subexperiment)
+        note = f" (run {outcome}{': ' + error if error else ''})" if outcome != s.OUTCOME_OK else ""
+        rows.append((item.subexperiment, item.bytes, item.reason + note, item.line))
+    return pd.DataFrame(rows, columns=[SUB, s.BYTES, REASON, LINE])
+
+
+def missing_groups(missing: pd.DataFrame) -> pd.DataFrame:
+    """Sub-experiment, payloads and reason: a whole missing sub-experiment is one row, not eleven."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for sub, payload, reason in zip(missing[SUB], missing[s.BYTES], missing[REASON]):
+        groups.setdefault((sub, reason), []).append(int(payload))
+    rows = [(sub, ", ".join(map(str, payloads)) + " B", reason) for (sub, reason), payloads in groups.items()]
+    return pd.DataFrame(rows, columns=[SUB, PAYLOADS, REASON])
+
+
+def baseline_table(comparisons: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Baseline against this run for every compared magnitude and payload, with the change in percent."""
+    rows = []
+    for sub, comparison in comparisons.items():
+        labels = comparison[s.LABEL].astype(str)
+        reference = comparison[labels.str.startswith(s.REFERENCE_LABEL_PREFIX)].set_index(s.BYTES)
+        result = comparison[labels.str.startswith(s.RESULT_LABEL_PREFIX)].set_index(s.BYTES)
+        for magnitude in s.COMPARED_MAGNITUDES:
+            for payload in result.index:
+                if payload not in reference.index:
+                    continue
+                before, after = float(reference.at[payload, magnitude]), float(result.at[payload, magnitude])
+                rows.append((sub, magnitude, int(payload), before, after, _percent_change(after, before)))
+    return pd.DataFrame(rows, columns=[SUB, s.CHECK, s.BYTES, s.REFERENCE, s.RESULT, CHANGE])
+
+
+def verdict(results: ExperimentResults) -> Verdict:
+    rows = check_rows(results)
+    measured = rows[_is_measured(rows)] if not rows.empty else rows
+    failed = len(failed_checks(rows))
+    missing = len(missing_data(results))
+    baseline_failed = 0 if results.baseline_failures is None else len(results.baseline_failures)
+    ab_status = results.ab_headline.split(":")[0] if results.ab_headline else None
+    if missing or results.step_errors or ab_status == INCOMPLETE:
+        status = INCOMPLETE
+    elif failed or baseline_failed or ab_status == REGRESSION:
+        status = REGRESSION
+    else:
+        status = PASS
+    return Verdict(status, len(measured), failed, missing, baseline_failed,
+                   results.baseline_failures is not None, len(results.step_errors), ab_status)
+
+
+
+# --- reading an experiment folder ----------------------------------------------------------------
+def _read_comparison(path: Path) -> pd.DataFrame:
+    frame = pd.read_csv(path, float_precision="round_trip", skipinitialspace=True)
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in (*s.SUMMARY_COLUMNS, s.LABEL) if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(repr(c) for c in missing)}", path, 1)
+    return frame
+
+
+def _read_baseline_failures(path: Path) -> pd.DataFrame:
+    frame = pd.read_csv(path, float_precision="round_trip", skipinitialspace=True)
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in s.COMPARISON_FAILURE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(repr(c) for c in missing)}", path, 1)
+    return frame
+
+
+def _in_contract_order(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Sub-experiments in the contract's order (then others by name), as every other output lists them."""
+    return {sub: frames[sub] for sub in sort_subexperiments(frames)}
+
+
+def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bool = False,
+         baseline_note: str = "not compared with a baseline",
+         step_errors: list[str] | None = None, ab_headline: str | None = None,
+         warnings: list[str] | None = None) -> ExperimentResults:
+    """Read what the reports show from an experiment folder (after check and, optionally, compare)."""
+    experiment_dir = files.require_dir(experiment_dir, "experiment folder")
+    baseline_dir = experiment_dir / s.PLOTS_DIR / s.BASELINE_COMPARISON_DIR
+    comparisons = {}
+    failures = None
+    if baseline_compared:
+        for path in sorted(baseline_dir.glob("*_comparison.csv")):
+            comparisons[path.name[: -len("_comparison.csv")]] = _read_comparison(path)
+        failures_path = baseline_dir / s.COMPARISON_FAILURES_FILE
+        failures = (_read_baseline_failures(failures_path) if failures_path.exists()
+                    else pd.DataFrame(columns=list(s.COMPARISON_FAILURE_COLUMNS)))
+    return ExperimentResults(
+        experiment_dir=experiment_dir,
+        requirements_path=Path(requirements_path),
+        requirements=files.read_requirements(requirements_path),
+        metadata=files.read_metadata(experiment_dir),
+        checks=_in_contract_order({sub: files.read_check_report(path)
+                                   for sub, path in files.check_files(experiment_dir).items()}),
+        summaries=_in_contract_order({sub: files.read_summary(path)
+                                      for sub, path in files.summary_files(experiment_dir, required=False).items()}),
+        comparisons=_in_contract_order(comparisons),
+        baseline_failures=failures,
+        baseline_note=baseline_note,
+        step_errors=list(step_errors or []),
+        warnings=list(warnings or []),
+        ab_headline=ab_headline,
+    )
