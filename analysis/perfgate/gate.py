@@ -21,6 +21,8 @@ from . import files, report
 from . import schema as s
 from .baseline import require_folder_name, require_platform_name
 from .errors import InputError, PerfgateError
+from .fastdds_build.failed_gate import gate_failed_build
+from .fastdds_build.record import read_record
 
 QUICK_SAMPLES = 200
 DEFAULT_PLATFORM = "local"
@@ -362,13 +364,11 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     from .platform_info import this_machine
 
     if workspace is not None:  # a `perfgate build` workspace: its Fast DDS, or its failed build (exit 3)
-        from . import build
-
         if fastdds_prefix is not None:
             raise InputError("--workspace names the Fast DDS to measure: drop --fastdds-prefix")
-        record = build.read_record(workspace)
+        record = read_record(workspace)
         if record["status"] != s.BUILD_OK:
-            return build.gate_failed_build(record, output=output, label=label, summary_markdown=summary_markdown)
+            return gate_failed_build(record, output=output, label=label, summary_markdown=summary_markdown)
     environment = dict(os.environ)
     plan = plan_gate(output=output, quick=quick, samples=samples, payloads=payloads, subexperiments=subexperiments,
                      platform=platform, requirements=requirements, baseline=baseline, store=store, label=label,

@@ -33,13 +33,16 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__
-from . import build
 from . import cpu_latency
 from . import files
 from . import platform_info
 from . import scratch
 from . import schema as s
 from .errors import IncompleteError, InputError
+from .fastdds_build.colcon import colcon_base, colcon_paths, run_colcon
+from .fastdds_build.logs import printable
+from .fastdds_build.record import fastdds_metadata, harness_paths, read_record, utc_now
+from .fastdds_build.workspace import STATE_DIR, workspace_lock
 
 TEST_PREFIX = "performance.latency."
 # Fast DDS' latency tests (test/performance/latency/CMakeLists.txt) and the contract's name for each.
@@ -411,7 +414,7 @@ _CTEST_ESCAPE = re.compile(r"\[NON-XML-CHAR-0x1B\](?:\[[0-9;]*m)?")
 
 
 def _last_lines(output: str, lines: int = 5) -> str:
-    text = build.printable(_CTEST_ESCAPE.sub("", output or ""))
+    text = printable(_CTEST_ESCAPE.sub("", output or ""))
     kept = [line for line in text.splitlines() if line.strip()][-lines:]
     return " | ".join(kept) if kept else "no output"
 
@@ -491,8 +494,8 @@ def generate_certificates(folder: Path) -> Path:
 def initial_metadata(label: str, record: dict, subs: list[str], platform: dict, copies_dir: Path) -> dict:
     return {
         s.META_LABEL: label,
-        s.META_CREATED: build.utc_now(),
-        s.META_FASTDDS: build.fastdds_metadata(record),
+        s.META_CREATED: utc_now(),
+        s.META_FASTDDS: fastdds_metadata(record),
         s.META_HARNESS: {
             "name": LATENCY_TEST,
             "engine": s.ENGINE_UPSTREAM,
@@ -553,8 +556,8 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     awake_request = cpu_latency.parse_request(cpu_latency_request)
     output, workspace = Path(output), Path(workspace).resolve()
     check_output_folder(output)
-    record = build.read_record(workspace)
-    build.harness_paths(record, workspace)  # IncompleteError for a failed build
+    record = read_record(workspace)
+    harness_paths(record, workspace)  # IncompleteError for a failed build
     package = record["fastdds"]["package"]
     work_dir = workspace / "build" / package / "test" / "performance" / "latency"
     ctest_file = work_dir / "CTestTestfile.cmake"
@@ -573,14 +576,14 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     for name in ignored:
         print(f"perfgate run: warning: ignoring {name} (Fast DDS configuration from the environment)", file=sys.stderr)
 
-    copies_dir = workspace / build.STATE_DIR / "upstream" / "xml"
+    copies_dir = workspace / STATE_DIR / "upstream" / "xml"
     output.mkdir(parents=True, exist_ok=True)
     metadata = initial_metadata(label or output.name, record, subs, platform_info.this_machine(), copies_dir)
     metadata["environment"] = {"ignored": ignored}
     metadata["cpu_pinning"] = cpu_pinning_metadata(pin, pin_cpus)
     files.write_metadata(output, metadata)
     # the certificates' private keys in RAM (perfgate.scratch), never on disk, even if perfgate is killed
-    with build.workspace_lock(workspace), scratch.scratch_folder("upstream") as private:
+    with workspace_lock(workspace), scratch.scratch_folder("upstream") as private:
         write_loopback_copies(tests, copies_dir)
         certs = generate_certificates(private / "certs") if any("security" in sub for sub in subs) else None
         latency_test = work_dir / LATENCY_TEST
@@ -620,16 +623,16 @@ def run_ctest(workspace: Path, package: str, subs: list[str], environment: dict[
               tests: dict[str, str] | None = None) -> dict[str, TestOutcome]:
     from .run import CHILD_ENV
 
-    junit = workspace / build.STATE_DIR / "upstream" / "ctest-junit.xml"
+    junit = workspace / STATE_DIR / "upstream" / "ctest-junit.xml"
     junit.unlink(missing_ok=True)
-    command = build.colcon_base(workspace) + ["test"] + build.colcon_paths(workspace) + [
+    command = colcon_base(workspace) + ["test"] + colcon_paths(workspace) + [
         "--packages-select", package, "--event-handlers", "console_direct-",
         "--ctest-args", "-R", test_regex(subs, tests), "--output-junit", str(junit)]
     print(f"perfgate run: {' '.join(command)}", flush=True)
-    code, _ = build.run_colcon(command, {**environment, **CHILD_ENV}, workspace / build.STATE_DIR / "colcon-test.log")
+    code, _ = run_colcon(command, {**environment, **CHILD_ENV}, workspace / STATE_DIR / "colcon-test.log")
     if not junit.is_file():
         raise IncompleteError(f"colcon test ended (exit {code}) without ctest results; see its log",
-                              workspace / build.STATE_DIR / "colcon-test.log")
+                              workspace / STATE_DIR / "colcon-test.log")
     return read_ctest_junit(junit)
 
 
@@ -652,7 +655,7 @@ def write_experiment(output: Path, metadata: dict, results: list[Collected]) -> 
     if len(counts) == 1:  # their tests' sample count, as measured
         metadata[s.META_SAMPLES] = counts.pop()
     metadata["load_average"]["after"] = [round(v, 2) for v in os.getloadavg()]
-    metadata["finished_utc"] = build.utc_now()
+    metadata["finished_utc"] = utc_now()
     files.write_metadata(output, metadata)
     if failures:
         print(f"perfgate run: {len(failures)} of {len(results)} Fast DDS latency tests did not deliver: "

@@ -16,9 +16,13 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml
 
-from perfgate import build, files
+from perfgate import fastdds_source, files
 from perfgate import schema as s
 from perfgate.errors import IncompleteError, InputError
+from perfgate.fastdds_build import colcon
+from perfgate.fastdds_build import git as build_git
+from perfgate.fastdds_build import record as build_record
+from perfgate.fastdds_build import workspace as build_workspace
 
 PACKAGE_XML = """<?xml version="1.0"?>
 <package format="3">
@@ -52,20 +56,20 @@ def make_source(folder: Path, name: str = "fastrtps", cmake_version: str = "2.9.
 
 # --- what the source is ---------------------------------------------------------------------------
 def test_cmake_project_name_and_version():
-    assert build.parse_cmake_project('project(fastrtps VERSION "2.9.1" LANGUAGES C CXX)\n') == ("fastrtps", "2.9.1")
-    assert build.parse_cmake_project("cmake_minimum_required(VERSION 3.22)\n  project(fastdds VERSION 3.6.2.0)") == \
+    assert fastdds_source.parse_cmake_project('project(fastrtps VERSION "2.9.1" LANGUAGES C CXX)\n') == ("fastrtps", "2.9.1")
+    assert fastdds_source.parse_cmake_project("cmake_minimum_required(VERSION 3.22)\n  project(fastdds VERSION 3.6.2.0)") == \
         ("fastdds", "3.6.2.0")
-    assert build.parse_cmake_project("project(fastrtps)") == ("fastrtps", None)
-    assert build.parse_cmake_project("add_library(x)") is None
+    assert fastdds_source.parse_cmake_project("project(fastrtps)") == ("fastrtps", None)
+    assert fastdds_source.parse_cmake_project("add_library(x)") is None
 
 
 def test_detects_fast_dds_2_and_3(tmp_path):
-    assert build.detect_fastdds(make_source(tmp_path / "two")) == build.FastddsSource("fastrtps", "2.9.1", 2)
+    assert fastdds_source.detect_fastdds(make_source(tmp_path / "two")) == fastdds_source.FastddsSource("fastrtps", "2.9.1", 2)
     # 3.x: package fastdds; CMake says 3.6.2.0, package.xml 3.6.2: the release is 3.6.2
     three = make_source(tmp_path / "three", "fastdds", "3.6.2.0", "3.6.2")
-    assert build.detect_fastdds(three) == build.FastddsSource("fastdds", "3.6.2", 3)
+    assert fastdds_source.detect_fastdds(three) == fastdds_source.FastddsSource("fastdds", "3.6.2", 3)
     # without package.xml the CMake project decides
-    assert build.detect_fastdds(make_source(tmp_path / "bare", xml_version=None)).version == "2.9.1"
+    assert fastdds_source.detect_fastdds(make_source(tmp_path / "bare", xml_version=None)).version == "2.9.1"
 
 
 @pytest.mark.parametrize("name, cmake_version, xml_version, message", [
@@ -75,16 +79,16 @@ def test_detects_fast_dds_2_and_3(tmp_path):
 ])
 def test_refuses_what_is_not_a_fast_dds_source(tmp_path, name, cmake_version, xml_version, message):
     with pytest.raises(InputError, match=message):
-        build.detect_fastdds(make_source(tmp_path / "s", name, cmake_version, xml_version))
+        fastdds_source.detect_fastdds(make_source(tmp_path / "s", name, cmake_version, xml_version))
 
 
 def test_refuses_a_folder_without_cmake_lists_or_with_disagreeing_names(tmp_path):
     with pytest.raises(InputError, match="no CMakeLists.txt"):
-        build.detect_fastdds(tmp_path)
+        fastdds_source.detect_fastdds(tmp_path)
     source = make_source(tmp_path / "s")
     (source / "package.xml").write_text(PACKAGE_XML.format(name="fastdds", version="3.0.0"))
     with pytest.raises(InputError, match="different packages"):
-        build.detect_fastdds(source)
+        fastdds_source.detect_fastdds(source)
 
 
 # --- dependencies -----------------------------------------------------------------------------------
@@ -92,43 +96,43 @@ def test_reads_the_installed_fast_cdr_version():
     # libfastcdr-dev is in ci/debian-packages.txt; its config says what dpkg says
     packaged = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libfastcdr-dev"], capture_output=True,
                               text=True).stdout
-    assert packaged.startswith(build.installed_cmake_version("fastcdr") + "-")
-    assert build.installed_cmake_version("no_such_package_here") is None
+    assert packaged.startswith(fastdds_source.installed_cmake_version("fastcdr") + "-")
+    assert fastdds_source.installed_cmake_version("no_such_package_here") is None
 
 
 def test_reads_a_cmake_package_version_under_any_prefix(tmp_path):
     config = tmp_path / "lib" / "x86_64-linux-gnu" / "cmake" / "fastcdr" / "fastcdr-config-version.cmake"
     config.parent.mkdir(parents=True)
     config.write_text('set(PACKAGE_VERSION "2.2.1")\n')
-    assert build.installed_cmake_version("fastcdr", (tmp_path,)) == "2.2.1"
+    assert fastdds_source.installed_cmake_version("fastcdr", (tmp_path,)) == "2.2.1"
 
 
 def test_system_dependencies_where_they_fit():
-    two, three = build.FastddsSource("fastrtps", "2.9.1", 2), build.FastddsSource("fastdds", "3.1.0", 3)
-    assert build.dependency_plan(two, None, None, "1.0.26", "0.7.2") == {
+    two, three = fastdds_source.FastddsSource("fastrtps", "2.9.1", 2), fastdds_source.FastddsSource("fastdds", "3.1.0", 3)
+    assert fastdds_source.dependency_plan(two, None, None, "1.0.26", "0.7.2") == {
         "fastcdr": {"from": "system", "version": "1.0.26"}, "foonathan_memory": {"from": "system", "version": "0.7.2"}}
     with pytest.raises(InputError, match="needs Fast CDR 2.x, the system has 1.0.26: .*--fastcdr-source"):
-        build.dependency_plan(three, None, None, "1.0.26", "0.7.2")
-    plan = build.dependency_plan(three, Path("/src/fastcdr"), None, "1.0.26", "0.7.2")
+        fastdds_source.dependency_plan(three, None, None, "1.0.26", "0.7.2")
+    plan = fastdds_source.dependency_plan(three, Path("/src/fastcdr"), None, "1.0.26", "0.7.2")
     assert plan["fastcdr"] == {"from": "source", "path": "/src/fastcdr"}
     with pytest.raises(InputError, match="foonathan memory is not installed"):
-        build.dependency_plan(two, None, None, "1.0.26", None)
+        fastdds_source.dependency_plan(two, None, None, "1.0.26", None)
     with pytest.raises(InputError, match="Fast CDR 1.x: none is installed"):
-        build.dependency_plan(two, None, None, None, "0.7.2")
+        fastdds_source.dependency_plan(two, None, None, None, "0.7.2")
 
 
 # --- the colcon command -----------------------------------------------------------------------------
 def test_colcon_builds_release_with_security_and_performance_tests(tmp_path):
-    command = build.colcon_build_command(tmp_path, build.cmake_arguments(ccache=True))
+    command = colcon.colcon_build_command(tmp_path, colcon.cmake_arguments(ccache=True))
     cmake_args = command[command.index("--cmake-args") + 1:]
     assert {"-DCMAKE_BUILD_TYPE=Release", "-DSECURITY=ON", "-DPERFORMANCE_TESTS=ON",
             "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"} <= set(cmake_args)
     assert command[command.index("--base-paths") + 1] == str(tmp_path / "src")
     assert "--merge-install" in command
-    assert not any("ccache" in arg for arg in build.cmake_arguments(ccache=False))
-    environment = build.build_environment({}, tmp_path, 3, True)
+    assert not any("ccache" in arg for arg in colcon.cmake_arguments(ccache=False))
+    environment = colcon.build_environment({}, tmp_path, 3, True)
     assert environment == {"CCACHE_DIR": str(tmp_path / "ccache"), "CCACHE_BASEDIR": str(tmp_path), "MAKEFLAGS": "-j3"}
-    assert build.build_environment({"CCACHE_DIR": "/shared"}, tmp_path, None, True)["CCACHE_DIR"] == "/shared"
+    assert colcon.build_environment({"CCACHE_DIR": "/shared"}, tmp_path, None, True)["CCACHE_DIR"] == "/shared"
 
 
 # --- sources into the workspace ---------------------------------------------------------------------
@@ -140,23 +144,23 @@ def test_mirror_copies_only_what_changed_with_a_fresh_mtime(tmp_path):
     for name in ("a.cpp", "b.cpp"):
         (source / "src" / "cpp" / name).write_text(f"// {name}\n")
     (source / "link.cpp").symlink_to("src/cpp/a.cpp")
-    assert build.mirror_tree(source, dest, manifest) == build.MirrorResult(3, 0, 0)
+    assert build_workspace.mirror_tree(source, dest, manifest) == build_workspace.MirrorResult(3, 0, 0)
     assert (dest / "src" / "cpp" / "b.cpp").read_text() == "// b.cpp\n"
     assert os.readlink(dest / "link.cpp") == "src/cpp/a.cpp" and not (dest / ".git").exists()
-    assert build.mirror_tree(source, dest, manifest) == build.MirrorResult(0, 0, 3)
+    assert build_workspace.mirror_tree(source, dest, manifest) == build_workspace.MirrorResult(0, 0, 3)
 
     copied_at = {name: (dest / "src" / "cpp" / name).stat().st_mtime_ns for name in ("a.cpp", "b.cpp")}
     # new content with an OLD mtime (as another checkout can have): still copied, and newer than before
     (source / "src" / "cpp" / "a.cpp").write_text("// changed\n")
     os.utime(source / "src" / "cpp" / "a.cpp", ns=(10**9, 10**9))
     time.sleep(0.01)
-    assert build.mirror_tree(source, dest, manifest) == build.MirrorResult(1, 0, 2)
+    assert build_workspace.mirror_tree(source, dest, manifest) == build_workspace.MirrorResult(1, 0, 2)
     assert (dest / "src" / "cpp" / "a.cpp").read_text() == "// changed\n"
     assert (dest / "src" / "cpp" / "a.cpp").stat().st_mtime_ns > copied_at["a.cpp"]
     assert (dest / "src" / "cpp" / "b.cpp").stat().st_mtime_ns == copied_at["b.cpp"]
 
     (source / "src" / "cpp" / "b.cpp").unlink()
-    assert build.mirror_tree(source, dest, manifest) == build.MirrorResult(0, 1, 2)
+    assert build_workspace.mirror_tree(source, dest, manifest) == build_workspace.MirrorResult(0, 1, 2)
     assert not (dest / "src" / "cpp" / "b.cpp").exists()
 
 
@@ -177,13 +181,13 @@ def test_git_checkout_of_a_commit_keeps_unchanged_files(tmp_path):
     second = git("rev-parse", "HEAD", cwd=repository)
 
     checkout = tmp_path / "ws" / "src" / "fastdds"
-    assert build.fetch_git(f"file://{repository}", first, checkout) == first
+    assert build_git.fetch_git(f"file://{repository}", first, checkout) == first
     untouched = (checkout / "other.cpp").stat().st_mtime_ns
-    assert build.fetch_git(f"file://{repository}", second, checkout) == second
+    assert build_git.fetch_git(f"file://{repository}", second, checkout) == second
     assert (checkout / "participant.cpp").read_text() == "int participant() { return 2; }\n"
     assert (checkout / "other.cpp").stat().st_mtime_ns == untouched
-    assert build.local_commit(checkout) == (second, False)
-    assert build.local_commit(tmp_path) == (None, None)
+    assert build_git.local_commit(checkout) == (second, False)
+    assert build_git.local_commit(tmp_path) == (None, None)
 
 
 # --- which commit: parent:<rev> and merge-base:<rev>,<other> ------------------------------------------
@@ -212,13 +216,13 @@ def history(tmp_path_factory) -> tuple[str, Path, dict[str, str]]:
 
 
 @pytest.mark.parametrize("text, revision", [
-    ("0123abc", build.Revision("ref", ("0123abc",))),
-    ("refs/pull/7/head", build.Revision("ref", ("refs/pull/7/head",))),
-    ("parent:v2.9.1", build.Revision("parent", ("v2.9.1",))),
-    ("merge-base:0123abc,main", build.Revision("merge-base", ("0123abc", "main"))),
+    ("0123abc", build_git.Revision("ref", ("0123abc",))),
+    ("refs/pull/7/head", build_git.Revision("ref", ("refs/pull/7/head",))),
+    ("parent:v2.9.1", build_git.Revision("parent", ("v2.9.1",))),
+    ("merge-base:0123abc,main", build_git.Revision("merge-base", ("0123abc", "main"))),
 ])
 def test_commit_forms_parse(text, revision):
-    assert build.parse_revision(text) == revision
+    assert build_git.parse_revision(text) == revision
 
 
 @pytest.mark.parametrize("form, in_origin, name", [
@@ -234,7 +238,7 @@ def test_parent_and_merge_base_resolve_in_a_shallow_checkout(history, tmp_path, 
     expected = git(*[arg.format(**commits) for arg in in_origin], cwd=origin)
     assert expected == commits[name]
     checkout = tmp_path / "ws" / "src" / "fastdds"
-    assert build.fetch_git(url, form.format(**commits), checkout) == expected
+    assert build_git.fetch_git(url, form.format(**commits), checkout) == expected
     assert git("rev-parse", "HEAD", cwd=checkout) == expected
     if not form.startswith("merge-base:"):  # (which fetches 100 commits deep: all of this small history)
         assert (checkout / ".git" / "shallow").is_file()  # only the history needed was fetched
@@ -245,25 +249,25 @@ def test_merge_base_deepens_a_shallow_fetch_until_the_histories_meet(history, tm
     base = git("merge-base", commits["F3"], commits["C"], cwd=origin)
     assert base == commits["A"]  # F3 -> F2 -> F1 -> A: three commits back
     shallow = tmp_path / "shallow"
-    build.init_checkout(url, shallow)
+    build_git.init_checkout(url, shallow)
     with pytest.raises(IncompleteError, match=f"merge-base:{commits['F3']},main: no merge base of {commits['F3']} "
                                               f"and {commits['C']} within 2 commits"):
-        build.merge_base(shallow, url, commits["F3"], "main", depths=(1, 2))
+        build_git.merge_base(shallow, url, commits["F3"], "main", depths=(1, 2))
     # two commits deep, F3's history stops at F2 (its parent F1 left out), and C's at B
     assert set((shallow / ".git" / "shallow").read_text().split()) == {commits["F2"], commits["B"]}
     # three commits deep is not enough either (F3's history stops at F1)...
-    build.init_checkout(url, tmp_path / "three")
+    build_git.init_checkout(url, tmp_path / "three")
     with pytest.raises(IncompleteError, match="within 3 commits"):
-        build.merge_base(tmp_path / "three", url, commits["F3"], "main", depths=(3,))
+        build_git.merge_base(tmp_path / "three", url, commits["F3"], "main", depths=(3,))
     # ... so the search goes deeper until four commits reach A from F3
     deeper = tmp_path / "deeper"
-    build.init_checkout(url, deeper)
-    assert build.merge_base(deeper, url, commits["F3"], "main", depths=(1, 2, 3, 4)) == base
+    build_git.init_checkout(url, deeper)
+    assert build_git.merge_base(deeper, url, commits["F3"], "main", depths=(1, 2, 3, 4)) == base
 
 
 def test_the_build_record_keeps_what_was_asked_and_the_commit(history, tmp_path, capsys):
     url, origin, commits = history
-    origin_record = build.prepare_sources(tmp_path / "ws", None, url, f"parent:{commits['M']}", {})
+    origin_record = build_workspace.prepare_sources(tmp_path / "ws", None, url, f"parent:{commits['M']}", {})
     assert origin_record["requested_ref"] == f"parent:{commits['M']}"
     assert origin_record["commit"] == commits["C"] == git("rev-parse", f"{commits['M']}^1", cwd=origin)
     assert (origin_record["kind"], origin_record["repository"]) == ("git", url)
@@ -283,7 +287,7 @@ def test_a_commit_that_cannot_be_found_exits_3_in_one_line(history, tmp_path, fo
     assert done.returncode == s.EXIT_INCOMPLETE
     assert done.stderr.strip().splitlines() == [
         f"perfgate build: error: {workspace}/src/fastdds: {message.format(url=url, **commits)}"]
-    record = build.read_record(workspace)  # a failed build's record: what was asked, why it failed
+    record = build_record.read_record(workspace)  # a failed build's record: what was asked, why it failed
     assert record["status"] == s.BUILD_FAILED and record["error"] == message.format(url=url, **commits)
     assert record["fastdds"]["requested_ref"] == form.format(**commits)
     assert not (workspace / "build").exists()  # nothing was compiled
@@ -306,7 +310,7 @@ def test_a_malformed_commit_form_exits_2_before_anything_is_fetched(history, tmp
     assert message.format(**commits) in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not workspace.exists()  # no checkout, no record
     with pytest.raises(InputError, match="is not"):
-        build.fetch_git(url, form.format(**commits), workspace / "src" / "fastdds")
+        build_git.fetch_git(url, form.format(**commits), workspace / "src" / "fastdds")
     assert not workspace.exists()
 
 
@@ -346,7 +350,7 @@ def test_the_workspace_layout(broken_build):
 
 def test_a_failed_build_leaves_a_record(broken_build):
     _, source, workspace, _ = broken_build
-    record = build.read_record(workspace)
+    record = build_record.read_record(workspace)
     assert record["status"] == s.BUILD_FAILED
     assert record["failed_package"] == "fastrtps"
     assert record["error"] == "colcon build failed (exit 2) in package fastrtps"
@@ -354,7 +358,7 @@ def test_a_failed_build_leaves_a_record(broken_build):
     assert record["fastdds"]["package"] == "fastrtps" and record["fastdds"]["version"] == "2.9.1"
     assert record["fastdds"]["kind"] == "local" and record["fastdds"]["source_path"] == str(source)
     assert "-DSECURITY=ON" in record["cmake_args"]
-    metadata = build.fastdds_metadata(record)
+    metadata = build_record.fastdds_metadata(record)
     assert metadata["source"] == s.FASTDDS_SOURCE_COLCON and metadata["version"] == "2.9.1"
     assert metadata["build"]["cmake_args"] == record["cmake_args"]
 
@@ -401,10 +405,10 @@ def test_gate_reports_a_failed_build_in_junit_and_metadata(broken_build, tmp_pat
 def test_a_failed_build_replaces_the_record_of_an_earlier_one(tmp_path):
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    build.record_path(workspace).write_text(json.dumps({"status": s.BUILD_OK, "harness": "/x"}))
+    build_record.record_path(workspace).write_text(json.dumps({"status": s.BUILD_OK, "harness": "/x"}))
     source = make_source(tmp_path / "source", body=BROKEN)
     assert perfgate("build", "--workspace", str(workspace), "--source", str(source), "--no-ccache").returncode == 3
-    record = build.read_record(workspace)
+    record = build_record.read_record(workspace)
     assert record["status"] == s.BUILD_FAILED and record["ccache"] == {"enabled": False, "dir": None}
     assert "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" not in record["cmake_args"]
 
@@ -418,7 +422,7 @@ def test_a_git_commit_that_fails_records_its_commit(tmp_path):
     workspace = tmp_path / "ws"
     done = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{repository}", "--commit", commit)
     assert done.returncode == s.EXIT_INCOMPLETE
-    fastdds = build.read_record(workspace)["fastdds"]
+    fastdds = build_record.read_record(workspace)["fastdds"]
     assert (fastdds["commit"], fastdds["repository"], fastdds["kind"]) == (commit, f"file://{repository}", "git")
     missing = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{repository}", "--commit", "0" * 40)
     assert missing.returncode == s.EXIT_INCOMPLETE and "cannot fetch" in missing.stderr
@@ -435,7 +439,7 @@ def test_usage_errors(tmp_path, args, message):
     done = perfgate("build", "--workspace", str(tmp_path / "ws"), *[a.format(tmp=tmp_path) for a in args])
     assert done.returncode == s.EXIT_USAGE
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
-    assert not build.record_path(tmp_path / "ws").exists()
+    assert not build_record.record_path(tmp_path / "ws").exists()
 
 
 def test_fast_dds_3_without_fast_cdr_2_is_refused_before_building(tmp_path):

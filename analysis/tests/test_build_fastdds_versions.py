@@ -18,12 +18,16 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml
 
-from perfgate import build, fastdds_source
+from perfgate import fastdds_source
 from perfgate import schema as s
 from perfgate.errors import IncompleteError, InputError
+from perfgate.fastdds_build import colcon
+from perfgate.fastdds_build import git as build_git
+from perfgate.fastdds_build import logs
+from perfgate.fastdds_build import record as build_record
 from test_build import BROKEN, PACKAGE_XML, git, make_source
 
-SYSTEM_FASTCDR = build.installed_cmake_version("fastcdr")  # Debian's 1.0.26 (ci/debian-packages.txt)
+SYSTEM_FASTCDR = fastdds_source.installed_cmake_version("fastcdr")  # Debian's 1.0.26 (ci/debian-packages.txt)
 PINNED_URL = "https://fastcdr.example.invalid/eProsima/Fast-CDR.git"
 
 
@@ -35,8 +39,8 @@ def perfgate(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 @pytest.mark.parametrize("version, major", [("2.9.1", 1), ("2.11.3", 1), ("2.12.0", 2), ("2.14.6", 2),
                                             ("3.0.0", 2), ("3.6.2", 2)])
 def test_fast_dds_2_12_and_later_need_fast_cdr_2(version, major):
-    package = build.PACKAGE_BY_MAJOR[int(version[0])]
-    assert build.fastcdr_major_needed(build.FastddsSource(package, version, int(version[0]))) == major
+    package = fastdds_source.PACKAGE_BY_MAJOR[int(version[0])]
+    assert fastdds_source.fastcdr_major_needed(fastdds_source.FastddsSource(package, version, int(version[0]))) == major
 
 
 def test_gitmodules_and_the_gitlink_name_the_pin():
@@ -57,35 +61,35 @@ def test_gitmodules_and_the_gitlink_name_the_pin():
 
 
 def test_the_commits_pin_where_the_system_fast_cdr_does_not_fit():
-    three, two = build.FastddsSource("fastdds", "3.6.2", 3), build.FastddsSource("fastrtps", "2.9.1", 2)
-    fourteen = build.FastddsSource("fastrtps", "2.14.6", 2)
-    pin = build.SubmodulePin("thirdparty/fastcdr", PINNED_URL, "7d33a3b51a1585f5631b0a8d905bcc4f249d0f34")
+    three, two = fastdds_source.FastddsSource("fastdds", "3.6.2", 3), fastdds_source.FastddsSource("fastrtps", "2.9.1", 2)
+    fourteen = fastdds_source.FastddsSource("fastrtps", "2.14.6", 2)
+    pin = fastdds_source.SubmodulePin("thirdparty/fastcdr", PINNED_URL, "7d33a3b51a1585f5631b0a8d905bcc4f249d0f34")
     submodule = {"from": "submodule", "submodule": "thirdparty/fastcdr", "url": PINNED_URL,
                  "commit": "7d33a3b51a1585f5631b0a8d905bcc4f249d0f34", "path": None}
-    assert build.dependency_plan(three, None, None, "1.0.26", "0.7.2", pin)["fastcdr"] == submodule
-    assert build.dependency_plan(fourteen, None, None, "1.0.26", "0.7.2", pin)["fastcdr"] == submodule
-    assert build.dependency_plan(three, None, None, None, "0.7.2", pin)["fastcdr"] == submodule
+    assert fastdds_source.dependency_plan(three, None, None, "1.0.26", "0.7.2", pin)["fastcdr"] == submodule
+    assert fastdds_source.dependency_plan(fourteen, None, None, "1.0.26", "0.7.2", pin)["fastcdr"] == submodule
+    assert fastdds_source.dependency_plan(three, None, None, None, "0.7.2", pin)["fastcdr"] == submodule
     # the system's where it fits, a given source before both
-    assert build.dependency_plan(two, None, None, "1.0.26", "0.7.2", pin)["fastcdr"] == {"from": "system",
+    assert fastdds_source.dependency_plan(two, None, None, "1.0.26", "0.7.2", pin)["fastcdr"] == {"from": "system",
                                                                                         "version": "1.0.26"}
-    assert build.dependency_plan(three, None, None, "2.2.1", "0.7.2", pin)["fastcdr"]["from"] == "system"
-    assert build.dependency_plan(three, Path("/cdr"), None, "1.0.26", "0.7.2", pin)["fastcdr"] == {
+    assert fastdds_source.dependency_plan(three, None, None, "2.2.1", "0.7.2", pin)["fastcdr"]["from"] == "system"
+    assert fastdds_source.dependency_plan(three, Path("/cdr"), None, "1.0.26", "0.7.2", pin)["fastcdr"] == {
         "from": "source", "path": "/cdr"}
     # a local source with the submodule checked out: that folder
-    checked_out = build.SubmodulePin("thirdparty/fastcdr", "", None, "/src/fastdds/thirdparty/fastcdr")
-    assert build.dependency_plan(three, None, None, "1.0.26", "0.7.2", checked_out)["fastcdr"]["path"] == \
+    checked_out = fastdds_source.SubmodulePin("thirdparty/fastcdr", "", None, "/src/fastdds/thirdparty/fastcdr")
+    assert fastdds_source.dependency_plan(three, None, None, "1.0.26", "0.7.2", checked_out)["fastcdr"]["path"] == \
         "/src/fastdds/thirdparty/fastcdr"
     with pytest.raises(InputError, match=r"needs Fast CDR 2.x, the system has 1.0.26: .*--fastcdr-source \(the "
                                          r"source pins none as thirdparty/fastcdr\)"):
-        build.dependency_plan(fourteen, None, None, "1.0.26", "0.7.2", None)
+        fastdds_source.dependency_plan(fourteen, None, None, "1.0.26", "0.7.2", None)
 
 
 def test_git_says_all_it_said():
     done = subprocess.CompletedProcess(["git"], 128, "", "error: Server does not allow request for unadvertised "
                                        "object 0123\nfatal: the remote end hung up unexpectedly\n")
-    assert build._git_message(done) == ("error: Server does not allow request for unadvertised object 0123\n"
+    assert build_git.git_message(done) == ("error: Server does not allow request for unadvertised object 0123\n"
                                         "fatal: the remote end hung up unexpectedly")
-    assert build._git_message(subprocess.CompletedProcess(["git"], 1, "", "")) == "git exited 1 saying nothing"
+    assert build_git.git_message(subprocess.CompletedProcess(["git"], 1, "", "")) == "git exited 1 saying nothing"
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +129,7 @@ def test_fast_cdr_from_the_commits_submodule_pin(pinned_origins, tmp_path):
     done = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{origins['fastdds']}", "--commit",
                     origins["good"], env=origins["environment"])
     assert done.returncode == s.EXIT_INCOMPLETE  # the stand-in Fast DDS does not compile: that is all
-    record = build.read_record(workspace)
+    record = build_record.read_record(workspace)
     assert record["failed_package"] == "fastdds"
     assert record["dependencies"]["fastcdr"] == {
         "from": "submodule", "submodule": "thirdparty/fastcdr", "url": PINNED_URL, "commit": origins["pinned"],
@@ -141,7 +145,7 @@ def test_a_pin_that_cannot_be_fetched_says_what_git_said(pinned_origins, tmp_pat
     done = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{origins['fastdds']}", "--commit",
                     origins["bad_pin"], env=origins["environment"])
     assert done.returncode == s.EXIT_INCOMPLETE
-    record = build.read_record(workspace)
+    record = build_record.read_record(workspace)
     assert record["error"].startswith(f"Fast CDR pinned as thirdparty/fastcdr: cannot fetch {'1' * 40} from "
                                       f"{PINNED_URL}: ")
     said = record["error"].split(f"{PINNED_URL}: ", 1)[1]
@@ -151,14 +155,14 @@ def test_a_pin_that_cannot_be_fetched_says_what_git_said(pinned_origins, tmp_pat
 
 # --- warnings never fatal; the harness against the workspace's Fast DDS only ------------------------
 def test_cmake_arguments_make_no_warning_an_error_and_name_the_package(tmp_path):
-    launcher = build.write_warnings_launcher(tmp_path)
-    args = build.cmake_arguments(ccache=True, package="fastdds", cmake_version=(3, 25, 1), warnings_launcher=launcher)
+    launcher = colcon.write_warnings_launcher(tmp_path)
+    args = colcon.cmake_arguments(ccache=True, package="fastdds", cmake_version=(3, 25, 1), warnings_launcher=launcher)
     assert {"--compile-no-warning-as-error", "-DPERFGATE_FASTDDS_PACKAGE=fastdds",
             f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher};ccache", f"-DCMAKE_C_COMPILER_LAUNCHER={launcher};ccache"} <= set(args)
-    older = build.cmake_arguments(ccache=False, package="fastrtps", cmake_version=(3, 22), warnings_launcher=launcher)
+    older = colcon.cmake_arguments(ccache=False, package="fastrtps", cmake_version=(3, 22), warnings_launcher=launcher)
     assert "--compile-no-warning-as-error" not in older  # CMake before 3.24 knows no such option
     assert f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}" in older
-    assert build.cmake_arguments(ccache=False) == [f"-D{k}={v}" for k, v in build.CMAKE_OPTIONS.items()]
+    assert colcon.cmake_arguments(ccache=False) == [f"-D{k}={v}" for k, v in colcon.CMAKE_OPTIONS.items()]
     # the launcher puts -Wno-error after everything the build system says
     said = subprocess.run([str(launcher), "echo", "g++", "-Werror", "-c", "x.cpp"], capture_output=True, text=True)
     assert said.stdout == "g++ -Werror -c x.cpp -Wno-error\n"
@@ -167,14 +171,14 @@ def test_cmake_arguments_make_no_warning_an_error_and_name_the_package(tmp_path)
 def test_a_harness_loading_another_fast_dds_is_a_problem(tmp_path):
     workspace = tmp_path / "ws"
     own = str(workspace / "install" / "lib" / "libfastdds.so.3.6")
-    assert build.harness_link_problem(own, workspace, "fastdds") is None
+    assert colcon.harness_link_problem(own, workspace, "fastdds") is None
     system = "/usr/lib/x86_64-linux-gnu/libfastrtps.so.2.9"
-    problem = build.harness_link_problem(system, workspace, "fastdds")
+    problem = colcon.harness_link_problem(system, workspace, "fastdds")
     assert problem.startswith(f"the harness loads {system}, not the workspace's libfastdds.so under "
                               f"{workspace / 'install'}")
-    assert build.harness_link_problem(str(workspace / "install" / "lib" / "libfastrtps.so.2.14"), workspace,
+    assert colcon.harness_link_problem(str(workspace / "install" / "lib" / "libfastrtps.so.2.14"), workspace,
                                       "fastdds") is not None
-    assert "loads no Fast DDS library" in build.harness_link_problem(None, workspace, "fastrtps")
+    assert "loads no Fast DDS library" in colcon.harness_link_problem(None, workspace, "fastrtps")
 
 
 # A stand-in Fast DDS that makes warnings errors both ways Fast DDS 3.x does (3.5 on: the CMake
@@ -204,17 +208,17 @@ def warning_build(tmp_path_factory):
     return workspace, done
 
 
-@pytest.mark.skipif(build.cmake_version() < build.NO_WARNING_AS_ERROR_SINCE, reason="needs CMake 3.24+")
+@pytest.mark.skipif(colcon.cmake_version() < colcon.NO_WARNING_AS_ERROR_SINCE, reason="needs CMake 3.24+")
 def test_warnings_that_the_source_makes_errors_do_not_fail_the_build(warning_build):
     workspace, done = warning_build
-    record = build.read_record(workspace)
+    record = build_record.read_record(workspace)
     assert record.get("failed_package") is None, record.get("log_tail")  # built, warnings and all
     log = (workspace / "log" / "latest_build" / "fastrtps" / "stdout_stderr.log").read_text()
     assert "-Wunused-variable" in log and "warning" in log
     assert (workspace / "install" / "lib" / "libfastrtps.so").exists()
 
 
-@pytest.mark.skipif(build.cmake_version() < build.NO_WARNING_AS_ERROR_SINCE, reason="needs CMake 3.24+")
+@pytest.mark.skipif(colcon.cmake_version() < colcon.NO_WARNING_AS_ERROR_SINCE, reason="needs CMake 3.24+")
 def test_warnings_stay_warnings_when_make_regenerates_the_build(warning_build):
     # a commit that touches a CMakeLists.txt: make re-runs CMake, which forgets --compile-no-warning-as-error
     workspace, _ = warning_build
@@ -223,16 +227,16 @@ def test_warnings_stay_warnings_when_make_regenerates_the_build(warning_build):
     os.utime(workspace / "src" / "fastdds" / "participant.cpp")
     done = subprocess.run(["cmake", "--build", str(build_dir)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    said = build.printable(done.stdout + done.stderr)
+    said = logs.printable(done.stdout + done.stderr)
     assert "Configuring done" in said  # CMake did run again
     assert "warning: unused variable" in said and "error" not in said
 
 
-@pytest.mark.skipif(build.installed_cmake_version("fastrtps") is None, reason="needs a system Fast DDS 2.x")
+@pytest.mark.skipif(fastdds_source.installed_cmake_version("fastrtps") is None, reason="needs a system Fast DDS 2.x")
 def test_a_harness_built_against_the_system_fast_dds_fails_the_build(warning_build):
     workspace, done = warning_build
     assert done.returncode == s.EXIT_INCOMPLETE
-    record = build.read_record(workspace)
+    record = build_record.read_record(workspace)
     assert record["status"] == s.BUILD_FAILED
     assert record["error"].startswith(f"the harness loads {record['fastdds_library']}, not the workspace's "
                                       f"libfastrtps.so under {workspace / 'install'}")
@@ -241,7 +245,7 @@ def test_a_harness_built_against_the_system_fast_dds_fails_the_build(warning_bui
         done.stderr
     assert "-DPERFGATE_FASTDDS_PACKAGE=fastrtps" in record["cmake_args"]
     with pytest.raises(IncompleteError, match="the Fast DDS build failed: the harness loads"):
-        build.harness_paths(record, workspace)
+        build_record.harness_paths(record, workspace)
 
 
 # --- log tails without terminal escapes: valid JUnit ------------------------------------------------
@@ -253,7 +257,7 @@ COLOURED_LOG = ("\x1b[01m\x1b[Kparticipant.cpp:1:32:\x1b[m\x1b[K \x1b[01;31m\x1b
 def test_log_tails_lose_terminal_escapes_and_control_characters(tmp_path):
     log = tmp_path / "stdout_stderr.log"
     log.write_text(COLOURED_LOG)
-    assert build.log_tail(log) == ("participant.cpp:1:32: error: ‘missing_symbol’ was not declared in this scope\n"
+    assert logs.log_tail(log) == ("participant.cpp:1:32: error: ‘missing_symbol’ was not declared in this scope\n"
                                    "link bell backspace nul form feed end\tok")
 
 
@@ -262,7 +266,7 @@ def test_junit_of_a_record_with_a_raw_coloured_tail_parses(tmp_path):
     record = {"status": s.BUILD_FAILED, "error": "colcon build failed (exit 2) in package fastdds\x1b[0m",
               "log": "/ws/log/latest_build/fastdds/stdout_stderr.log", "log_tail": COLOURED_LOG, "duration_s": 3.0}
     path = tmp_path / "junit.xml"
-    path.write_text(build.build_junit_xml(record, {"fastdds.version": "3.6.2"}))
+    path.write_text(build_record.build_junit_xml(record, {"fastdds.version": "3.6.2"}))
     ET.parse(path)
     (case,) = list(list(JUnitXml.fromfile(str(path)))[0])
     (error,) = case.result
@@ -293,7 +297,7 @@ def test_a_failed_builds_junit_with_compiler_colours_is_xml(coloured_broken_buil
     (error,) = case.result
     assert isinstance(error, Error)
     assert "error: ‘missing_symbol’ was not declared in this scope" in error.text
-    assert "\x1b" not in junit.read_text() and "\x1b" not in build.read_record(workspace)["log_tail"]
+    assert "\x1b" not in junit.read_text() and "\x1b" not in build_record.read_record(workspace)["log_tail"]
     # and the gate's JUnit of that build too
     output = tmp_path / "gate"
     gate = perfgate("gate", "--workspace", str(workspace), "--output", str(output))

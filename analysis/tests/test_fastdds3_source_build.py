@@ -21,8 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from perfgate import build, files, upstream
+from perfgate import files, upstream
 from perfgate import schema as s
+from perfgate.fastdds_build import colcon
+from perfgate.fastdds_build import git as build_git
 
 pytestmark = pytest.mark.slow
 
@@ -55,9 +57,9 @@ def test_the_build_record_names_fast_dds_3_and_its_pinned_fast_cdr(workspace):
     assert fastdds["package"] == "fastdds" and fastdds["version"].startswith("3.")
     fastcdr = record["dependencies"]["fastcdr"]
     assert fastcdr["from"] == "submodule" and fastcdr["version"].startswith("2.")
-    assert fastcdr["commit"] == build._git(["rev-parse", "HEAD"], workspace / "src" / "fastcdr").stdout.strip()
+    assert fastcdr["commit"] == build_git.run_git(["rev-parse", "HEAD"], workspace / "src" / "fastcdr").stdout.strip()
     assert "-DPERFGATE_FASTDDS_PACKAGE=fastdds" in record["cmake_args"]
-    if build.cmake_version() >= build.NO_WARNING_AS_ERROR_SINCE:
+    if colcon.cmake_version() >= colcon.NO_WARNING_AS_ERROR_SINCE:
         assert "--compile-no-warning-as-error" in record["cmake_args"]
     # the harness loads the workspace's Fast DDS 3, never the system's 2.x
     library = Path(record["fastdds_library"])

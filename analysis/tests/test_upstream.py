@@ -22,9 +22,11 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from perfgate import build, files, upstream
+from perfgate import files, upstream
 from perfgate import schema as s
 from perfgate.errors import InputError
+from perfgate.fastdds_build import colcon
+from perfgate.fastdds_build import record as build_record
 
 NS = "{http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles}"
 
@@ -214,7 +216,7 @@ def make_workspace(root: Path, scheme: str = "{name}", package: str = "fastrtps"
         (latency / "xml" / f"{scheme.format(name=name)}.xml").write_text(PROFILES)
     # the latency tests' CTestTestfile.cmake sits in the build folder of their CMakeLists.txt
     build_dir = root / "build" / package
-    done = subprocess.run(["colcon", "--log-base", str(root / "log"), "build", *build.colcon_paths(root)],
+    done = subprocess.run(["colcon", "--log-base", str(root / "log"), "build", *colcon.colcon_paths(root)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     work_dir = build_dir / "test" / "performance" / "latency"
@@ -229,8 +231,8 @@ def make_workspace(root: Path, scheme: str = "{name}", package: str = "fastrtps"
     harness.write_text("")
     record = {"status": s.BUILD_OK, "workspace": str(root), "prefix": str(root / "install"), "harness": str(harness),
               "fastdds": {"package": package, "version": version, "commit": "abc123", "kind": "git"},
-              "cmake_args": build.cmake_arguments(ccache=False)}
-    build.record_path(root).write_text(json.dumps(record))
+              "cmake_args": colcon.cmake_arguments(ccache=False)}
+    build_record.record_path(root).write_text(json.dumps(record))
     return work_dir
 
 
@@ -410,7 +412,7 @@ def test_run_upstream_names_what_ctest_defines_when_no_name_is_known(tmp_path):
     harness = root / "install" / "bin" / "perfgate-latency"
     harness.parent.mkdir(parents=True)
     harness.write_text("")
-    build.record_path(root).write_text(json.dumps({
+    build_record.record_path(root).write_text(json.dumps({
         "status": s.BUILD_OK, "workspace": str(root), "prefix": str(root / "install"), "harness": str(harness),
         "fastdds": {"package": "fastdds", "version": "3.9.0", "commit": "abc123", "kind": "git"}}))
     done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "e"))

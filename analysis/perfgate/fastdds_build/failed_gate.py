@@ -1,0 +1,57 @@
+"""fastdds_build.failed_gate: what `perfgate gate --workspace` writes when the workspace's build failed.
+
+Apart from the rest of fastdds_build because it needs `run` (the output folder's rules), and `run`
+reads build records: kept out of the modules `run` imports, there is no import cycle."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .. import files
+from .. import schema as s
+from ..junit import suite_properties
+from ..platform_info import this_machine
+from ..run import check_output_folder
+from .record import build_junit_xml, fastdds_metadata, record_path, utc_now
+
+def failed_build_metadata(record: dict, label: str, platform: dict) -> dict:
+    return {
+        s.META_LABEL: label,
+        s.META_CREATED: utc_now(),
+        s.META_FASTDDS: fastdds_metadata(record),
+        s.META_LATENCY_DEFINITION: s.ROUND_TRIP,
+        s.META_SUBEXPERIMENTS: {},
+        s.META_PLATFORM: platform,
+        "build_failed": {"error": record.get("error"), "failed_package": record.get("failed_package"),
+                         "log": record.get("log")},
+    }
+
+
+def failed_build_markdown(record: dict) -> str:
+    fastdds = record.get("fastdds") or {}
+    return (f"## perfgate: INCOMPLETE: the Fast DDS build failed\n\n"
+            f"Fast DDS {fastdds.get('version') or ''} commit `{fastdds.get('commit') or 'unknown'}`: "
+            f"{record.get('error')}. Nothing was measured.\n\n"
+            f"Last lines of `{record.get('log')}`:\n\n```\n{record.get('log_tail') or ''}\n```\n")
+
+
+def gate_failed_build(record: dict, *, output: str, label: str | None, summary_markdown: str | None) -> int:
+    """What `perfgate gate --workspace` does when the build failed: metadata.json, junit.xml with the
+    error testcase "build", report.md (and the step summary), exit 3."""
+    output_dir = Path(output)
+    check_output_folder(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    metadata = failed_build_metadata(record, label or output_dir.resolve().name, this_machine())
+    files.write_metadata(output_dir, metadata)
+    files.write_text(output_dir / s.JUNIT_FILE, build_junit_xml(record, suite_properties(metadata)))
+    markdown = failed_build_markdown(record)
+    files.write_text(output_dir / s.REPORT_MARKDOWN, markdown)
+    if summary_markdown:
+        with open(summary_markdown, "a", encoding="utf-8") as summary:
+            summary.write(markdown)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        print(f"::error title=Fast DDS build failed::{record.get('error')}")
+    print(f"perfgate gate: error: {record_path(Path(record['workspace']))}: {record.get('error')}", file=sys.stderr)
+    print("perfgate gate: INCOMPLETE: the Fast DDS build failed; nothing was measured")
+    return s.EXIT_INCOMPLETE

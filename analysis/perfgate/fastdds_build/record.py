@@ -1,0 +1,95 @@
+"""fastdds_build.record: WS/perfgate-build.json, what a build was (Fast DDS commit and version, options,
+dependencies, harness) and whether it worked; read by `perfgate run`, `ab` and `gate` for the
+experiment's metadata, and turned into the JUnit testcase "build"."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from .. import schema as s
+from ..errors import IncompleteError, InputError
+from .logs import printable
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def record_path(workspace: Path) -> Path:
+    return Path(workspace) / s.BUILD_RECORD_FILE
+
+
+def read_record(workspace: Path) -> dict:
+    """The build record of a workspace; InputError when there is none or it is malformed."""
+    path = record_path(workspace)
+    if not path.is_file():
+        raise InputError(f"no build record ({s.BUILD_RECORD_FILE}): build the workspace first with "
+                         f"`perfgate build --workspace {workspace}`", path)
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"malformed build record: {error}", path) from None
+    if not isinstance(record, dict) or record.get("status") not in (s.BUILD_OK, s.BUILD_FAILED):
+        raise InputError("malformed build record: no status ok/failed", path)
+    return record
+
+
+def fastdds_metadata(record: dict) -> dict:
+    """The `fastdds` part of metadata.json for an experiment run against this build."""
+    fastdds = record.get("fastdds") or {}
+    return {
+        "version": fastdds.get("version"),
+        "commit": fastdds.get("commit"),
+        "source": s.FASTDDS_SOURCE_COLCON,
+        "prefix": record.get("prefix"),
+        "package": fastdds.get("package"),
+        "repository": fastdds.get("repository"),
+        "source_path": fastdds.get("source_path"),
+        "uncommitted_changes": fastdds.get("uncommitted_changes"),
+        "build": {
+            "workspace": record.get("workspace"),
+            "finished_utc": record.get("finished_utc"),
+            "duration_s": record.get("duration_s"),
+            "cmake_args": record.get("cmake_args"),
+            "ccache": record.get("ccache"),
+            "dependencies": record.get("dependencies"),
+        },
+    }
+
+
+def harness_paths(record: dict, workspace: Path) -> tuple[Path, Path]:
+    """(perfgate-latency, Fast DDS prefix) of a finished build; IncompleteError for a failed one."""
+    if record.get("status") != s.BUILD_OK:
+        raise IncompleteError(f"the Fast DDS build failed: {record.get('error')}", record_path(workspace))
+    harness = Path(record["harness"])
+    if not harness.is_file():
+        raise IncompleteError("the workspace's harness is missing: build it again", harness)
+    return harness, Path(record["prefix"])
+
+
+def build_junit_xml(record: dict, properties: dict[str, str]) -> str:
+    """JUnit with one testcase "build": passed, or an <error> with the failing package and its log tail."""
+    failed = record.get("status") != s.BUILD_OK
+    suite = ET.Element("testsuite", name=s.BUILD_TESTCASE, tests="1", failures="0", errors=str(int(failed)),
+                       skipped="0", time=f"{float(record.get('duration_s') or 0):.3f}",
+                       timestamp=str(record.get("started_utc") or ""))
+    props = ET.SubElement(suite, "properties")
+    for name, value in properties.items():
+        ET.SubElement(props, "property", name=name, value=value)
+    case = ET.SubElement(suite, "testcase", name=s.BUILD_TESTCASE, classname=s.BUILD_TESTCASE,
+                         time=f"{float(record.get('duration_s') or 0):.3f}")
+    if failed:  # no file/line: the log is no file of the repository that an annotation could point at
+        # printable again: a record written by an older perfgate may hold a raw tail
+        error = ET.SubElement(case, "error", type="build_failed", message=printable(str(record.get("error"))))
+        error.text = printable(f"{record.get('log')}:\n{record.get('log_tail') or ''}")
+    root = ET.Element("testsuites", name="perfgate", tests="1", failures="0", errors=str(int(failed)))
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def junit_properties(record: dict) -> dict[str, str]:
+    fastdds = record.get("fastdds") or {}
+    return {"fastdds.commit": str(fastdds.get("commit") or "unknown"),
+            "fastdds.version": str(fastdds.get("version") or "unknown")}
