@@ -40,9 +40,12 @@ from perfgate.ab_rounds import read_rounds
 LEVELS = (0.03, 0.05, 0.10)
 
 
-def run_ab(output: Path, rounds: int, samples: int, delays: dict[str, int] | None = None) -> float:
+def run_ab(output: Path, rounds: int, samples: int, delays: dict[str, int] | None = None,
+           turn_samples: int | None = None) -> float:
     command = [sys.executable, "-m", "perfgate.cli", "ab", "--output", str(output), "--baseline", "system",
                "--candidate", "system", "--rounds", str(rounds), "--samples", str(samples), "--no-plots"]
+    if turn_samples is not None:
+        command += ["--turn-samples", str(turn_samples)]
     if delays:
         command += ["--inject-delay-ns", ",".join(f"{sub}={d}" for sub, d in delays.items())]
     started = time.monotonic()
@@ -133,6 +136,8 @@ def main() -> int:
     parser.add_argument("--levels", default=",".join(str(x) for x in LEVELS), help="relative regressions, e.g. 0.03,0.05")
     parser.add_argument("--resamples", type=int, default=300)
     parser.add_argument("--reuse", action="store_true", help="use the runs already in --output, measure nothing")
+    parser.add_argument("--turn-samples", type=int, default=None,
+                        help="passed to perfgate ab (default: its own; 0 = the arms' runs one after the other)")
     options = parser.parse_args()
     levels = [float(x) for x in options.levels.split(",")]
     out = options.output
@@ -142,7 +147,7 @@ def main() -> int:
     for folder in aa_dirs:
         if not options.reuse and not folder.exists():
             print(f"bench: A/A run {folder.name} ...", flush=True)
-            run_ab(folder, options.rounds, options.samples)
+            run_ab(folder, options.rounds, options.samples, turn_samples=options.turn_samples)
     level_dirs = {}
     for level in levels:
         folder = out / f"inject-{round(level * 100)}pct"
@@ -150,7 +155,7 @@ def main() -> int:
         if not options.reuse and not folder.exists():
             delays = delays_for(level, aa_dirs[0])
             print(f"bench: injected +{level:.0%}: {delays} ns ...", flush=True)
-            run_ab(folder, options.rounds, options.samples, delays)
+            run_ab(folder, options.rounds, options.samples, delays, turn_samples=options.turn_samples)
 
     print("\n== runs (load = 1-minute load average before / after) ==")
     for folder in aa_dirs + list(level_dirs.values()):
@@ -159,7 +164,8 @@ def main() -> int:
         wall = (folder / "bench_wall_s.txt").read_text().strip() if (folder / "bench_wall_s.txt").exists() else "?"
         load = meta.get("load_average") or {}
         print(f"{folder.name:>16}: {record.get('status')}, {len(record.get('rounds', []))} rounds x "
-              f"{meta.get('samples')} samples, pinned {meta.get('cpu_pinning', {}).get('pinned')}, wall {wall} s, "
+              f"{meta.get('samples')} samples, turns of {meta.get('turn_samples', 0)}, "
+              f"pinned {meta.get('cpu_pinning', {}).get('pinned')}, wall {wall} s, "
               f"load {load.get('before', ['?'])[0]} / {load.get('after', ['?'])[0]}")
 
     aa_failed = sum(bool((files.read_json_object(f / s.VERDICT_JSON, "verdict") or {}).get("failed")) for f in aa_dirs)
@@ -192,7 +198,7 @@ def main() -> int:
     sign, wilcoxon = resampled_rates(aa_ratios, None, subs, options.rounds, options.resamples, seed=2)
     print(f"{'A/A':>6} {'-':>14} {sign:>15.1%} {wilcoxon:>19.1%}   <- false alarms of whole verdicts")
     print("\nsmallest change detected with 95 % power (A/A rounds shifted by a known ratio, resampled):")
-    for change in (0.03, 0.05, 0.10, 0.15, 0.20, 0.30):
+    for change in (0.01, 0.02, 0.03, 0.05, 0.10, 0.20):
         sign, wilcoxon = resampled_rates(aa_ratios, None, subs, options.rounds, options.resamples, seed=3,
                                          extra_shift=math.log1p(change))
         print(f"  +{change:.0%}: sign {sign:.1%}, Wilcoxon {wilcoxon:.1%}")

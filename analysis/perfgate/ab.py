@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import __version__, cpu_latency, files, platform_info, process, scratch
+from . import __version__, ab_turns, cpu_latency, files, platform_info, process, scratch
 from . import harness as native_harness
 from . import run
 from . import schema as s
@@ -121,14 +121,18 @@ class AbPlan:
     options: run.RunOptions  # output and Fast DDS prefix are set per arm and round
     arms: tuple[ArmSpec, ArmSpec]
     echo_delay_ns: dict[str, int]
+    turn_samples: int  # 0: the arms' runs one after the other; else both at once, in turns (ab_turns.py)
 
 
 def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, payloads, pin_cpus, inject_delay_ns,
-            label=None, warmup=None, timeout=None, cpu_latency_request=None) -> AbPlan:
+            label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None) -> AbPlan:
     """Validate everything before anything is built or measured (InputError: exit 2)."""
     output = Path(output)
     if rounds is None or rounds < 1:
         raise InputError(f"--rounds must be at least 1, got {rounds}")
+    turn_samples = ab_turns.DEFAULT_TURN_SAMPLES if turn_samples is None else turn_samples
+    if turn_samples < 0:
+        raise InputError(f"--turn-samples must be 0 (whole runs one after the other) or more, got {turn_samples}")
     arms = (parse_arm(s.AB_ARMS[0], baseline), parse_arm(s.AB_ARMS[1], candidate))
     # the ten of the contract by default: the floor measures the machine, which both arms share
     options = run.resolve_options(output=output, samples=samples, payloads=payloads,
@@ -136,7 +140,7 @@ def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, pay
                                   label=label, warmup=warmup, harness=None, fastdds_prefix=None, pin_cpus=pin_cpus,
                                   timeout=timeout, cpu_latency_request=cpu_latency_request)
     delays = parse_delays(inject_delay_ns, options.subexperiments)
-    return AbPlan(output, options.label, int(rounds), options, arms, delays)
+    return AbPlan(output, options.label, int(rounds), options, arms, delays, int(turn_samples))
 
 
 # --- measuring --------------------------------------------------------------------------------------
@@ -170,7 +174,10 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: list[str
                             "harness": str(arm.paths.latency), "injected_echo_delay_ns": arm.echo_delay_ns}
                  for arm in arms},
         "rounds": plan.rounds,
-        "order": "arms alternate per round and per sub-experiment; the same sub-experiment back to back",
+        "order": ("both arms at once, taking turns of turn_samples round trips; the arm that takes the first turn "
+                  "alternates per round and per sub-experiment") if plan.turn_samples else
+                 "arms alternate per round and per sub-experiment; the same sub-experiment back to back",
+        "turn_samples": plan.turn_samples,
         s.META_SAMPLES: plan.options.samples,
         s.META_PAYLOADS: list(plan.options.payloads),
         "warmup": plan.options.warmup,
@@ -202,6 +209,16 @@ def open_round(plan: AbPlan, arms: list[Arm], round_dir: Path, platform: dict,
     return opened
 
 
+def measure_pair(plan: AbPlan, sub: s.SubExperiment, ordered: tuple[Arm, Arm],
+                 opened: dict[str, tuple[run.RunOptions, dict]], environment: dict[str, str],
+                 workdir: Path) -> list[run.SubexperimentResult]:
+    """One sub-experiment of one round for both arms, `ordered[0]` first: in turns, or one run after the other."""
+    arms = [(opened[arm.name][0], arm.paths) for arm in ordered]
+    if plan.turn_samples and not sub.is_floor:
+        return list(ab_turns.measure_in_turns(sub, arms[0], arms[1], environment, workdir, plan.turn_samples))
+    return [run.run_subexperiment(sub, options, paths, environment, workdir) for options, paths in arms]
+
+
 def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: dict[str, str],
                    platform: dict) -> list[str]:
     """Every round, every sub-experiment, both arms back to back. Returns what did not finish."""
@@ -219,9 +236,9 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
                     arm_meta["cpu_latency"] = awake
                 for i, sub in enumerate(subs):
                     first = first_arm(r, i)
-                    for arm in (arms[first], arms[1 - first]):
+                    ordered = (arms[first], arms[1 - first])
+                    for arm, result in zip(ordered, measure_pair(plan, sub, ordered, opened, environment, Path(workdir))):
                         options, arm_meta = opened[arm.name]
-                        result = run.run_subexperiment(sub, options, arm.paths, environment, Path(workdir))
                         if result.measured.frame is not None:
                             files.write_csv(options.output / s.raw_csv_name(sub.name), result.measured.frame)
                             files.write_csv(options.output / s.summary_csv_name(sub.name),
@@ -252,7 +269,7 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
 # --- the command --------------------------------------------------------------------------------------
 def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=False, subexperiments=None,
                payloads=None, pin_cpus=None, inject_delay_ns=None, threshold=None, alpha=None, no_plots=False,
-               label=None, warmup=None, timeout=None, cpu_latency_request=None) -> int:
+               label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None) -> int:
     from . import ab_report
 
     rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
@@ -260,7 +277,7 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
     plan = plan_ab(output=output, baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
                    subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
                    inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,
-                   cpu_latency_request=cpu_latency_request)
+                   cpu_latency_request=cpu_latency_request, turn_samples=turn_samples)
     ab_report.require_parameters(threshold, alpha)
     environment, ignored = run.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
@@ -276,6 +293,7 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
           f"{len(plan.options.payloads)} payload(s), {plan.options.samples} samples; baseline {arms[0].spec.spec} "
           f"(Fast DDS {arms[0].version}), candidate {arms[1].spec.spec} (Fast DDS {arms[1].version}); "
           + (f"pinned publisher CPU {pin[0]}, subscriber CPU {pin[1]}" if pin else "not pinned")
+          + (f"; in turns of {plan.turn_samples} round trips" if plan.turn_samples else "; arms one after the other")
           + (f"; injected echo delay {plan.echo_delay_ns} ns" if plan.echo_delay_ns else ""), flush=True)
     plan.output.mkdir(parents=True, exist_ok=True)
     metadata = ab_metadata(plan, arms, platform, ignored, run_id)

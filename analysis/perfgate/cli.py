@@ -184,6 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
             help="as for run (default auto)")
     _option(ab, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
             help=CPU_LATENCY_HELP)
+    _option(ab, "--turn-samples", type=int, default=None, metavar="K",
+            help="both arms measure at once, taking turns of K round trips (default 50); 0: one run after the other")
     _option(ab, "--inject-delay-ns", default=None, metavar="D|name=D,...",
             help="the candidate's echo busy-waits D ns: a known regression to calibrate the gate (recorded)")
     _option(ab, "--threshold", type=_non_negative_float, default=None,

@@ -64,6 +64,7 @@ PEER_GRACE_S = 3.0  # after a peer died: time for the measuring side to write wh
 TERMINATE_GRACE_S = 2.0  # between SIGTERM and SIGKILL
 STOPPED_LIMIT_S = 1.0  # a process stopped (SIGSTOP, state T) this long is hung
 POLL_S = 0.05
+INTERRUPTED = "interrupted"  # a cancelled sub-experiment's error (several measured at once, see supervise)
 
 # Every variable Fast DDS reads to change its configuration behind the command line's back.
 FASTDDS_ENV_PREFIXES = ("FASTRTPS_", "FASTDDS_")
@@ -279,6 +280,18 @@ class ProcessSpec:
     measures: bool  # writes the CSV and the report; the sub-experiment ends when it does
     cpus: tuple[int, ...] | None = None
     expects_match: bool = True  # prints "matched" once discovery completed
+    pass_fds: tuple[int, ...] = ()  # inherited descriptors (the turn-taking socket)
+
+
+@dataclass(frozen=True)
+class Turns:
+    """Measuring in turns with another build's publisher (perfgate ab, turns.hpp in the harness):
+    this side's end of the socket pair, the recorded round trips per turn, and the unrecorded ones
+    that begin each turn after the payload's first."""
+
+    socket: int
+    samples: int
+    warmup: int = 0
 
 
 def _payload_text(payloads: tuple[int, ...]) -> str:
@@ -286,7 +299,7 @@ def _payload_text(payloads: tuple[int, ...]) -> str:
 
 
 def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, domain: int,
-                     csv: Path, report: Path, security_dir: Path | None) -> list[ProcessSpec]:
+                     csv: Path, report: Path, security_dir: Path | None, turns: Turns | None = None) -> list[ProcessSpec]:
     """perfgate-latency: one "both" process for intra-process delivery, else publisher then subscriber."""
     common = [
         str(harness),
@@ -307,6 +320,11 @@ def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, d
         "--output", str(csv),
         "--report", str(report),
     ]
+    fds: tuple[int, ...] = ()
+    if turns is not None:
+        measuring += ["--take-turns", str(turns.socket), "--turn-samples", str(turns.samples),
+                      "--turn-warmup", str(turns.warmup)]
+        fds = (turns.socket,)
     pin = options.pin_cpus
 
     def security(name: str) -> list[str]:
@@ -316,11 +334,11 @@ def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, d
     echo_delay = ["--echo-delay-ns", str(delay)] if delay else []
     if sub.transport == "intraprocess":
         return [ProcessSpec("both", tuple(common + ["--role", "both"] + measuring + echo_delay),
-                            measures=True, cpus=tuple(sorted(set(pin))) if pin else None)]
+                            measures=True, cpus=tuple(sorted(set(pin))) if pin else None, pass_fds=fds)]
     return [
         ProcessSpec("publisher", tuple(common + ["--role", "publisher", "--subscribers", "1"] + measuring
                                        + security("publisher")),
-                    measures=True, cpus=(pin[0],) if pin else None),
+                    measures=True, cpus=(pin[0],) if pin else None, pass_fds=fds),
         ProcessSpec("subscriber", tuple(common + ["--role", "subscriber", "--subscriber-index", "0", "--echo", "on"]
                                         + echo_delay + security("subscriber")),
                     measures=False, cpus=(pin[1],) if pin else None),
@@ -387,7 +405,7 @@ class HarnessProcess:
         self.popen = subprocess.Popen(
             prefix + list(spec.argv), env=environment, cwd=cwd, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-            start_new_session=True,
+            start_new_session=True, pass_fds=spec.pass_fds,
         )
         self._readers: list[threading.Thread] = []
         register(self)
@@ -458,9 +476,12 @@ def _failure(outcome: str, what: str, process: HarnessProcess | None = None) -> 
     return Supervision(outcome, f"{what}: {said}" if said and said not in what else what)
 
 
-def _wait_ready(process: HarnessProcess, others: list[HarnessProcess], limit_s: float) -> Supervision | None:
+def _wait_ready(process: HarnessProcess, others: list[HarnessProcess], limit_s: float,
+                cancel: threading.Event | None) -> Supervision | None:
     deadline = time.monotonic() + limit_s
     while not process.ready.wait(POLL_S):
+        if cancel is not None and cancel.is_set():
+            return Supervision(s.OUTCOME_INCOMPLETE, INTERRUPTED)
         code = process.poll()
         if code is not None:
             process.ready.wait(0.2)  # the line may still be in the pipe
@@ -496,13 +517,18 @@ def _peer_problem(peers: list[HarnessProcess], now: float) -> tuple[HarnessProce
     return None
 
 
-def _watch(measuring: HarnessProcess, peers: list[HarnessProcess], timeout_s: float, started: float) -> Supervision:
-    """Wait for the measuring process; end early on a dead or hung peer, a stalled discovery, the limit."""
+def _watch(measuring: HarnessProcess, peers: list[HarnessProcess], timeout_s: float, started: float,
+           cancel: threading.Event | None) -> Supervision:
+    """Wait for the measuring process; end early on a dead or hung peer, a stalled discovery, the limit,
+    or `cancel` (set by a supervisor that runs several sub-experiments at once and was interrupted)."""
     discovery_deadline = time.monotonic() + DISCOVERY_WATCHDOG_S
     while True:
         code = measuring.poll()
         if code is not None:
             return _with_peer_failures(_measuring_ended(measuring, code), peers)
+        if cancel is not None and cancel.is_set():
+            _stop(measuring, TERMINATE_GRACE_S)
+            return Supervision(s.OUTCOME_INCOMPLETE, INTERRUPTED)
         now = time.monotonic()
         problem = _peer_problem(peers, now)
         if problem is not None:
@@ -554,11 +580,12 @@ def _with_peer_failures(result: Supervision, peers: list[HarnessProcess]) -> Sup
     return result
 
 
-def supervise(specs: list[ProcessSpec], environment: dict[str, str], cwd: Path, timeout_s: float) -> Supervision:
+def supervise(specs: list[ProcessSpec], environment: dict[str, str], cwd: Path, timeout_s: float,
+              cancel: threading.Event | None = None) -> Supervision:
     """Start the processes in order (each once the previous is ready), watch them, leave none behind."""
     processes: list[HarnessProcess] = []
     try:
-        result = _start_and_watch(specs, processes, environment, cwd, timeout_s)
+        result = _start_and_watch(specs, processes, environment, cwd, timeout_s, cancel)
     finally:
         for process in processes:
             process.kill()
@@ -567,19 +594,19 @@ def supervise(specs: list[ProcessSpec], environment: dict[str, str], cwd: Path, 
 
 
 def _start_and_watch(specs: list[ProcessSpec], processes: list[HarnessProcess], environment: dict[str, str],
-                     cwd: Path, timeout_s: float) -> Supervision:
+                     cwd: Path, timeout_s: float, cancel: threading.Event | None) -> Supervision:
     started = time.monotonic()
     for spec in specs:
         try:
             HarnessProcess(spec, environment, cwd, register=processes.append)
         except OSError as error:
             return Supervision(s.OUTCOME_FAILED_TO_START, f"could not start the {spec.role}: {error}")
-        failure = _wait_ready(processes[-1], processes[:-1], READY_TIMEOUT_S)
+        failure = _wait_ready(processes[-1], processes[:-1], READY_TIMEOUT_S, cancel)
         if failure is not None:
             return failure
     measuring = next(p for p in processes if p.spec.measures)
     peers = [p for p in processes if p is not measuring]
-    result = _watch(measuring, peers, timeout_s, started)
+    result = _watch(measuring, peers, timeout_s, started, cancel)
     result.discovered = measuring.matched.is_set() or not measuring.spec.expects_match
     if result.outcome == s.OUTCOME_OK:
         _let_peers_finish(peers)
@@ -743,16 +770,18 @@ def classify(supervision: Supervision, measured: Measured) -> tuple[str, str | N
 
 
 def run_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: HarnessPaths, environment: dict[str, str],
-                      workdir: Path) -> SubexperimentResult:
+                      workdir: Path, *, turns: Turns | None = None,
+                      cancel: threading.Event | None = None) -> SubexperimentResult:
     """Measure one sub-experiment; tried again in a fresh domain when its peers never discovered each other.
 
     Over TCP on loopback, Fast DDS 2.9 sometimes never completes discovery although the connection
     is up (about one attempt in twenty here); that says nothing about latency, so it gets up to
     DISCOVERY_ATTEMPTS tries. Earlier failures stay in metadata.json and are printed as warnings.
+    Taking `turns` with another publisher allows that too: before discovery completed, no turn was taken.
     """
     earlier_errors: list[str] = []
     while True:
-        result = _attempt_subexperiment(sub, options, paths, environment, workdir)
+        result = _attempt_subexperiment(sub, options, paths, environment, workdir, turns, cancel)
         if not worth_another_attempt(result.outcome, result.discovered, len(earlier_errors) + 1):
             result.earlier_errors = earlier_errors
             return result
@@ -767,7 +796,8 @@ def worth_another_attempt(outcome: str, discovered: bool, attempts: int) -> bool
 
 
 def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: HarnessPaths,
-                           environment: dict[str, str], workdir: Path) -> SubexperimentResult:
+                           environment: dict[str, str], workdir: Path, turns: Turns | None,
+                           cancel: threading.Event | None) -> SubexperimentResult:
     started, started_utc = time.monotonic(), utc_now()
     with lease_domain() as domain:
         shm_before = fastdds_shm_files()
@@ -775,9 +805,9 @@ def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: Har
         private = Path(tempfile.mkdtemp(prefix=f"{sub.name}-", dir=workdir))
         try:
             csv, report = private / "measurements.csv", private / "report.json"
-            specs, failure = _commands(sub, options, paths, domain, csv, report, private)
+            specs, failure = _commands(sub, options, paths, domain, csv, report, private, turns)
             if failure is None:
-                supervision = supervise(specs, environment, private, options.timeout_s)
+                supervision = supervise(specs, environment, private, options.timeout_s, cancel)
             else:
                 supervision = Supervision(s.OUTCOME_FAILED_TO_START, failure)
             measured = read_measured(csv, None if sub.is_floor else report, options.payloads, options.samples)
@@ -794,7 +824,7 @@ def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: Har
 
 
 def _commands(sub: s.SubExperiment, options: RunOptions, paths: HarnessPaths, domain: int, csv: Path, report: Path,
-              private: Path) -> tuple[list[ProcessSpec], str | None]:
+              private: Path, turns: Turns | None = None) -> tuple[list[ProcessSpec], str | None]:
     if sub.is_floor:
         return floor_commands(sub, options, paths.floor, own_port(domain), csv), None
     security_dir = None
@@ -807,7 +837,7 @@ def _commands(sub: s.SubExperiment, options: RunOptions, paths: HarnessPaths, do
             security.generate_security_files(security_dir, domain, ["publisher", "subscriber"])
         except Exception as error:  # any failure here is this sub-experiment's, the run goes on
             return [], f"could not generate the security files: {error}"
-    return latency_commands(sub, options, paths.latency, domain, csv, report, security_dir), None
+    return latency_commands(sub, options, paths.latency, domain, csv, report, security_dir, turns), None
 
 
 # --- harness and Fast DDS -----------------------------------------------------------------------

@@ -236,6 +236,18 @@ void check_latency_consistency(LatencyOptions& options, bool echo_given, bool sh
     {
         throw UsageError("--echo-delay-ns delays the echo: it applies to the echoing subscriber or --role both");
     }
+    if ((options.turn_socket >= 0) != (options.turn_samples > 0))
+    {
+        throw UsageError("--take-turns and --turn-samples go together");
+    }
+    if (options.turn_warmup > 0 && options.turn_socket < 0)
+    {
+        throw UsageError("--turn-warmup applies when taking turns (--take-turns)");
+    }
+    if (options.turn_socket >= 0 && options.role == Role::subscriber)
+    {
+        throw UsageError("--take-turns applies to the measuring side (--role publisher or both), not a subscriber");
+    }
 }
 
 }  // namespace
@@ -335,6 +347,19 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
         {
             options.echo_delay_ns = static_cast<uint32_t>(parse_unsigned(name, value(), 0, 1000000000));
         }
+        else if (name == "take-turns")
+        {
+            // never stdin, stdout or stderr
+            options.turn_socket = static_cast<int>(parse_unsigned(name, value(), 3, 65535));
+        }
+        else if (name == "turn-samples")
+        {
+            options.turn_samples = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 100000000));
+        }
+        else if (name == "turn-warmup")
+        {
+            options.turn_warmup = static_cast<uint32_t>(parse_unsigned(name, value(), 0, 100000000));
+        }
         else if (name == "xml") { options.xml_file = value(); }
         else if (name == "tcp-port") { options.tcp_port = static_cast<uint16_t>(parse_unsigned(name, value(), 1, 65535)); }
         else if (name == "tcp-nodelay") { options.tcp_nodelay = parse_switch(name, value()); }
@@ -409,6 +434,9 @@ std::string latency_usage()
            "  --security-dir DIR --security-name NAME   (DDS Security, files from perfgate.security)\n"
            "  --subscribers N --subscriber-index I --echo on|off   (one-to-many; the last one echoes)\n"
            "  --echo-delay-ns D    busy-wait D ns before each echo (a known regression, for calibration)\n"
+           "  --take-turns FD --turn-samples K   measure in turns of K round trips with another\n"
+           "               publisher (perfgate ab), the turn passed on the inherited Unix socket FD;\n"
+           "               --turn-warmup W unrecorded round trips begin each later turn (default 0)\n"
            "  --xml FILE   (XML profiles; their default profiles are the base QoS)\n"
            "  --tcp-port P (tcpv4: publisher listens on 127.0.0.1:P)  --tcp-nodelay on|off (default on)\n"
            "  --output CSV  --report JSON   (publisher / both)\n"

@@ -47,6 +47,13 @@ struct LatencyOptions
     // Busy-wait this long before each echo: a known regression for calibrating a gate (perfgate ab
     // --inject-delay-ns), never used by an ordinary run.
     uint32_t echo_delay_ns = 0;
+    // Taking turns with a second publisher (perfgate ab): the inherited socket, -1 when alone, and
+    // how many recorded round trips one turn holds (a payload's warm-up is a turn of its own).
+    int turn_socket = -1;
+    uint32_t turn_samples = 0;
+    // Unrecorded round trips at the start of each later turn: the first ones after the other side's
+    // turn find cold caches and sleeping threads (the first 1.8-2.6x, the second 1.2x slower here).
+    uint32_t turn_warmup = 0;
     std::string xml_file;
     uint16_t tcp_port = 7600;
     bool tcp_nodelay = true;

@@ -109,6 +109,7 @@ PublisherRole::PublisherRole(const LatencyOptions& options, const std::string& p
     , stop_subscription_(stop.subscribe([this]() { state_.interrupt(); }))
     , writer_listener_(state_)
     , pong_listener_(state_)
+    , turns_(options.turn_socket)
     , endpoints_(options, Side::publisher, 0, participant_name, writer_listener_, pong_listener_,
               [](dds::DataWriter&) {})
 {
@@ -196,6 +197,7 @@ PayloadResult PublisherRole::measure(uint32_t payload)
         {
             throw RunError(kInterruptedBySignal);
         }
+        take_turn_before(i);
         const bool recorded = i >= options_.warmup;
         double latency_us = 0;
         if (round_trip(latency_us))
@@ -229,7 +231,39 @@ PayloadResult PublisherRole::measure(uint32_t payload)
                     std::to_string(payload) + ")");
         }
     }
+    turns_.pass();
     return result;
+}
+
+void PublisherRole::take_turn_before(uint32_t i)
+{
+    if (!turns_.enabled())
+    {
+        return;
+    }
+    const uint32_t warmup = options_.warmup;
+    const bool turn_starts = i == 0 || (i >= warmup && (i - warmup) % options_.turn_samples == 0);
+    if (!turn_starts)
+    {
+        return;
+    }
+    if (i > 0)
+    {
+        turns_.pass();
+    }
+    turns_.wait([this]() { return state_.interrupted(); });
+    if (i < warmup)
+    {
+        return;  // the payload's warm-up turn warms up by itself
+    }
+    for (uint32_t j = 0; j < options_.turn_warmup; ++j)
+    {
+        double ignored_us = 0;
+        if (!round_trip(ignored_us) && !state_.failure().empty())
+        {
+            fail(std::string("publisher on ") + to_string(options_.transport) + ", warming up after a turn");
+        }
+    }
 }
 
 bool PublisherRole::round_trip(double& latency_us)

@@ -12,6 +12,7 @@
 #include "latency_sample.hpp"
 #include "measurements.hpp"
 #include "options.hpp"
+#include "turns.hpp"
 
 namespace perfgate {
 
@@ -72,6 +73,9 @@ private:
     // Throws the RunError for the failure the state reports; `where` says what we were doing.
     [[noreturn]] void fail(const std::string& where) const;
     PayloadResult measure(uint32_t payload);
+    // Before round trip `i` of a payload: ends our turn and waits for the next one where a turn
+    // ends (after the warm-up, then every turn_samples recorded round trips).
+    void take_turn_before(uint32_t i);
     // One round trip; false when no pong arrived within the sample timeout.
     bool round_trip(double& latency_us);
     void send_end_marker();
@@ -85,6 +89,7 @@ private:
     uint32_t next_seq_ = 1;
     bool matched_ = false;
     std::vector<PayloadResult> results_;
+    TurnTaking turns_;
     Endpoints endpoints_;  // last: destroyed first, before the listeners it calls
 };
 

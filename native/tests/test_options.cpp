@@ -155,6 +155,12 @@ TEST(LatencyOptions, UsageErrors)
             {{"--role", "publisher", "--echo-delay-ns", "100"}, "--echo-delay-ns delays the echo"},
             {{"--role", "subscriber", "--echo", "off", "--echo-delay-ns", "100"}, "--echo-delay-ns delays the echo"},
             {{"--role", "both", "--echo-delay-ns", "-1"}, "--echo-delay-ns must be an integer"},
+            {{"--role", "publisher", "--take-turns", "5"}, "--take-turns and --turn-samples go together"},
+            {{"--role", "publisher", "--turn-samples", "50"}, "--take-turns and --turn-samples go together"},
+            {{"--role", "publisher", "--take-turns", "1", "--turn-samples", "50"}, "--take-turns must be an integer"},
+            {{"--role", "publisher", "--take-turns", "5", "--turn-samples", "0"}, "--turn-samples must be an integer"},
+            {{"--role", "subscriber", "--take-turns", "5", "--turn-samples", "50"}, "not a subscriber"},
+            {{"--role", "publisher", "--turn-warmup", "5"}, "--turn-warmup applies when taking turns"},
     };
     for (const auto& [arguments, expected] : cases)
     {
@@ -162,6 +168,18 @@ TEST(LatencyOptions, UsageErrors)
         EXPECT_NE(message.find(expected), std::string::npos)
                 << "arguments: " << testing::PrintToString(arguments) << "\nmessage: " << message;
     }
+}
+
+TEST(LatencyOptions, TakesTurnsOnTwoDescriptors)
+{
+    const LatencyOptions alone = parse({"--role", "publisher"});
+    EXPECT_EQ(alone.turn_socket, -1);
+    EXPECT_EQ(alone.turn_samples, 0u);
+    const LatencyOptions options = parse({"--role", "both", "--transport", "intraprocess", "--take-turns", "7",
+            "--turn-samples", "50", "--turn-warmup", "3"});
+    EXPECT_EQ(options.turn_socket, 7);
+    EXPECT_EQ(options.turn_warmup, 3u);
+    EXPECT_EQ(options.turn_samples, 50u);
 }
 
 TEST(FloorOptions, ParsesAndRejects)
