@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml
 
+from conftest import BROKEN, PACKAGE_XML, git_in, make_source
 from perfgate import fastdds_source, files
 from perfgate import schema as s
 from perfgate.errors import IncompleteError, InputError
@@ -24,34 +25,8 @@ from perfgate.fastdds_build import git as build_git
 from perfgate.fastdds_build import record as build_record
 from perfgate.fastdds_build import workspace as build_workspace
 
-PACKAGE_XML = """<?xml version="1.0"?>
-<package format="3">
-  <name>{name}</name>
-  <version>{version}</version>
-  <description>test source</description>
-  <maintainer email="m@example.org">m</maintainer>
-  <license>Apache 2.0</license>
-  <buildtool_depend>cmake</buildtool_depend>
-  <export><build_type>cmake</build_type></export>
-</package>
-"""
-
-
 def perfgate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True, cwd=cwd)
-
-
-def make_source(folder: Path, name: str = "fastrtps", cmake_version: str = "2.9.1",
-                xml_version: str | None = "2.9.1", body: str = "int participant() { return 0; }\n") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.16)\n"
-        f'project({name} VERSION "{cmake_version}" LANGUAGES CXX)\n'
-        f"add_library({name} SHARED participant.cpp)\ninstall(TARGETS {name})\n")
-    if xml_version is not None:
-        (folder / "package.xml").write_text(PACKAGE_XML.format(name=name, version=xml_version))
-    (folder / "participant.cpp").write_text(body)
-    return folder
 
 
 # --- what the source is ---------------------------------------------------------------------------
@@ -164,21 +139,16 @@ def test_mirror_copies_only_what_changed_with_a_fresh_mtime(tmp_path):
     assert not (dest / "src" / "cpp" / "b.cpp").exists()
 
 
-def git(*args: str, cwd: Path) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout.strip()
-
-
 def test_git_checkout_of_a_commit_keeps_unchanged_files(tmp_path):
     repository = make_source(tmp_path / "repository")
     (repository / "other.cpp").write_text("int other() { return 1; }\n")
-    git("init", "-q", cwd=repository)
-    git("add", ".", cwd=repository)
-    git("commit", "-qm", "one", cwd=repository)
-    first = git("rev-parse", "HEAD", cwd=repository)
+    git_in(repository, "init", "-q")
+    git_in(repository, "add", ".")
+    git_in(repository, "commit", "-qm", "one")
+    first = git_in(repository, "rev-parse", "HEAD")
     (repository / "participant.cpp").write_text("int participant() { return 2; }\n")
-    git("commit", "-qam", "two", cwd=repository)
-    second = git("rev-parse", "HEAD", cwd=repository)
+    git_in(repository, "commit", "-qam", "two")
+    second = git_in(repository, "rev-parse", "HEAD")
 
     checkout = tmp_path / "ws" / "src" / "fastdds"
     assert build_git.fetch_git(f"file://{repository}", first, checkout) == first
@@ -196,22 +166,22 @@ def test_git_checkout_of_a_commit_keeps_unchanged_files(tmp_path):
 @pytest.fixture(scope="module")
 def history(tmp_path_factory) -> tuple[str, Path, dict[str, str]]:
     origin = tmp_path_factory.mktemp("history")
-    git("init", "-q", "--initial-branch", "main", cwd=origin)
+    git_in(origin, "init", "-q", "--initial-branch", "main")
     commits = {}
 
     def commit(name: str) -> None:
-        git("commit", "-q", "--allow-empty", "-m", name, cwd=origin)
-        commits[name] = git("rev-parse", "HEAD", cwd=origin)
+        git_in(origin, "commit", "-q", "--allow-empty", "-m", name)
+        commits[name] = git_in(origin, "rev-parse", "HEAD")
 
     for name in ("R", "A", "B", "C"):
         commit(name)
-    git("checkout", "-q", "-b", "feature", commits["A"], cwd=origin)
+    git_in(origin, "checkout", "-q", "-b", "feature", commits["A"])
     for name in ("F1", "F2", "F3"):
         commit(name)
-    git("checkout", "-q", "-b", "merged", commits["C"], cwd=origin)
-    git("merge", "-q", "--no-ff", "-m", "M", "feature", cwd=origin)
-    commits["M"] = git("rev-parse", "HEAD", cwd=origin)
-    git("checkout", "-q", "main", cwd=origin)
+    git_in(origin, "checkout", "-q", "-b", "merged", commits["C"])
+    git_in(origin, "merge", "-q", "--no-ff", "-m", "M", "feature")
+    commits["M"] = git_in(origin, "rev-parse", "HEAD")
+    git_in(origin, "checkout", "-q", "main")
     return f"file://{origin}", origin, commits
 
 
@@ -235,18 +205,18 @@ def test_commit_forms_parse(text, revision):
 ])
 def test_parent_and_merge_base_resolve_in_a_shallow_checkout(history, tmp_path, form, in_origin, name):
     url, origin, commits = history
-    expected = git(*[arg.format(**commits) for arg in in_origin], cwd=origin)
+    expected = git_in(origin, *[arg.format(**commits) for arg in in_origin])
     assert expected == commits[name]
     checkout = tmp_path / "ws" / "src" / "fastdds"
     assert build_git.fetch_git(url, form.format(**commits), checkout) == expected
-    assert git("rev-parse", "HEAD", cwd=checkout) == expected
+    assert git_in(checkout, "rev-parse", "HEAD") == expected
     if not form.startswith("merge-base:"):  # (which fetches 100 commits deep: all of this small history)
         assert (checkout / ".git" / "shallow").is_file()  # only the history needed was fetched
 
 
 def test_merge_base_deepens_a_shallow_fetch_until_the_histories_meet(history, tmp_path):
     url, origin, commits = history
-    base = git("merge-base", commits["F3"], commits["C"], cwd=origin)
+    base = git_in(origin, "merge-base", commits["F3"], commits["C"])
     assert base == commits["A"]  # F3 -> F2 -> F1 -> A: three commits back
     shallow = tmp_path / "shallow"
     build_git.init_checkout(url, shallow)
@@ -269,7 +239,7 @@ def test_the_build_record_keeps_what_was_asked_and_the_commit(history, tmp_path,
     url, origin, commits = history
     origin_record = build_workspace.prepare_sources(tmp_path / "ws", None, url, f"parent:{commits['M']}", {})
     assert origin_record["requested_ref"] == f"parent:{commits['M']}"
-    assert origin_record["commit"] == commits["C"] == git("rev-parse", f"{commits['M']}^1", cwd=origin)
+    assert origin_record["commit"] == commits["C"] == git_in(origin, "rev-parse", f"{commits['M']}^1")
     assert (origin_record["kind"], origin_record["repository"]) == ("git", url)
     assert f"perfgate build: --commit parent:{commits['M']} is {commits['C']}" in capsys.readouterr().out
 
@@ -315,9 +285,6 @@ def test_a_malformed_commit_form_exits_2_before_anything_is_fetched(history, tmp
 
 
 # --- a failing build, for real ------------------------------------------------------------------------
-BROKEN = "int participant() { return missing_symbol; }\n"
-
-
 @pytest.fixture(scope="module")
 def broken_build(tmp_path_factory):
     """A real colcon build of a Fast-DDS-like source with a compile error, through the command line."""
@@ -415,10 +382,10 @@ def test_a_failed_build_replaces_the_record_of_an_earlier_one(tmp_path):
 
 def test_a_git_commit_that_fails_records_its_commit(tmp_path):
     repository = make_source(tmp_path / "repository", body=BROKEN)
-    git("init", "-q", cwd=repository)
-    git("add", ".", cwd=repository)
-    git("commit", "-qm", "broken", cwd=repository)
-    commit = git("rev-parse", "HEAD", cwd=repository)
+    git_in(repository, "init", "-q")
+    git_in(repository, "add", ".")
+    git_in(repository, "commit", "-qm", "broken")
+    commit = git_in(repository, "rev-parse", "HEAD")
     workspace = tmp_path / "ws"
     done = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{repository}", "--commit", commit)
     assert done.returncode == s.EXIT_INCOMPLETE

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml
 
+from conftest import BROKEN, PACKAGE_XML, git_in, make_source
 from perfgate import fastdds_source
 from perfgate import schema as s
 from perfgate.errors import IncompleteError, InputError
@@ -25,7 +26,6 @@ from perfgate.fastdds_build import colcon
 from perfgate.fastdds_build import git as build_git
 from perfgate.fastdds_build import logs
 from perfgate.fastdds_build import record as build_record
-from test_build import BROKEN, PACKAGE_XML, git, make_source
 
 SYSTEM_FASTCDR = fastdds_source.installed_cmake_version("fastcdr")  # Debian's 1.0.26 (ci/debian-packages.txt)
 PINNED_URL = "https://fastcdr.example.invalid/eProsima/Fast-CDR.git"
@@ -98,23 +98,23 @@ def pinned_origins(tmp_path_factory) -> dict:
     thirdparty/fastcdr with an URL no machine reaches: git's url.<base>.insteadOf brings it here."""
     root = tmp_path_factory.mktemp("pinned")
     fastcdr = make_source(root / "fastcdr", "fastcdr", "2.3.5", "2.3.5")
-    git("init", "-q", cwd=fastcdr)
-    git("add", ".", cwd=fastcdr)
-    git("commit", "-qm", "fastcdr 2.3.5", cwd=fastcdr)
-    pinned = git("rev-parse", "HEAD", cwd=fastcdr)
+    git_in(fastcdr, "init", "-q")
+    git_in(fastcdr, "add", ".")
+    git_in(fastcdr, "commit", "-qm", "fastcdr 2.3.5")
+    pinned = git_in(fastcdr, "rev-parse", "HEAD")
     fastdds = make_source(root / "fastdds", "fastdds", "3.6.2.0", "3.6.2", body=BROKEN)
     # built after Fast CDR, as the real one (its package.xml depends on fastcdr)
     (fastdds / "package.xml").write_text(PACKAGE_XML.format(name="fastdds", version="3.6.2").replace(
         "<buildtool_depend>", "<depend>fastcdr</depend>\n  <buildtool_depend>"))
     (fastdds / ".gitmodules").write_text(f'[submodule "thirdparty/fastcdr"]\n\tpath = thirdparty/fastcdr\n'
                                          f'\turl = {PINNED_URL}\n')
-    git("init", "-q", cwd=fastdds)
-    git("add", ".", cwd=fastdds)
-    git("update-index", "--add", "--cacheinfo", f"160000,{pinned},thirdparty/fastcdr", cwd=fastdds)
-    git("commit", "-qm", "fastdds 3.6.2 pinning fastcdr", cwd=fastdds)
-    git("update-index", "--cacheinfo", f"160000,{'1' * 40},thirdparty/fastcdr", cwd=fastdds)
-    git("commit", "-qm", "pinning a commit that does not exist", cwd=fastdds)
-    commits = git("log", "--format=%H", cwd=fastdds).split()
+    git_in(fastdds, "init", "-q")
+    git_in(fastdds, "add", ".")
+    git_in(fastdds, "update-index", "--add", "--cacheinfo", f"160000,{pinned},thirdparty/fastcdr")
+    git_in(fastdds, "commit", "-qm", "fastdds 3.6.2 pinning fastcdr")
+    git_in(fastdds, "update-index", "--cacheinfo", f"160000,{'1' * 40},thirdparty/fastcdr")
+    git_in(fastdds, "commit", "-qm", "pinning a commit that does not exist")
+    commits = git_in(fastdds, "log", "--format=%H").split()
     # as `git -c url.<base>.insteadOf=<url>` would, for every git that perfgate build starts
     environment = {**os.environ, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.file://{fastcdr}.insteadOf",
                    "GIT_CONFIG_VALUE_0": PINNED_URL}
@@ -135,7 +135,7 @@ def test_fast_cdr_from_the_commits_submodule_pin(pinned_origins, tmp_path):
         "from": "submodule", "submodule": "thirdparty/fastcdr", "url": PINNED_URL, "commit": origins["pinned"],
         "path": None, "version": "2.3.5"}
     checkout = workspace / "src" / "fastcdr"
-    assert git("rev-parse", "HEAD", cwd=checkout) == origins["pinned"]
+    assert git_in(checkout, "rev-parse", "HEAD") == origins["pinned"]
     assert (workspace / "install" / "lib" / "libfastcdr.so").exists()  # built, before Fast DDS failed
     assert f"Fast CDR 2.3.5 pinned as thirdparty/fastcdr ({PINNED_URL} at {origins['pinned']})" in done.stdout
 

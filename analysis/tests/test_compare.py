@@ -6,7 +6,7 @@ import pytest
 
 from perfgate import cli, compare, files
 from perfgate import schema as s
-from test_experiments import PLATFORM_A, metadata, real_summary, scaled, tiny_summary, write_experiment  # noqa: F401
+from conftest import PLATFORM_A, metadata, scaled, tiny_summary, write_experiment
 
 SUB = "interprocess_best_effort"
 OTHER = "intraprocess_reliable"

@@ -7,9 +7,9 @@ import os
 import subprocess
 import sys
 
+from conftest import make_workspace
 from perfgate import files, run
 from perfgate import schema as s
-from test_upstream import make_workspace
 
 SECRET = "s3cr3t-token-do-not-record"
 HOSTILE = {"FASTDDS_STATISTICS": SECRET, "ROS_DISCOVERY_SERVER": f"{SECRET}@10.0.0.1:11811",
@@ -24,7 +24,7 @@ def test_scrub_environment_returns_names_only():
 
 
 def test_metadata_of_a_real_run_records_names_not_values(tmp_path):
-    """`perfgate run --engine upstream` on a small workspace (test_upstream.py's): the whole command line."""
+    """`perfgate run --engine upstream` on a small workspace (conftest.make_workspace): the whole command line."""
     root = tmp_path / "workspace"
     root.mkdir()
     make_workspace(root)

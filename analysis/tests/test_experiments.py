@@ -1,74 +1,17 @@
-"""Experiment folders and results stores: loading, ordering, comparability.
-
-The builders at the top are shared with test_history, test_requirements and test_compare.
-"""
+"""Experiment folders and results stores: loading, ordering, comparability."""
 from __future__ import annotations
 
 import shutil
 
-import numpy as np
-import pandas as pd
 import pytest
 
+from conftest import PLATFORM_A, metadata, tiny_summary, write_experiment
 from perfgate import experiments as ex
-from perfgate import files, process
+from perfgate import files
 from perfgate import schema as s
 from perfgate.errors import InputError
 
-PLATFORM_A = {"id": "platform-a", "cpu_model": "Test CPU", "cores": 4, "kernel": "6.1", "governor": "performance",
-              "hostname": "a"}
 
-
-# --- builders -----------------------------------------------------------------------------------
-def metadata(label: str, created: str | None, *, commit: str = "c0ffee", platform: dict | None = PLATFORM_A,
-             latency_definition: str | None = s.ROUND_TRIP) -> dict:
-    data = {s.META_LABEL: label, s.META_FASTDDS: {"version": "2.9.1", "commit": commit,
-                                                   "source": s.FASTDDS_SOURCE_SYSTEM, "prefix": "/usr"}}
-    if created is not None:
-        data[s.META_CREATED] = created
-    if platform is not None:
-        data[s.META_PLATFORM] = dict(platform)
-    if latency_definition is not None:
-        data[s.META_LATENCY_DEFINITION] = latency_definition
-    return data
-
-
-def tiny_summary(rows: dict[int, tuple[float, float, float]]) -> pd.DataFrame:
-    """A valid summary from (Median, 99%, Max) per payload; the other columns follow from them."""
-    payloads = list(rows)
-    median = np.array([rows[p][0] for p in payloads], dtype=float)
-    p99 = np.array([rows[p][1] for p in payloads], dtype=float)
-    maximum = np.array([rows[p][2] for p in payloads], dtype=float)
-    return pd.DataFrame({
-        s.BYTES: payloads, s.SAMPLES: 100, s.MAX: maximum, s.MIN: median * 0.5, s.MEAN: median, s.MEDIAN: median,
-        s.STDEV: median * 0.1, s.MEAN_JITTER: median * 0.05, s.MAX_JITTER: maximum * 0.9, s.P90: (median + p99) / 2,
-        s.P99: p99, s.P9999: (p99 + maximum) / 2,
-    }).loc[:, list(s.SUMMARY_COLUMNS)]
-
-
-def scaled(summary: pd.DataFrame, factor: float) -> pd.DataFrame:
-    """The same summary with every latency multiplied (a faster or slower copy of a real run)."""
-    copy = summary.copy()
-    for column in s.SUMMARY_COLUMNS[2:]:
-        copy[column] = copy[column] * factor
-    return copy
-
-
-def write_experiment(folder, summaries: dict[str, pd.DataFrame], meta: dict | None):
-    for sub, summary in summaries.items():
-        files.write_csv(folder / s.summary_csv_name(sub), summary)
-    if meta is not None:
-        files.write_metadata(folder, meta)
-    return folder
-
-
-@pytest.fixture(scope="session")
-def real_summary(fastdds_fixtures) -> pd.DataFrame:
-    """The published Fast DDS 1.9.3 inter-process summary, as our summariser computes it."""
-    return process.summarise(files.read_raw(fastdds_fixtures / "v193" / "measurements_interprocess.csv"))
-
-
-# --- loading ------------------------------------------------------------------------------------
 def test_describes_an_experiment_from_metadata_and_summaries(tmp_path):
     folder = write_experiment(tmp_path / "run-1", {"interprocess_reliable": tiny_summary({16: (10, 20, 30)})},
                               metadata("nightly-1", "2024-03-01T10:00:00Z", commit="abc123"))

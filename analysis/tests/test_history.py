@@ -13,7 +13,7 @@ from perfgate import cli, history
 from perfgate import experiments as ex
 from perfgate import files
 from perfgate import schema as s
-from test_experiments import PLATFORM_A, metadata, real_summary, scaled, tiny_summary, write_experiment  # noqa: F401 (fixture)
+from conftest import PLATFORM_A, metadata, scaled, tiny_summary, write_experiment
 
 SUBS = ("intraprocess_best_effort", "interprocess_reliable")
 

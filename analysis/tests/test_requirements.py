@@ -9,7 +9,7 @@ import pytest
 from perfgate import cli, files
 from perfgate import requirements as rq
 from perfgate import schema as s
-from test_experiments import metadata, real_summary, scaled, tiny_summary, write_experiment  # noqa: F401 (fixture)
+from conftest import metadata, scaled, tiny_summary, write_experiment
 
 SUB = "interprocess_reliable"
 

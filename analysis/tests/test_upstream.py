@@ -13,7 +13,6 @@ import re
 import stat
 import subprocess
 import sys
-import textwrap
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -22,58 +21,13 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from conftest import PROFILES, make_workspace
 from perfgate import files, upstream
 from perfgate import schema as s
 from perfgate.errors import InputError
-from perfgate.fastdds_build import colcon
 from perfgate.fastdds_build import record as build_record
 
 NS = "{http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles}"
-
-# The shapes of Fast DDS' profiles: a participant on the builtin transports, an intra-process-only
-# one (their intraprocess_*.xml), one on a UDPv4 transport whitelisted to another address, a TCPv4
-# one, and a shared-memory one.
-PROFILES = """<?xml version="1.0" encoding="UTF-8"?>
-<dds xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles">
-  <library_settings><intraprocess_delivery>FULL</intraprocess_delivery></library_settings>
-  <profiles>
-    <transport_descriptors>
-      <transport_descriptor><transport_id>udp</transport_id><type>UDPv4</type>
-        <interfaceWhiteList><address>192.168.1.20</address></interfaceWhiteList></transport_descriptor>
-      <transport_descriptor><transport_id>tcp</transport_id><type>TCPv4</type>
-        <listening_ports><port>7400</port></listening_ports></transport_descriptor>
-      <transport_descriptor><transport_id>shm</transport_id><type>SHM</type></transport_descriptor>
-    </transport_descriptors>
-    <participant profile_name="builtin_profile">
-      <domainId>231</domainId>
-      <rtps><builtin><discovery_config><leaseDuration><sec>DURATION_INFINITY</sec></leaseDuration>
-        </discovery_config></builtin><name>builtin</name></rtps>
-    </participant>
-    <participant profile_name="intraprocess_only_profile">
-      <rtps><builtin><discovery_config>
-        <ignoreParticipantFlags>FILTER_DIFFERENT_PROCESS | FILTER_DIFFERENT_HOST</ignoreParticipantFlags>
-      </discovery_config></builtin></rtps>
-    </participant>
-    <participant profile_name="udp_profile">
-      <rtps><useBuiltinTransports>false</useBuiltinTransports>
-        <userTransports><transport_id>udp</transport_id></userTransports>
-        <builtin><metatrafficMulticastLocatorList><locator><udpv4><address>239.255.0.1</address></udpv4></locator>
-        </metatrafficMulticastLocatorList></builtin></rtps>
-    </participant>
-    <participant profile_name="tcp_profile">
-      <rtps><useBuiltinTransports>false</useBuiltinTransports>
-        <userTransports><transport_id>tcp</transport_id></userTransports></rtps>
-    </participant>
-    <participant profile_name="shm_profile">
-      <rtps><useBuiltinTransports>false</useBuiltinTransports>
-        <userTransports><transport_id>shm</transport_id></userTransports></rtps>
-    </participant>
-    <publisher profile_name="pub_publisher_profile"><qos><reliability><kind>RELIABLE</kind></reliability></qos>
-    </publisher>
-  </profiles>
-</dds>
-"""
-
 
 def participant(root: ET.Element, name: str) -> ET.Element:
     return next(p for p in root.iter(f"{NS}participant") if p.get("profile_name") == name)
@@ -130,110 +84,6 @@ def test_loopback_copies_use_only_127_0_0_1_and_no_multicast():
 def test_malformed_profiles_are_bad_input():
     with pytest.raises(InputError, match="malformed XML profiles"):
         upstream.loopback_profiles("<dds><profiles>")
-
-
-# --- their test list, as CMake writes it ------------------------------------------------------------
-LATENCY_CMAKE = textwrap.dedent("""\
-    cmake_minimum_required(VERSION 3.16)
-    project(fastrtps VERSION 2.9.1 LANGUAGES NONE)
-    enable_testing()
-    set(LATENCY_DIR ${CMAKE_CURRENT_SOURCE_DIR}/test/performance/latency)
-    foreach(name intraprocess_best_effort interprocess_best_effort_udp interprocess_reliable_udp)
-      add_test(NAME performance.latency.${name} COMMAND python3 ${LATENCY_DIR}/latency_tests.py
-               --xml_file ${LATENCY_DIR}/xml/${name}.xml --demands_file ${LATENCY_DIR}/payloads_demands.csv)
-      set_property(TEST performance.latency.${name} APPEND PROPERTY ENVIRONMENT "LATENCY_TEST_BIN=/bin/true")
-    endforeach()
-    add_test(NAME performance.latency.interprocess_best_effort_udp.security COMMAND python3
-             ${LATENCY_DIR}/latency_tests.py --xml_file ${LATENCY_DIR}/xml/interprocess_best_effort_udp.xml --security)
-    set_property(TEST performance.latency.interprocess_best_effort_udp.security APPEND PROPERTY ENVIRONMENT
-                 "CERTS_PATH=${CMAKE_CURRENT_SOURCE_DIR}/test/certs")
-    add_test(NAME performance.latency.intraprocess_best_effort.data_sharing COMMAND python3
-             ${LATENCY_DIR}/latency_tests.py --xml_file ${LATENCY_DIR}/xml/intraprocess_best_effort.xml)
-    add_test(NAME unittest.other COMMAND true)
-    install(CODE "message(STATUS nothing)")
-    """)
-
-# What their latency_tests.py does, in short: the CSV is named after the XML profile file, written
-# into the working folder, with the publisher's command line printed first. FAIL_WITH makes a test fail.
-LATENCY_SCRIPT = textwrap.dedent("""\
-    import os, sys
-    xml = sys.argv[sys.argv.index("--xml_file") + 1]
-    suffix = "_".join(os.path.basename(xml).split(".")[0].split("_")[1:])
-    kind = os.path.basename(xml).split("_")[0]
-    name = f"./measurements_{kind}_{suffix}{'_security' if '--security' in sys.argv else ''}.csv"
-    interprocess = os.path.basename(xml).startswith("interprocess")
-    print(f"{'Publisher' if interprocess else 'Executable'} command: LatencyTest "
-          f"{'publisher' if interprocess else 'both'} --export_raw_data {name}", flush=True)
-    if "--security" in sys.argv and not os.path.isfile(os.path.join(os.environ["CERTS_PATH"], "mainpubkey.pem")):
-        print("CERTS_PATH does NOT specify a directory", flush=True)
-        sys.exit(1)
-    if os.path.basename(xml) in os.environ.get("FAIL_WITH", ""):
-        print("Error: publisher lost its subscriber", flush=True)
-        sys.exit(3)
-    if os.path.basename(xml) in os.environ.get("WRITE_NOTHING", ""):
-        sys.exit(0)
-    if os.path.isfile(os.environ.get("LATENCY_TEST_BIN", "")):  # their script starts it by role
-        import subprocess
-        roles = ["publisher", "subscriber"] if interprocess else ["both"]
-        for role in roles:
-            subprocess.run([os.environ["LATENCY_TEST_BIN"], role, "--domain", "3"], check=True)
-    with open(name, "w") as csv:
-        csv.write("Sample,Payload [Bytes],Latency [us]\\n")
-        for i in range(4):
-            csv.write(f"{i + 1},{16 if i < 2 else 16384},{1.23456 + i}\\n")
-    """)
-
-
-# Stands in for their LatencyTest binary: records the CPUs it may run on, per role, in its folder.
-FAKE_LATENCY_TEST = textwrap.dedent("""\
-    #!{python}
-    import os, sys
-    with open(os.path.join(os.path.dirname(sys.argv[0]), "affinity_" + sys.argv[1]), "w") as out:
-        out.write(",".join(map(str, sorted(os.sched_getaffinity(0)))) + " " + " ".join(sys.argv[2:]))
-    """)
-
-
-LATENCY_NAMES = ("intraprocess_best_effort", "interprocess_best_effort_udp", "interprocess_reliable_udp")
-
-
-def latency_cmake(scheme: str = "{name}", project: str = "fastrtps VERSION 2.9.1") -> str:
-    """LATENCY_CMAKE with its tests (and their XML files) named by `scheme`, as Fast DDS names them:
-    "{name}" (2.9), "latency_{name}_profile" (2.10 to 3.3.0) or "{name}_profile" (3.3.1 on)."""
-    text = LATENCY_CMAKE.replace("project(fastrtps VERSION 2.9.1", f"project({project}")
-    return re.sub(r"\b(" + "|".join(LATENCY_NAMES) + r")\b", lambda m: scheme.format(name=m.group(1)), text)
-
-
-def make_workspace(root: Path, scheme: str = "{name}", package: str = "fastrtps", version: str = "2.9.1") -> Path:
-    """A workspace with a built `fastrtps` (or `package`) whose latency tests look like Fast DDS' ones,
-    named by `scheme` (latency_cmake), and the record a finished `perfgate build` leaves."""
-    source = root / "src" / "fastdds"
-    latency = source / "test" / "performance" / "latency"
-    (latency / "xml").mkdir(parents=True)
-    (source / "CMakeLists.txt").write_text(latency_cmake(scheme, f"{package} VERSION {version}"))
-    (latency / "latency_tests.py").write_text(LATENCY_SCRIPT)
-    (latency / "payloads_demands.csv").write_text("16;16384;\n")
-    for name in LATENCY_NAMES:
-        (latency / "xml" / f"{scheme.format(name=name)}.xml").write_text(PROFILES)
-    # the latency tests' CTestTestfile.cmake sits in the build folder of their CMakeLists.txt
-    build_dir = root / "build" / package
-    done = subprocess.run(["colcon", "--log-base", str(root / "log"), "build", *colcon.colcon_paths(root)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    work_dir = build_dir / "test" / "performance" / "latency"
-    work_dir.mkdir(parents=True)
-    latency_test = work_dir / upstream.LATENCY_TEST
-    latency_test.write_text(FAKE_LATENCY_TEST.format(python=sys.executable))
-    latency_test.chmod(0o755)
-    (build_dir / "CTestTestfile.cmake").replace(work_dir / "CTestTestfile.cmake")
-    (build_dir / "CTestTestfile.cmake").write_text('subdirs("test/performance/latency")\n')
-    harness = root / "install" / "bin" / "perfgate-latency"
-    harness.parent.mkdir(parents=True, exist_ok=True)
-    harness.write_text("")
-    record = {"status": s.BUILD_OK, "workspace": str(root), "prefix": str(root / "install"), "harness": str(harness),
-              "fastdds": {"package": package, "version": version, "commit": "abc123", "kind": "git"},
-              "cmake_args": colcon.cmake_arguments(ccache=False)}
-    build_record.record_path(root).write_text(json.dumps(record))
-    return work_dir
 
 
 @pytest.fixture(scope="module")
