@@ -7,6 +7,8 @@ few requirements made too tight, and `compare` against a baseline built from Fas
 from __future__ import annotations
 
 import base64
+import dataclasses
+import html
 import html.parser
 import io
 import json
@@ -160,7 +162,7 @@ def test_markdown_gives_the_verdict_first_then_the_failed_checks_worst_first(plo
 def test_markdown_escapes_the_label_and_folds_every_check(plotted_experiment):
     text = report.markdown_summary(plotted_experiment["results"])
     assert "<script>" not in text
-    assert "&lt;script&gt;" in text and "\\|" in text and "\\`a\\`" in text
+    assert "&lt;script&gt;" in text and "&#124;" in text and "&#96;a&#96;" in text
     assert text.count("<details>") == 2 == text.count("</details>")
     for sub in SOURCES:
         assert f"<summary>{sub}: " in text
@@ -323,6 +325,38 @@ def test_write_reports_writes_both_files_and_appends_to_the_step_summary(plotted
     assert step_summary.read_text() == "earlier step\n" + markdown_path.read_text()
     assert html_path.stat().st_size < 5_000_000
     assert not [p for p in results.experiment_dir.iterdir() if p.name.startswith(".")]  # no temporary leftovers
+
+
+def test_report_md_as_written_shows_on_github_what_the_text_says(plotted_experiment):
+    """GitHub decodes character references alike in paragraphs, table cells and HTML blocks
+    (<details>, <summary>), but shows a backslash escape inside an HTML block with its backslash:
+    the report.md on disk has no backslash, every table row keeps its cells, and each text decodes
+    back to what it was."""
+    warning = r"run `perfgate check` first | *twice* ~~here~~ C:\tmp"
+    results = dataclasses.replace(plotted_experiment["results"], warnings=[warning], step_errors=["a `b` | c"])
+    _, markdown_path = report.write_reports(results)
+    text = markdown_path.read_text()
+    assert "\\" not in text and "`" not in text
+    lines = text.splitlines()
+    assert html.unescape(next(x for x in lines if x.startswith("- :warning: "))) == f"- :warning: {warning}"
+    assert html.unescape(next(x for x in lines if x.startswith("- :x: "))) == "- :x: a `b` | c"
+    label_item = next(x for x in lines if "**label**" in x).split(" · ")
+    assert html.unescape(next(x for x in label_item if x.startswith("**label**"))) == f"**label** {LABEL}"
+    header_cells = None
+    for line in lines:
+        if not line.startswith("|"):
+            header_cells = None
+            continue
+        header_cells = header_cells or line.count("|")
+        assert line.count("|") == header_cells, line  # no cell split by a | in the data
+    summaries = [x for x in lines if x.startswith("<summary>")]
+    assert [html.unescape(x) for x in summaries] == [f"<summary>{sub}: {n} passed, {9 - n} failed</summary>"
+                                                      for sub, n in (("intraprocess_best_effort", 8),
+                                                                     ("interprocess_best_effort", 8))]
+    # an HTML block ends at the first blank line: each <details> opens one that is only the summary
+    for at, line in enumerate(lines):
+        if line == "<details>":
+            assert lines[at + 1].startswith("<summary>") and lines[at + 2] == ""
 
 
 def test_metadata_line_names_what_was_measured_where():

@@ -18,9 +18,16 @@ MAX_ANNOTATIONS = 10
 MARKDOWN_LIMIT = 1 << 20
 
 
+# Characters that would start Markdown inside text taken from files and options: written as numeric
+# character references, which GitHub decodes alike in paragraphs, table cells and HTML blocks such as
+# <summary>, where a backslash escape such as \` would be shown with its backslash.
+_MARKDOWN_REFERENCES = str.maketrans({"|": "&#124;", "`": "&#96;", "*": "&#42;", "~": "&#126;", "\\": "&#92;",
+                                      "\n": " ", "\r": " "})
+
+
 def _md(text) -> str:
-    """Text safe inside a GitHub Markdown table cell (GitHub also renders inline HTML)."""
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("`", "\\`").replace("\n", " ")
+    """Text shown as written on GitHub, in a table cell, a paragraph or an HTML block alike."""
+    return html.escape(str(text), quote=False).translate(_MARKDOWN_REFERENCES)
 
 
 def _md_table(rows: pd.DataFrame, columns: list[Column]) -> list[str]:
