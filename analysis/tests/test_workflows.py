@@ -467,7 +467,7 @@ def run_baseline_step(script: str, tmp_path: Path, environment: dict[str, str]):
 ])
 def test_baseline_step_builds_the_parent_or_merge_base(workflows, fastdds_history, tmp_path, baseline_ref, candidate,
                                                        form, expected):
-    from perfgate.build import fetch_git
+    from perfgate.fastdds_build.git import fetch_git
 
     origin, commits = fastdds_history
     script = step_named(workflows["gate.yml"]["jobs"]["gate"], "baseline")["run"]
