@@ -9,8 +9,10 @@ import numpy as np
 matplotlib.use("Agg")
 
 from matplotlib.axes import Axes  # noqa: E402  (the backend must be chosen first)
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import (AutoLocator, FixedLocator, FormatStrFormatter, NullLocator,  # noqa: E402
+                               ScalarFormatter)
 
 from ..files import atomic_path  # noqa: E402
 
@@ -21,7 +23,15 @@ PASSED_COLOUR = "#2ca02c"
 REQUIREMENT_COLOUR = "#555555"
 LATENCY_LABEL = "Latency [us]"
 PAYLOAD_LABEL = "Payload [Bytes]"
-LOG_SCALE_SPREAD = 20  # latencies spanning more than this factor get a log axis
+# The machine's floor (plain sockets, never checked) is the reference the sub-experiments are read
+# against: black and grey, in line styles and markers none of them uses, one per transport.
+FLOOR_STYLES = {
+    "floor_udp": {"color": "black", "linestyle": ":", "marker": "x", "markersize": 6},
+    "floor_tcp": {"color": "#8c8c8c", "linestyle": "-.", "marker": "+", "markersize": 8},
+}
+# tab10 without its grey (the floors' colour), and a dark indigo for the tenth sub-experiment
+SUBEXPERIMENT_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+                         "#17becf", "#393b79")
 
 
 def new_figure(title: str, size: tuple[float, float] = FIGURE_SIZE) -> tuple[Figure, Axes]:
@@ -68,14 +78,15 @@ def round_log_ticks(axis, low: float, high: float) -> None:
 
 
 def latency_yaxis(axes, values, label: str = LATENCY_LABEL, headroom: float = 1.3) -> None:
-    """Linear latency axis, or a log one when the values span more than LOG_SCALE_SPREAD (Max with
-    its outliers, 16 B next to 16 KiB, intra-process next to TCP with security, a measurement far
-    below its requirement): on a linear axis the small ones would be flattened onto zero.
-    headroom: how far above the largest value a log axis ends (a factor), for labels drawn there."""
+    """The latency axis of every plot against payload, and of the magnitude history: logarithmic,
+    always (docs/analysis-process-check.md "Plots"). A rule of the plot, never of the day's data, so
+    that one plot reads the same from one report to the next; log, because 16 B beside 16 KiB,
+    intra-process beside TCP with security, Max with its outliers and a requirement far above its
+    measurement span decades that a linear axis would flatten onto zero.
+    headroom: how far above the largest value the axis ends (a factor), for labels drawn there."""
     finite = np.asarray(values, dtype=float).ravel()
     finite = finite[np.isfinite(finite) & (finite > 0)]
-    if finite.size == 0 or finite.max() <= LOG_SCALE_SPREAD * finite.min():
-        axes.set_yscale("linear")
+    if finite.size == 0:  # nothing to draw (no latency is ever zero): an empty plot keeps matplotlib's axis
         axes.set_ylabel(label)
         return
     low, high = finite.min() / 1.3, finite.max() * headroom
@@ -85,12 +96,41 @@ def latency_yaxis(axes, values, label: str = LATENCY_LABEL, headroom: float = 1.
     axes.set_ylabel(f"{label} (log scale)")
 
 
+def linear_latency_yaxis(axes, values, label: str = LATENCY_LABEL, top_room: float = 3.0) -> None:
+    """The latency axis of the per-payload history: linear, always, from just below the smallest to
+    above the largest value (a step of a few per cent shows as a step); top_room: the space kept
+    above the data for the verdict and the legend, in paddings of 6 % of the data's range."""
+    finite = np.asarray(values, dtype=float).ravel()
+    finite = finite[np.isfinite(finite)]
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    pad = 0.06 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
+    axes.set_yscale("linear")
+    axes.set_ylim(low - pad, high + top_room * pad)
+    axes.yaxis.set_major_locator(AutoLocator())
+    axes.yaxis.set_major_formatter(ScalarFormatter())
+    axes.set_ylabel(label)
+
+
 def save(figure: Figure, path: Path) -> Path:
-    """Write the PNG atomically (temporary file, then rename).
+    """Write the PNG atomically (temporary file, then rename), never with a label cut off.
 
     zlib level 1: drawing hundreds of plots per experiment is dominated by PNG compression at the
     default level, and the files are only some 10 % larger.
     """
     with atomic_path(Path(path)) as temporary:
         figure.savefig(temporary, format="png", pil_kwargs={"compress_level": 1})
+        if sticks_out(figure):
+            figure.savefig(temporary, format="png", pil_kwargs={"compress_level": 1}, bbox_inches="tight",
+                           pad_inches=0.05)
     return Path(path)
+
+
+def sticks_out(figure: Figure) -> bool:
+    """Whether any text or legend of a drawn figure reaches past its edges: a long title (constrained
+    layout makes room around the axes, not beside a title wider than the figure), or a label longer
+    than the fixed margins of the per-payload and history plots (kept for speed) were made for.
+    Some 15 % of a plot's drawing time; a label cut off is worse."""
+    canvas = figure.canvas if isinstance(figure.canvas, FigureCanvasAgg) else FigureCanvasAgg(figure)
+    extent = figure.get_tightbbox(canvas.get_renderer())
+    width, height = figure.get_size_inches()
+    return extent.x0 < 0 or extent.y0 < 0 or extent.x1 > width or extent.y1 > height

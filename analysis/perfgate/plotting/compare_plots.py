@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from .. import schema as s
 from .common import FAILED_COLOUR, latency_yaxis, new_figure, payload_axis, save
@@ -14,6 +15,11 @@ MAGNITUDE_COLOURS = ("#1f77b4", "#ff7f0e")  # first and second magnitude of a pa
 
 def draw_comparison(sub: str, magnitudes: tuple[str, str], comparison: pd.DataFrame, reference_label: str,
                     result_label: str, fail_threshold: float, path: Path) -> Path:
+    return save(comparison_figure(sub, magnitudes, comparison, reference_label, result_label, fail_threshold), path)
+
+
+def comparison_figure(sub: str, magnitudes: tuple[str, str], comparison: pd.DataFrame, reference_label: str,
+                      result_label: str, fail_threshold: float) -> Figure:
     """`comparison` is compare.compare_summaries' table of one sub-experiment."""
     figure, axes = new_figure(f"{sub}: {' and '.join(magnitudes)}, result against reference "
                               f"(fails above reference +{fail_threshold * 100:g}%)")
@@ -36,4 +42,4 @@ def draw_comparison(sub: str, magnitudes: tuple[str, str], comparison: pd.DataFr
     shown = comparison[comparison[s.CHECK].isin(magnitudes)]
     latency_yaxis(axes, shown[[s.REFERENCE, s.RESULT]].to_numpy())
     figure.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)  # below the axes, never over a point
-    return save(figure, path)
+    return figure

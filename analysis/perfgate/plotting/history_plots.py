@@ -15,7 +15,8 @@ import pandas as pd
 from matplotlib import colormaps
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-from .common import FAILED_COLOUR, LATENCY_LABEL, REQUIREMENT_COLOUR, latency_yaxis, new_figure, save
+from .common import (FAILED_COLOUR, LATENCY_LABEL, REQUIREMENT_COLOUR, latency_yaxis, linear_latency_yaxis,
+                     new_figure, save)
 
 MAX_X_TICKS = 10
 MAGNITUDE_AXES_WIDTH_PX = 790  # 0.79 of the 1000 pixel wide figure
@@ -94,7 +95,11 @@ class HistoryFigures:
         handles, labels = axes.get_legend_handles_labels()
         axes.legend(handles[::-1], labels[::-1], title="Payload", fontsize=8, title_fontsize=8, loc="upper left",
                     bbox_to_anchor=(1.01, 1.0), frameon=False)
+        self._decorate(axes)
         return save(self.magnitude_figure, path)
+
+    def _decorate(self, axes) -> None:
+        """Called just before a plot is saved: a subclass adds its marks (history_marks)."""
 
     def _payload_artists(self) -> None:
         axes = self.payload_axes
@@ -132,11 +137,7 @@ class HistoryFigures:
             self.requirement_line.set_visible(False)
             self.legend.get_texts()[1].set_text("no requirement")
             self.verdict.set_text("no requirement for this payload")
-        # log when the requirement is far above the measurements (headroom for the verdict and legend)
-        latency_yaxis(axes, shown, headroom=4.0)
-        if axes.get_yscale() == "linear":
-            low, high = (shown.min(), shown.max()) if shown.size else (0.0, 1.0)
-            pad = 0.06 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
-            # room at the top for the verdict and the legend
-            axes.set_ylim(low - pad, high + 3 * pad)
+        # linear, always: one payload over time, where a step of a few per cent is what to see
+        linear_latency_yaxis(axes, shown, top_room=3.0)
+        self._decorate(axes)
         return save(self.payload_figure, path)

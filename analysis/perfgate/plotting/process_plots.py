@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .. import schema as s
-from .common import DPI, FIGURE_SIZE, LATENCY_LABEL, latency_yaxis, new_figure, payload_axis, round_log_ticks, save
+from .common import (DPI, FIGURE_SIZE, FLOOR_STYLES, LATENCY_LABEL, SUBEXPERIMENT_COLOURS, latency_yaxis, new_figure,
+                     payload_axis, round_log_ticks, save)
 
 # The histogram's range ends here, so that a few outliers far out (the published Fast DDS data has
 # samples at 130 us beside a body at 8 us) cannot squeeze the body into one bar.
@@ -144,10 +145,15 @@ class PayloadPlotter:
 
 
 def draw_comparison(summaries: dict[str, pd.DataFrame], magnitude: str, path: Path) -> Path:
+    return save(comparison_figure(summaries, magnitude), path)
+
+
+def comparison_figure(summaries: dict[str, pd.DataFrame], magnitude: str) -> Figure:
     """One magnitude (Min, Median, Max, 99%) against payload, one line per sub-experiment.
 
-    Sub-experiments come in the contract's order; the machine's floor (plain sockets) is drawn in
-    grey, dotted, last: it is the reference the others are read against, not one of them.
+    Sub-experiments come in the contract's order; the machine's floors (plain sockets) last, each in
+    a colour, line style and marker of its own (common.FLOOR_STYLES): they are the reference the
+    others are read against, not some of them.
     """
     figure, axes = new_figure(f"Sub-experiments compared: {magnitude} latency", size=(11, 6))
     markers = "osD^v<>pP*Xh"
@@ -159,14 +165,18 @@ def draw_comparison(summaries: dict[str, pd.DataFrame], magnitude: str, path: Pa
         ordered = summaries[sub].sort_values(s.BYTES)
         payloads.update(int(p) for p in ordered[s.BYTES])
         values.extend(ordered[magnitude])
-        style = ({"color": "0.45", "linestyle": ":", "label": f"{sub} (machine floor)"} if _is_floor(sub) else
-                 {"color": f"C{index % 10}", "linestyle": "-" if index < 10 else "--", "label": sub})
-        axes.plot(ordered[s.BYTES], ordered[magnitude], marker=markers[index % len(markers)], markersize=4,
-                  linewidth=1.2, **style)
+        if _is_floor(sub):
+            style = {"markersize": 4, **FLOOR_STYLES.get(sub, FLOOR_STYLES["floor_udp"]),
+                     "label": f"{sub} (machine floor)"}
+        else:
+            style = {"color": SUBEXPERIMENT_COLOURS[index % len(SUBEXPERIMENT_COLOURS)],
+                     "linestyle": "-" if index < len(SUBEXPERIMENT_COLOURS) else "--",
+                     "marker": markers[index % len(markers)], "markersize": 4, "label": sub}
+        axes.plot(ordered[s.BYTES], ordered[magnitude], linewidth=1.2, **style)
     payload_axis(axes, payloads)
     latency_yaxis(axes, values, label=f"{magnitude} {LATENCY_LABEL.lower()}")
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
-    return save(figure, path)
+    return figure
 
 
 def _is_floor(sub: str) -> bool:
