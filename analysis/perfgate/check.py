@@ -234,7 +234,7 @@ def _draw_sub_check_plots(sub: str, report: pd.DataFrame, plots_dir: Path) -> No
 def draw_check_plots(reports: dict[str, pd.DataFrame], plots_dir: Path, jobs: int) -> None:
     """Three plots per sub-experiment, one sub-experiment per worker process."""
     if jobs > 1 and len(reports) > 1:
-        with worker_pool(min(jobs, len(reports))) as pool:
+        with worker_pool(min(jobs, len(reports)), output=plots_dir) as pool:
             futures = [pool.submit(_draw_sub_check_plots, sub, report, plots_dir) for sub, report in reports.items()]
             for future in futures:
                 future.result()

@@ -18,7 +18,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from . import csv_lines, plausibility
+from . import csv_lines, plausibility, temporaries
 from . import schema as s
 from .errors import InputError
 
@@ -168,10 +168,14 @@ def read_check_report(path: Path) -> pd.DataFrame:
 # --- atomic writing -----------------------------------------------------------------------------
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success rename it over `path`, on failure remove it."""
+    """Yield a temporary path beside `path`; on success rename it over `path`, on failure remove it.
+    A process killed outright cannot remove it: its name carries the process id, and the next writer
+    in the folder, or the main process of a worker pool, removes it (perfgate.temporaries)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    temporaries.sweep_once(path.parent)
+    handle, temporary = tempfile.mkstemp(prefix=temporaries.prefix(path), suffix=".tmp" + path.suffix,
+                                         dir=path.parent)
     os.close(handle)
     temporary_path = Path(temporary)
     try:

@@ -131,7 +131,7 @@ def draw_plots(payload_tasks: list[PayloadPlots], comparison_summaries: dict[str
     if jobs > 1 and len(payload_tasks) + len(comparisons) > 1:
         batch_count = max(1, min(len(payload_tasks), jobs * BATCHES_PER_WORKER))
         batches = [payload_tasks[i::batch_count] for i in range(batch_count)]
-        with worker_pool(jobs) as pool:
+        with worker_pool(jobs, output=plots_dir) as pool:
             # the comparisons first: they are the slowest plots, so they do not finish last alone
             futures = [pool.submit(_draw_comparison, comparison_summaries, m, plots_dir) for m in comparisons]
             futures += [pool.submit(_draw_payload_plots, batch) for batch in batches if batch]

@@ -1,0 +1,102 @@
+"""A plot worker killed outright (SIGKILL) leaves no temporary PNG behind: its main process removes
+what it left when the pool ends, and a later run removes what a dead run left (issue 14).
+
+Real processes: `perfgate process` drawing the published Fast DDS measurements with two workers,
+one of which is stopped while its temporary PNG exists, then killed."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from perfgate import files, temporaries
+from perfgate import schema as s
+
+SOURCES = {"intraprocess_best_effort": "measurements_intraprocess.csv",
+           "interprocess_best_effort": "measurements_interprocess.csv"}
+
+
+def experiment_folder(fastdds_fixtures: Path, folder: Path) -> Path:
+    folder.mkdir()
+    for sub, name in SOURCES.items():
+        files.write_csv(folder / s.raw_csv_name(sub), files.read_raw(fastdds_fixtures / "v193" / name))
+    return folder
+
+
+def temporary_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if temporaries.MARK in p.name)
+
+
+def perfgate_process(experiment: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "perfgate.cli", "process", "--experiment-directory", str(experiment),
+                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def kill_a_worker_while_it_writes(command: subprocess.Popen, plots: Path, deadline_s: float = 60.0) -> Path:
+    """Stop a worker, and kill it if its temporary PNG exists while it is stopped: it dies mid-write."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end and command.poll() is None:
+        for path in temporary_files(plots):
+            pid = temporaries.writer_pid(path.name)
+            if pid is None or pid == command.pid:
+                continue
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                continue
+            if path.exists():
+                os.kill(pid, signal.SIGKILL)
+                return path
+            os.kill(pid, signal.SIGCONT)
+        time.sleep(0.005)
+    raise AssertionError("no worker was caught writing a PNG")
+
+
+def test_a_worker_killed_while_writing_a_png_leaves_no_temporary_file(fastdds_fixtures, tmp_path):
+    experiment = experiment_folder(fastdds_fixtures, tmp_path / "experiment")
+    command = perfgate_process(experiment)
+    killed = kill_a_worker_while_it_writes(command, experiment / s.PLOTS_DIR)
+    _, err = command.communicate(timeout=120)
+    assert command.returncode == s.EXIT_INCOMPLETE, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"perfgate process: error: {experiment / s.PLOTS_DIR}: a worker process died")
+    assert not killed.exists() and temporary_files(experiment) == []
+    assert all(png.stat().st_size > 0 for png in (experiment / s.PLOTS_DIR).rglob("*.png"))
+
+
+def dead_pid() -> int:
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    return finished.pid
+
+
+def test_a_later_run_removes_what_a_dead_writer_left_and_keeps_a_live_ones(fastdds_fixtures, tmp_path):
+    experiment = experiment_folder(fastdds_fixtures, tmp_path / "experiment")
+    plots = experiment / s.PLOTS_DIR / "intraprocess_best_effort"
+    plots.mkdir(parents=True)
+    left = plots / f".16_bytes_histogram.png{temporaries.MARK}{dead_pid()}-k2j4x.tmp.png"
+    left.write_bytes(b"")
+    summary_left = experiment / f".{s.summary_csv_name('interprocess_best_effort')}{temporaries.MARK}{dead_pid()}-q.tmp.csv"
+    summary_left.write_bytes(b"Bytes,Samp")
+    live = plots / f".32_bytes_histogram.png{temporaries.MARK}{os.getpid()}-abc.tmp.png"  # this test's: alive
+    live.write_bytes(b"")
+    command = perfgate_process(experiment)
+    _, err = command.communicate(timeout=120)
+    assert command.returncode == s.EXIT_OK, err
+    assert not left.exists() and not summary_left.exists()
+    assert temporary_files(experiment) == [live]
+    summary = pd.read_csv(experiment / s.summary_csv_name("interprocess_best_effort"))
+    assert len(summary) == 11
+
+
+def test_abandoned_picks_dead_writers_of_perfgate_temporaries_only():
+    names = [f".a.png{temporaries.MARK}12-x.tmp.png", f".b.csv{temporaries.MARK}34-y.tmp.csv", ".c.png.x1y2.tmp.png",
+             "d.png", f"e{temporaries.MARK}12-x.tmp.png"]
+    assert temporaries.abandoned(names, lambda pid: pid == 34) == [f".a.png{temporaries.MARK}12-x.tmp.png"]
+    assert temporaries.process_alive(os.getpid()) and not temporaries.process_alive(dead_pid())
