@@ -240,7 +240,12 @@ def build_parser() -> argparse.ArgumentParser:
     _option(history, "--requirements", required=True, metavar="F")
     _option(history, "--experiments-results", required=True, metavar="D",
             help="results store, or its experiments/ folder: one experiment folder per run")
-    _option(history, "--plots-directory", required=True, metavar="D")
+    _option(history, "--plots-directory", required=True, metavar="D",
+            help="where the plots, change_points.csv and the Otava export go")
+    _option(history, "--alpha", type=_non_negative_float, default=0.01,
+            help="family-wise false-alarm level of the change points over all series (default 0.01)")
+    _option(history, "--baseline", action="append", default=None, metavar="D",
+            help="a stored baseline (baselines/<platform>/) drawn as a reference line; repeat for release baselines")
     _no_plots(history)
 
     determine = command("determine-requirements", "perfgate.requirements:command_determine_requirements",

@@ -8,6 +8,10 @@ its experiments compare, and draws per sub-experiment (docs/formats.md section 9
 Work is split by sub-experiment over worker processes in two rounds: first every summary is read
 and validated (so a bad file stops the command before any plot is replaced), then the plots are
 drawn. The command reports and exits 0: gating is `check`'s job; history shows the trend.
+
+Experiments are taken commit by commit (change_points.commit_order). Change points over every
+sub-experiment, payload and statistic (change_points.detect) go to `<plots>/change_points.csv`, and
+the store as Apache Otava CSV to `<plots>/otava/` (history_files), with or without plots.
 """
 from __future__ import annotations
 
@@ -22,7 +26,9 @@ import numpy as np
 import pandas as pd
 
 from . import experiments as ex
+from . import change_points as cp
 from . import files, store
+from . import history_files as hf
 from . import schema as s
 from .errors import PerfgateError
 from .pools import worker_pool
@@ -81,23 +87,53 @@ def _load_sub(experiments: list[ex.Experiment], sub: str) -> pd.DataFrame:
     return ex.summary_table(experiments, sub)
 
 
-def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: list[str], plots: Path) -> int:
-    from .plotting.history_plots import HistoryFigures
+def _test_sub(sub: str, table: pd.DataFrame, alpha: float) -> tuple[list[tuple], int]:
+    return cp.tests_of_series(cp.long_values({sub: table}, ex.ORDER), alpha)
 
-    figures = HistoryFigures(tick_labels)
+
+def change_marks(changes: pd.DataFrame, sub: str) -> dict:
+    """(statistic, payload) -> [(position, change %)] and (statistic, None) -> the same merged over
+    payloads (one mark per position: the median change there), for one sub-experiment's plots."""
+    rows = changes[changes[s.EXPERIMENT_TYPE] == sub]
+    marks: dict = {}
+    for (statistic, payload), group in rows.groupby([cp.STATISTIC, s.BYTES]):
+        marks[(statistic, int(payload))] = list(zip(group[cp.INDEX].astype(int), group[cp.CHANGE]))
+    for (statistic, position), group in rows.groupby([cp.STATISTIC, cp.INDEX]):
+        marks.setdefault((statistic, None), []).append((int(position), float(group[cp.CHANGE].median())))
+    return marks
+
+
+def baseline_values(baselines: list[tuple[str, ex.Experiment]], sub: str) -> list[tuple[str, dict]]:
+    """Per baseline that has the sub-experiment: (name, {(payload, statistic): value})."""
+    values = []
+    for name, baseline in baselines:
+        if sub in baseline.subexperiments:
+            summary = baseline.summary(sub)
+            values.append((name, {(int(row[s.BYTES]), check): float(row[check])
+                                  for _, row in summary.iterrows() for check in s.CHECKED_MAGNITUDES}))
+    return values
+
+
+def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: list[str], plots: Path,
+              marks: dict, baselines: list[tuple[str, dict]]) -> int:
+    from .plotting.history_marks import MarkedHistoryFigures
+
+    figures = MarkedHistoryFigures(tick_labels)
     count = len(tick_labels)
     drawn = 0
     for magnitude in s.PLOTTED_MAGNITUDES:
         figures.magnitude(sub, magnitude, magnitude_history(table, magnitude, count),
-                          s.history_magnitude_png(plots, sub, magnitude))
+                          s.history_magnitude_png(plots, sub, magnitude), marks.get((magnitude, None), []))
         drawn += 1
     for check in s.CHECKED_MAGNITUDES:
         values = magnitude_history(table, check, count)
         for payload in values.columns:
             requirement = requirements.get((payload, check))
+            references = [(name, value[(payload, check)]) for name, value in baselines if (payload, check) in value]
             figures.payload(sub, check, payload, values[payload], requirement,
                             above_requirement(values[payload], requirement),
-                            s.history_payload_png(plots, sub, payload, check))
+                            s.history_payload_png(plots, sub, payload, check), marks.get((check, payload), []),
+                            references)
             drawn += 1
     return drawn
 
@@ -132,17 +168,34 @@ def _map(executor, function, argument_lists):
 
 
 # --- the command --------------------------------------------------------------------------------
-def command_history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool) -> int:
+def command_history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool,
+                    alpha: float = cp.DEFAULT_ALPHA, baseline: list[str] | None = None) -> int:
     folder = Path(experiments_results)
     # a results store is shared with gates adding to it: read and draw it whole, one redraw at a time
     with store.locked(folder) if store.is_store(folder) else contextlib.nullcontext():
-        return _history(requirements, experiments_results, plots_directory, no_plots)
+        return _history(requirements, experiments_results, plots_directory, no_plots, alpha, baseline or [])
 
 
-def _history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool) -> int:
+def in_commit_order(experiments: list[ex.Experiment]) -> tuple[list[ex.Experiment], int]:
+    """Experiments (given oldest first) commit by commit, the order of the change points and the x
+    axis; and the position there of the newest experiment (a re-run of an old commit is not last)."""
+    order = cp.commit_order([e.commit for e in experiments])
+    return [experiments[i] for i in order], order.index(len(experiments) - 1)
+
+
+def describe(experiments: list[ex.Experiment]) -> pd.DataFrame:
+    """Label, Fast DDS commit and creation time by position (the change points' and Otava's rows)."""
+    return pd.DataFrame({s.LABEL: [e.label for e in experiments], cp.COMMIT: [e.commit for e in experiments],
+                         hf.CREATED: [e.created for e in experiments]})
+
+
+def _history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool,
+             alpha: float, baseline_folders: list[str]) -> int:
     requirement_table = files.read_requirements(Path(requirements))
-    experiments = ex.load_store(Path(experiments_results))
-    for note in ex.require_comparable(experiments):
+    experiments, newest_position = in_commit_order(ex.load_store(Path(experiments_results)))
+    # a baseline is drawn beside the history only if it was measured the same way on the same platform
+    baselines = [(Path(folder).resolve().name, ex.describe_experiment(Path(folder))) for folder in baseline_folders]
+    for note in ex.require_comparable(experiments + [experiment for _, experiment in baselines]):
         print(f"perfgate history: note: {note}", file=sys.stderr)
     subs = ex.all_subexperiments(experiments)
     uncovered = [sub for sub in subs if sub not in set(requirement_table[s.EXPERIMENT_TYPE])]
@@ -151,24 +204,39 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
               f"their payload histories are drawn without a requirement line", file=sys.stderr)
     lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
     plots = Path(plots_directory)
+    described = describe(experiments)
 
     workers = _workers(len(subs))
     with worker_pool(workers, _pool_context()) if workers > 1 else contextlib.nullcontext() as executor:
         tables = _map(executor, _load_sub, [(experiments, sub) for sub in subs])
+        by_sub = dict(zip(subs, tables))
+        tested = _map(executor, _test_sub, [(sub, table, alpha) for sub, table in by_sub.items()])
+        changes = cp.decide([row for found, _ in tested for row in found], sum(untested for _, untested in tested),
+                            described, alpha)
+        files.write_text(plots / hf.CHANGE_POINTS_CSV, hf.format_change_points(changes))
+        hf.write_otava(plots / hf.OTAVA_DIR, {sub: hf.otava_table(table, described, ex.ORDER)
+                                              for sub, table in by_sub.items() if not table.empty})
         drawn = 0
         if not no_plots:
-            from .plotting.history_plots import experiment_tick_labels
+            from .plotting.history_marks import commit_tick_labels
 
-            ticks = experiment_tick_labels([e.created for e in experiments], [e.label for e in experiments])
+            ticks = commit_tick_labels([e.created for e in experiments], [e.label for e in experiments],
+                                       [e.commit for e in experiments])
             drawn = sum(_map(executor, _draw_sub,
-                             [(sub, table, lookup, ticks, plots) for sub, table, lookup in zip(subs, tables, lookups)]))
+                             [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub))
+                              for sub, table, lookup in zip(subs, tables, lookups)]))
 
-    newest = experiments[-1]
+    newest = experiments[newest_position]
     print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "
           f"{len(subs)} sub-experiments; {drawn} plots in {plots}" if not no_plots else
           f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")
     for sub, table, lookup in zip(subs, tables, lookups):
-        over, checked = newest_verdicts(table, lookup, len(experiments) - 1)
+        over, checked = newest_verdicts(table, lookup, newest_position)
         if over:
             print(f"  newest ({newest.label}) {sub}: {over} of {checked} checks above the requirement")
+    regressions = int((changes[cp.CHANGE] > 0).sum())
+    print(f"history: {len(changes)} change point(s), {regressions} regression(s), family-wise false-alarm level "
+          f"{alpha:g}: {plots / hf.CHANGE_POINTS_CSV}")
+    for line in hf.change_point_lines(changes):
+        print(line)
     return s.EXIT_OK

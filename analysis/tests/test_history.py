@@ -96,7 +96,9 @@ def test_history_without_plots_draws_nothing_and_accepts_underscore_options(stor
     code = cli.main(["history", "--requirements", str(requirements_csv), "--experiments_results",
                      str(store / s.STORE_EXPERIMENTS_DIR), "--plots_directory", str(plots), "--no_plots"])
     assert code == s.EXIT_OK
-    assert not plots.exists()
+    # no plot; the change points and the Otava export are written all the same (issue 13)
+    assert not list(plots.rglob("*.png"))
+    assert sorted(p.name for p in plots.iterdir()) == ["change_points.csv", "otava"]
 
 
 def test_history_stops_before_drawing_when_one_summary_is_bad(store, requirements_csv, tmp_path, capsys):

@@ -1,0 +1,90 @@
+"""History plots with commits, change points and baselines (issue 13)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+from matplotlib.image import imread
+
+from perfgate import change_points as cp
+from perfgate import files, history
+from perfgate import schema as s
+from perfgate.plotting.history_marks import BASELINE_COLOURS, MarkedHistoryFigures, commit_tick_labels
+from history_synthetic import SUBS, summary, write_store
+
+
+def test_tick_labels_put_the_short_commit_before_the_date():
+    created = [datetime(2026, 1, 1, tzinfo=timezone.utc), datetime(2026, 1, 9, tzinfo=timezone.utc), None]
+    assert commit_tick_labels(created, ["a", "b", "old-run"], ["0123456789abcdef", None, "fedcba9876"]) == \
+        ["0123456 2026-01-01", "2026-01-09", "fedcba9 old-run"]
+
+
+def test_change_marks_per_payload_and_merged_per_position():
+    changes = pd.DataFrame({s.EXPERIMENT_TYPE: ["a", "a", "a", "b"], s.BYTES: [16, 32, 16, 16],
+                            cp.STATISTIC: [s.MEDIAN, s.MEDIAN, s.MAX, s.MEDIAN], cp.INDEX: [40, 41, 40, 7],
+                            cp.CHANGE: [8.0, 6.0, -20.0, 3.0]})
+    marks = history.change_marks(changes, "a")
+    assert marks[(s.MEDIAN, 16)] == [(40, 8.0)] and marks[(s.MAX, 16)] == [(40, -20.0)]
+    assert sorted(marks[(s.MEDIAN, None)]) == [(40, 8.0), (41, 6.0)]
+    assert (s.MEDIAN, 7) not in marks and history.change_marks(changes, "c") == {}
+
+
+def test_a_payload_plot_draws_the_change_point_and_the_baseline(tmp_path):
+    values = pd.Series(np.r_[np.full(20, 10.0), np.full(10, 11.0)])
+    figures = MarkedHistoryFigures([f"{i:07x} 2026-01-{i % 28 + 1:02d}" for i in range(30)])
+    path = figures.payload("interprocess_reliable", s.MEDIAN, 16, values, 12.0, values > 12.0, tmp_path / "p.png",
+                           [(20, 10.0)], [("vm-2core-x64", 9.0)])
+    axes = figures.payload_axes
+    vertical = [line for line in axes.get_lines() if list(line.get_xdata()) == [19.5, 19.5]]
+    assert len(vertical) == 1
+    baseline = [line for line in axes.get_lines() if line.get_color() == BASELINE_COLOURS[0]]
+    assert len(baseline) == 1 and list(baseline[0].get_ydata()) == [9.0, 9.0]
+    assert axes.get_ylim()[0] < 9.0  # the baseline is below every measurement and still inside the plot
+    texts = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert "baseline vm-2core-x64 9.000 us" in texts and "change point: regression" in texts
+    assert any("+10.0 % from 0000014 2026-01-21" in text.get_text() for text in axes.texts)
+    assert imread(path).shape[1] == 1000  # a real PNG, the width of every history plot
+    # the next plot starts clean: no mark of the previous one stays
+    figures.payload("interprocess_reliable", s.MEDIAN, 32, values, None, values > 1e9, tmp_path / "q.png", [], [])
+    assert not [line for line in axes.get_lines() if list(line.get_xdata()) == [19.5, 19.5]]
+    assert "change point: regression" not in [text.get_text() for text in axes.get_legend().get_texts()]
+
+
+def write_baseline(folder, platform_id: str) -> None:
+    files.write_csv(folder / s.summary_csv_name(SUBS[1]), summary({16: 21.0, 1024: 22.0}))
+    files.write_metadata(folder, {s.META_LABEL: "promoted", s.META_CREATED: "2025-12-01T00:00:00Z",
+                                  s.META_LATENCY_DEFINITION: s.ROUND_TRIP, s.META_PLATFORM: {"id": platform_id}})
+
+
+def test_history_draws_every_plot_with_commits_and_baselines(tmp_path, capsys):
+    write_store(tmp_path / "store", 30, 20)
+    write_baseline(tmp_path / "baselines" / "vm-2core-x64", "0123456789abcdef")
+    requirements = tmp_path / "requirements.csv"
+    files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 100.0, s.P99: 200.0,
+                                                 s.MAX: 900.0} for sub in SUBS[:2]]))
+    plots = tmp_path / "plots"
+    assert history.command_history(str(requirements), str(tmp_path / "store"), str(plots), no_plots=False,
+                                   baseline=[str(tmp_path / "baselines" / "vm-2core-x64")]) == 0
+    pngs = sorted(path.relative_to(plots).as_posix() for path in plots.rglob("*.png"))
+    assert len(pngs) == 2 * (4 + 2 * 3)
+    assert f"{SUBS[1]}/16_bytes_median.png" in pngs
+    assert (plots / "change_points.csv").read_text().count(f"{SUBS[1]},") == 6
+    assert "20 plots" in capsys.readouterr().out
+
+
+def test_a_baseline_of_another_platform_is_a_usage_error_naming_both(tmp_path):
+    write_store(tmp_path / "store", 8, 4)
+    write_baseline(tmp_path / "other", "ffffffffffffffff")
+    requirements = tmp_path / "requirements.csv"
+    files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: SUBS[0], s.BYTES: 16, s.MEDIAN: 1.0, s.P99: 2.0,
+                                                 s.MAX: 3.0}]))
+    result = subprocess.run([sys.executable, "-m", "perfgate.cli", "history", "--requirements", str(requirements),
+                             "--experiments-results", str(tmp_path / "store"), "--plots-directory",
+                             str(tmp_path / "plots"), "--baseline", str(tmp_path / "other"), "--no-plots"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "platform ids differ" in result.stderr and str(tmp_path / "other") in result.stderr

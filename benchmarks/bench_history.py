@@ -1,0 +1,216 @@
+"""History with change points: speed and memory over a big store, false alarms and hits over many seeds.
+
+    .venv/bin/python benchmarks/bench_history.py [--experiments 1000] [--seeds 100] [--plots] [--compare]
+
+1. Writes a results store of `--experiments` nightly runs (10 sub-experiments x 11 payloads,
+   summaries and metadata, one commit per run) with a +8 % step in one sub-experiment from 3/4 of
+   the way on, and runs `perfgate history --no-plots` (with `--plots` also with every plot) as its
+   own process: wall clock, CPU and the peak memory of its process tree against 60 s and 1 GB.
+2. False alarms: `--seeds` histories of 100 runs without any step through change_points.detect
+   (330 series each); the fraction with any change point is the family-wise false-alarm rate,
+   which the default level (0.01) bounds.
+3. Hits: the same with a +8 % step in one sub-experiment's median at run 70; how often every
+   payload's step is found, and how often at its commit +-1.
+4. `--compare`: the detectors considered (docs/history.md "Choosing the detector") on the same
+   synthetic series: spurious candidates on flat series, steps placed within +-1, time per series.
+
+Noise like the real runs (docs/verdict.md): per run and sub-experiment a 3 % level shared by its
+payloads, one run in twenty 10 to 40 % slower, 1 % of each value's own; Max with a heavy tail.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import synthetic  # noqa: E402  (beside this file)
+from bench_analysis import measure, perfgate_command  # noqa: E402
+
+from perfgate import change_points as cp  # noqa: E402
+from perfgate import files  # noqa: E402
+from perfgate import schema as s  # noqa: E402
+
+SUBS = s.DEFAULT_SUBEXPERIMENT_NAMES
+STEP_SUB = "interprocess_reliable"
+STEP = 1.08
+MEMORY_TARGET_MB = 1024
+TIME_TARGET_S = 60
+
+
+def run_levels(rng: np.random.Generator, runs: int) -> np.ndarray:
+    level = rng.normal(0.0, 0.03, (runs, len(SUBS)))
+    slow = rng.random((runs, len(SUBS))) < 0.05
+    level[slow] += rng.uniform(0.1, 0.4, int(slow.sum()))
+    return np.exp(level)
+
+
+def summary_rows(rng: np.random.Generator, sub: str, level: float) -> pd.DataFrame:
+    """A plausible summary (statistics in order) at `level` times the sub-experiment's usual latency,
+    each payload with 1 % of its own noise; Max with a heavy tail."""
+    medians = np.array([synthetic.base_latency(s.KNOWN_SUBEXPERIMENTS[sub], p) for p in s.PAYLOADS]) * level \
+        * rng.lognormal(0, 0.01, len(s.PAYLOADS))
+    p99 = medians * rng.uniform(1.3, 1.7, medians.size)
+    p9999 = p99 * rng.uniform(2.0, 6.0, medians.size)
+    maxima = p9999 * (1 + rng.lognormal(0, 0.5, medians.size))
+    return pd.DataFrame({
+        s.BYTES: list(s.PAYLOADS), s.SAMPLES: 1000, s.MAX: maxima, s.MIN: medians * 0.82, s.MEAN: medians * 1.05,
+        s.MEDIAN: medians, s.STDEV: medians * 0.2, s.MEAN_JITTER: medians * 0.08, s.MAX_JITTER: maxima * 0.95,
+        s.P90: medians * rng.uniform(1.12, 1.2, medians.size), s.P99: p99, s.P9999: p9999,
+    }).loc[:, list(s.SUMMARY_COLUMNS)]
+
+
+def write_step_store(store: Path, experiments: int, seed: int = 0) -> int:
+    """A store whose STEP_SUB runs STEP slower from 3/4 of the way on; returns that run's position."""
+    rng = np.random.default_rng(seed)
+    levels = run_levels(rng, experiments)
+    step_at = experiments * 3 // 4
+    for index in range(experiments):
+        commit = f"{index:08x}" + "f" * 32
+        label = f"nightly-{index:04d}"
+        folder = store / s.STORE_EXPERIMENTS_DIR / label
+        for column, sub in enumerate(SUBS):
+            level = levels[index, column] * (STEP if sub == STEP_SUB and index >= step_at else 1.0)
+            files.write_csv(folder / s.summary_csv_name(sub), summary_rows(rng, sub, level))
+        files.write_metadata(folder, synthetic.metadata(label, synthetic.BASE_TIME + timedelta(days=index), commit,
+                                                        1000, list(SUBS)))
+    return step_at
+
+
+def synthetic_values(seed: int, runs: int, step_at: int | None = None) -> pd.DataFrame:
+    """`detect`'s input: 10 sub-experiments x 11 payloads x Median/99%/Max over `runs` runs."""
+    rng = np.random.default_rng(seed)
+    levels = run_levels(rng, runs)
+    frames = []
+    for column, sub in enumerate(SUBS):
+        for statistic, factor in zip(cp.STATISTICS, (1.0, 1.5, 20.0)):
+            values = 10.0 * factor * levels[:, column, None] * rng.lognormal(0, 0.01, (runs, len(s.PAYLOADS)))
+            if statistic == s.MAX:
+                values *= rng.lognormal(0, 0.5, values.shape)
+            if step_at is not None and sub == STEP_SUB and statistic == s.MEDIAN:
+                values[step_at:] *= STEP
+            frames.append(pd.DataFrame({s.EXPERIMENT_TYPE: sub, s.BYTES: np.tile(s.PAYLOADS, runs),
+                                        cp.STATISTIC: statistic, cp.INDEX: np.repeat(np.arange(runs), len(s.PAYLOADS)),
+                                        cp.VALUE: values.ravel()}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def described(runs: int) -> pd.DataFrame:
+    return pd.DataFrame({s.LABEL: [f"run-{i}" for i in range(runs)], cp.COMMIT: [f"{i:040x}" for i in range(runs)]})
+
+
+def false_alarms_and_hits(seeds: int, runs: int = 100, step_at: int = 70) -> None:
+    started = time.perf_counter()
+    alarms = 0
+    for seed in range(seeds):
+        alarms += not cp.detect(synthetic_values(seed, runs), described(runs)).empty
+    rate = alarms / seeds
+    half_width = 1.96 * math.sqrt(max(rate * (1 - rate), 1 / seeds) / seeds)
+    print(f"false alarms: {alarms} of {seeds} flat histories ({runs} runs x 330 series) had a change point: "
+          f"{100 * rate:.1f} % (+-{100 * half_width:.1f}), level {cp.DEFAULT_ALPHA:g} "
+          f"({time.perf_counter() - started:.0f} s)")
+    all_found = placed = elsewhere = total = 0
+    for seed in range(seeds):
+        found = cp.detect(synthetic_values(10_000 + seed, runs, step_at), described(runs))
+        mine = (found[s.EXPERIMENT_TYPE] == STEP_SUB) & (found[cp.STATISTIC] == s.MEDIAN)
+        elsewhere += int((~mine).sum())
+        all_found += found[mine][s.BYTES].nunique() == len(s.PAYLOADS)
+        placed += int((found[mine][cp.INDEX] - step_at).abs().le(1).sum())
+        total += int(mine.sum())
+    print(f"hits: +{100 * (STEP - 1):.0f} % median step at run {step_at} of {runs}: every payload found in "
+          f"{all_found} of {seeds} histories; {placed} of {total} change points at the commit +-1; "
+          f"{elsewhere} change point(s) elsewhere")
+
+
+def compare_detectors(seeds: int, runs: int = 200, step_at: int = 150) -> None:
+    """Detectors on single Median series (one payload): flat ones and ones with the step."""
+    import ruptures
+
+    penalty = cp.PENALTY_PER_LOG_N * math.log(runs)
+
+    def rank_binseg(x):
+        return cp.candidates(x)
+
+    def l2_binseg(x):  # a Gaussian BIC penalty needs the noise's scale: a robust one from differences
+        scale = np.median(np.abs(np.diff(x))) / 0.6745 / math.sqrt(2)
+        return ruptures.Binseg(model="l2", min_size=cp.MIN_SEGMENT, jump=1).fit(x.reshape(-1, 1)).predict(
+            pen=penalty * scale ** 2)[:-1]
+
+    def rank_pelt(x):
+        return ruptures.Pelt(model="rank", min_size=cp.MIN_SEGMENT, jump=1).fit(x.reshape(-1, 1)).predict(
+            pen=penalty)[:-1]
+
+    def kernel_binseg(x):
+        return ruptures.KernelCPD(kernel="rbf", min_size=cp.MIN_SEGMENT, jump=1).fit(x.reshape(-1, 1)).predict(
+            pen=penalty / 20)[:-1]
+
+    print(f"\ndetectors on {seeds} flat and {seeds} stepped Median series of {runs} runs (step at {step_at}):")
+    print(f"{'detector':<28} {'flat with a candidate':>22} {'step found +-1':>15} {'ms per series':>14}")
+    for name, detector in [("ruptures Binseg, rank (used)", rank_binseg), ("ruptures Binseg, l2 + BIC", l2_binseg),
+                           ("ruptures Pelt, rank", rank_pelt), ("ruptures KernelCPD, rbf", kernel_binseg)]:
+        spurious = hits = 0
+        started = time.perf_counter()
+        for seed in range(seeds):
+            rng = np.random.default_rng(seed)
+            flat = np.log(10 * run_levels(rng, runs)[:, 0] * rng.lognormal(0, 0.01, runs))
+            stepped = flat.copy()
+            stepped[step_at:] += math.log(STEP)
+            spurious += bool(detector(flat))
+            hits += any(abs(b - step_at) <= 1 for b in detector(stepped))
+        per_series = 1000 * (time.perf_counter() - started) / (2 * seeds)
+        print(f"{name:<28} {spurious:>15} of {seeds} {hits:>8} of {seeds} {per_series:>14.1f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--experiments", type=int, default=1000, help="experiments in the results store")
+    parser.add_argument("--seeds", type=int, default=100, help="synthetic histories for false alarms and hits")
+    parser.add_argument("--plots", action="store_true", help="also time history with every plot")
+    parser.add_argument("--compare", action="store_true", help="also compare the detectors considered")
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the generated store here")
+    options = parser.parse_args()
+
+    workdir = options.workdir or Path(tempfile.mkdtemp(prefix="perfgate-bench-history-"))
+    store, requirements = workdir / "store", workdir / "requirements.csv"
+    shutil.rmtree(store, ignore_errors=True)
+    started = time.perf_counter()
+    step_at = write_step_store(store, options.experiments)
+    files.write_csv(requirements, synthetic.requirements_for())
+    print(f"store of {options.experiments} experiments written in {time.perf_counter() - started:.0f} s "
+          f"(+{100 * (STEP - 1):.0f} % in {STEP_SUB} from run {step_at})")
+
+    command = [*perfgate_command(), "history", "--requirements", str(requirements), "--experiments-results",
+               str(store), "--plots-directory", str(store / s.STORE_HISTORY_DIR)]
+    runs = [measure("history --no-plots", [*command, "--no-plots"], TIME_TARGET_S)]
+    if options.plots:
+        runs.append(measure("history, every plot", command, TIME_TARGET_S))
+    for m in runs:
+        verdict = "ok" if m.exit_code == 0 and m.wall <= TIME_TARGET_S and m.peak_tree_mb <= MEMORY_TARGET_MB \
+            else "OVER TARGET" if m.exit_code == 0 else "FAILED"
+        print(f"{m.name}: exit {m.exit_code}, {m.wall:.1f} s wall, {m.cpu:.1f} s CPU, peak {m.peak_tree_mb:.0f} MB "
+              f"(targets {TIME_TARGET_S} s, {MEMORY_TARGET_MB} MB): {verdict}")
+    found = pd.read_csv(store / s.STORE_HISTORY_DIR / "change_points.csv")
+    mine = (found[s.EXPERIMENT_TYPE] == STEP_SUB)
+    print(f"change points: {len(found)}, {int(mine.sum())} in {STEP_SUB} "
+          f"({int((found[mine][cp.INDEX] - step_at).abs().le(1).sum())} at run {step_at} +-1), "
+          f"{int((~mine).sum())} elsewhere")
+
+    false_alarms_and_hits(options.seeds)
+    if options.compare:
+        compare_detectors(options.seeds)
+    if options.workdir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0 if all(m.exit_code == 0 for m in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
