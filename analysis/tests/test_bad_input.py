@@ -10,6 +10,9 @@ import pytest
 
 from perfgate import schema as s
 
+# every case is a run of the console script (a second each): outside the unit subset
+pytestmark = pytest.mark.heavy
+
 PERFGATE = Path(sys.executable).parent / "perfgate"
 SUB = "interprocess_best_effort"
 RAW_HEADER = ",".join(s.RAW_COLUMNS)

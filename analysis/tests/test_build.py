@@ -235,6 +235,7 @@ def test_merge_base_deepens_a_shallow_fetch_until_the_histories_meet(history, tm
     assert build_git.merge_base(deeper, url, commits["F3"], "main", depths=(1, 2, 3, 4)) == base
 
 
+@pytest.mark.compiles
 def test_the_build_record_keeps_what_was_asked_and_the_commit(history, tmp_path, capsys):
     url, origin, commits = history
     origin_record = build_workspace.prepare_sources(tmp_path / "ws", None, url, f"parent:{commits['M']}", {})
@@ -250,6 +251,7 @@ def test_the_build_record_keeps_what_was_asked_and_the_commit(history, tmp_path,
                                        "no-such-branch"),
     ("parent:no-such-branch", "cannot fetch no-such-branch from {url}: fatal: couldn't find remote ref no-such-branch"),
 ])
+@pytest.mark.heavy
 def test_a_commit_that_cannot_be_found_exits_3_in_one_line(history, tmp_path, form, message):
     url, origin, commits = history
     workspace = tmp_path / "ws"
@@ -272,6 +274,7 @@ def test_a_commit_that_cannot_be_found_exits_3_in_one_line(history, tmp_path, fo
     ("main:refs/heads/x", "is not a commit, tag or branch"),  # a refspec would write a local ref
     ("--upload-pack=touch x", "is not a commit, tag or branch"),  # an option to git fetch
 ])
+@pytest.mark.heavy
 def test_a_malformed_commit_form_exits_2_before_anything_is_fetched(history, tmp_path, form, message):
     url, _, commits = history
     workspace = tmp_path / "ws"
@@ -295,6 +298,7 @@ def broken_build(tmp_path_factory):
     return root, source, workspace, done
 
 
+@pytest.mark.compiles
 def test_a_failed_build_exits_3_naming_the_package_and_the_error(broken_build):
     _, _, workspace, done = broken_build
     assert done.returncode == s.EXIT_INCOMPLETE
@@ -305,6 +309,7 @@ def test_a_failed_build_exits_3_naming_the_package_and_the_error(broken_build):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.compiles
 def test_the_workspace_layout(broken_build):
     _, source, workspace, _ = broken_build
     assert (workspace / "src" / "fastdds" / "participant.cpp").read_text() == BROKEN
@@ -315,6 +320,7 @@ def test_the_workspace_layout(broken_build):
     assert (workspace / "build" / "fastrtps" / "CMakeCache.txt").is_file()
 
 
+@pytest.mark.compiles
 def test_a_failed_build_leaves_a_record(broken_build):
     _, source, workspace, _ = broken_build
     record = build_record.read_record(workspace)
@@ -330,6 +336,7 @@ def test_a_failed_build_leaves_a_record(broken_build):
     assert metadata["build"]["cmake_args"] == record["cmake_args"]
 
 
+@pytest.mark.compiles
 def test_a_failed_build_is_the_junit_error_testcase_build(broken_build):
     root, _, _, _ = broken_build
     suites = list(JUnitXml.fromfile(str(root / "junit.xml")))
@@ -342,6 +349,7 @@ def test_a_failed_build_is_the_junit_error_testcase_build(broken_build):
     assert "missing_symbol" in error.text
 
 
+@pytest.mark.compiles
 def test_run_against_a_failed_build_is_incomplete(broken_build, tmp_path):
     _, _, workspace, _ = broken_build
     done = perfgate("run", "--workspace", str(workspace), "--output", str(tmp_path / "out"))
@@ -351,6 +359,7 @@ def test_run_against_a_failed_build_is_incomplete(broken_build, tmp_path):
     assert upstream.returncode == s.EXIT_INCOMPLETE
 
 
+@pytest.mark.compiles
 def test_gate_reports_a_failed_build_in_junit_and_metadata(broken_build, tmp_path):
     _, _, workspace, _ = broken_build
     output, summary = tmp_path / "experiment", tmp_path / "summary.md"
@@ -369,6 +378,7 @@ def test_gate_reports_a_failed_build_in_junit_and_metadata(broken_build, tmp_pat
     assert "the Fast DDS build failed" in summary.read_text() and "missing_symbol" in summary.read_text()
 
 
+@pytest.mark.compiles
 def test_a_failed_build_replaces_the_record_of_an_earlier_one(tmp_path):
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -380,6 +390,7 @@ def test_a_failed_build_replaces_the_record_of_an_earlier_one(tmp_path):
     assert "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" not in record["cmake_args"]
 
 
+@pytest.mark.compiles
 def test_a_git_commit_that_fails_records_its_commit(tmp_path):
     repository = make_source(tmp_path / "repository", body=BROKEN)
     git_in(repository, "init", "-q")
@@ -402,6 +413,7 @@ def test_a_git_commit_that_fails_records_its_commit(tmp_path):
     (["--source", "{tmp}/missing"], "--source: not a folder"),
     ([], "the workspace has no Fast DDS source yet"),
 ])
+@pytest.mark.heavy
 def test_usage_errors(tmp_path, args, message):
     done = perfgate("build", "--workspace", str(tmp_path / "ws"), *[a.format(tmp=tmp_path) for a in args])
     assert done.returncode == s.EXIT_USAGE
@@ -409,6 +421,7 @@ def test_usage_errors(tmp_path, args, message):
     assert not build_record.record_path(tmp_path / "ws").exists()
 
 
+@pytest.mark.compiles
 def test_fast_dds_3_without_fast_cdr_2_is_refused_before_building(tmp_path):
     source = make_source(tmp_path / "source", "fastdds", "3.1.0.0", "3.1.0")
     done = perfgate("build", "--workspace", str(tmp_path / "ws"), "--source", str(source))
@@ -417,6 +430,7 @@ def test_fast_dds_3_without_fast_cdr_2_is_refused_before_building(tmp_path):
     assert not (tmp_path / "ws" / "build").exists()
 
 
+@pytest.mark.heavy
 def test_run_and_gate_read_no_record_as_usage_error(tmp_path):
     done = perfgate("run", "--workspace", str(tmp_path), "--output", str(tmp_path / "out"))
     assert done.returncode == s.EXIT_USAGE and "no build record" in done.stderr

@@ -122,6 +122,7 @@ def pinned_origins(tmp_path_factory) -> dict:
             "environment": environment}
 
 
+@pytest.mark.compiles
 @pytest.mark.skipif(SYSTEM_FASTCDR is None or not SYSTEM_FASTCDR.startswith("1."),
                     reason="needs the system's Fast CDR 1 (libfastcdr-dev), which a 3.x does not take")
 def test_fast_cdr_from_the_commits_submodule_pin(pinned_origins, tmp_path):
@@ -140,6 +141,7 @@ def test_fast_cdr_from_the_commits_submodule_pin(pinned_origins, tmp_path):
     assert f"Fast CDR 2.3.5 pinned as thirdparty/fastcdr ({PINNED_URL} at {origins['pinned']})" in done.stdout
 
 
+@pytest.mark.compiles
 def test_a_pin_that_cannot_be_fetched_says_what_git_said(pinned_origins, tmp_path):
     origins, workspace = pinned_origins, tmp_path / "ws"
     done = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{origins['fastdds']}", "--commit",
@@ -208,6 +210,7 @@ def warning_build(tmp_path_factory):
     return workspace, done
 
 
+@pytest.mark.compiles
 @pytest.mark.skipif(colcon.cmake_version() < colcon.NO_WARNING_AS_ERROR_SINCE, reason="needs CMake 3.24+")
 def test_warnings_that_the_source_makes_errors_do_not_fail_the_build(warning_build):
     workspace, done = warning_build
@@ -218,6 +221,7 @@ def test_warnings_that_the_source_makes_errors_do_not_fail_the_build(warning_bui
     assert (workspace / "install" / "lib" / "libfastrtps.so").exists()
 
 
+@pytest.mark.compiles
 @pytest.mark.skipif(colcon.cmake_version() < colcon.NO_WARNING_AS_ERROR_SINCE, reason="needs CMake 3.24+")
 def test_warnings_stay_warnings_when_make_regenerates_the_build(warning_build):
     # a commit that touches a CMakeLists.txt: make re-runs CMake, which forgets --compile-no-warning-as-error
@@ -232,6 +236,7 @@ def test_warnings_stay_warnings_when_make_regenerates_the_build(warning_build):
     assert "warning: unused variable" in said and "error" not in said
 
 
+@pytest.mark.compiles
 @pytest.mark.skipif(fastdds_source.installed_cmake_version("fastrtps") is None, reason="needs a system Fast DDS 2.x")
 def test_a_harness_built_against_the_system_fast_dds_fails_the_build(warning_build):
     workspace, done = warning_build
@@ -287,6 +292,7 @@ def coloured_broken_build(tmp_path_factory):
     return workspace, junit, done
 
 
+@pytest.mark.compiles
 def test_a_failed_builds_junit_with_compiler_colours_is_xml(coloured_broken_build, tmp_path):
     workspace, junit, done = coloured_broken_build
     assert done.returncode == s.EXIT_INCOMPLETE

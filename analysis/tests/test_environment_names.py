@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import make_workspace
 from perfgate import files, run
 from perfgate import schema as s
@@ -23,6 +25,7 @@ def test_scrub_environment_returns_names_only():
     assert not set(HOSTILE) & set(clean)
 
 
+@pytest.mark.compiles
 def test_metadata_of_a_real_run_records_names_not_values(tmp_path):
     """`perfgate run --engine upstream` on a small workspace (conftest.make_workspace): the whole command line."""
     root = tmp_path / "workspace"

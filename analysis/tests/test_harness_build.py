@@ -16,6 +16,7 @@ def fresh_build(tmp_path_factory) -> tuple[h.HarnessPaths, Path]:
     return h.ensure_harness(cache_dir=cache), cache
 
 
+@pytest.mark.fastdds
 def test_builds_into_the_cache_and_reports_the_fastdds_version(fresh_build):
     paths, cache = fresh_build
     assert paths.build_dir.parent == cache
@@ -23,6 +24,7 @@ def test_builds_into_the_cache_and_reports_the_fastdds_version(fresh_build):
     assert h.fastdds_version(paths) == "2.9.1"
 
 
+@pytest.mark.fastdds
 def test_a_second_call_reuses_the_build(fresh_build):
     paths, cache = fresh_build
     before = paths.latency.stat().st_mtime_ns
@@ -33,6 +35,7 @@ def test_a_second_call_reuses_the_build(fresh_build):
     assert (again.build_dir / h.BUILD_LOG).stat().st_mtime_ns == log_before, "cmake ran again"
 
 
+@pytest.mark.fastdds
 def test_the_cache_env_variable_chooses_the_folder(fresh_build, monkeypatch):
     paths, cache = fresh_build
     monkeypatch.setenv(h.CACHE_ENV, str(cache))
@@ -50,6 +53,7 @@ def test_the_build_key_follows_sources_prefix_and_compiler(tmp_path):
     assert h.build_key(source, None, "g++ 12") != key
 
 
+@pytest.mark.compiles
 def test_a_broken_source_is_an_incomplete_error_with_the_log_tail(tmp_path):
     source = tmp_path / "native"
     shutil.copytree(h.NATIVE_DIR, source, ignore=shutil.ignore_patterns("build"))

@@ -73,6 +73,7 @@ def test_requirement_lookup_and_newest_verdicts(store, requirements_csv, real_su
     assert history.newest_verdicts(table, lookup, 0) == (0, 33)
 
 
+@pytest.mark.heavy
 def test_history_draws_every_plot_of_the_contract_layout(store, requirements_csv, tmp_path, capsys):
     plots = tmp_path / "history_plots"
     code = cli.main(["history", "--requirements", str(requirements_csv), "--experiments-results", str(store),

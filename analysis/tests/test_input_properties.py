@@ -19,6 +19,9 @@ from perfgate import cli, files, plausibility
 from perfgate import schema as s
 from perfgate.errors import InputError
 
+# hundreds of generated files and command lines per test: outside the unit subset
+pytestmark = pytest.mark.heavy
+
 # database=None: no .hypothesis/ folder left in the checkout; a failure prints its example to reproduce it
 SETTINGS = settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 

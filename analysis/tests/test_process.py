@@ -49,6 +49,7 @@ def pngs_under(folder: Path) -> list[Path]:
     return sorted(folder.rglob("*.png"))
 
 
+@pytest.mark.heavy
 def test_process_one_fixture_file_writes_the_published_summary_and_both_plots_per_payload(fastdds_fixtures, tmp_path):
     raw = fastdds_fixtures / "v193" / "measurements_interprocess.csv"
     summary = tmp_path / "out" / "summary.csv"
@@ -97,6 +98,7 @@ def test_log_ticks_pick_the_densest_round_series_that_stays_readable():
     assert common.log_ticks(7.2, 79) == [8, 9, 10, 12, 15, 20, 25, 30, 40, 50, 60, 70]
 
 
+@pytest.mark.heavy
 def test_process_experiment_folder_through_the_console_script(tmp_path):
     experiment = tmp_path / "experiment"
     experiment.mkdir()

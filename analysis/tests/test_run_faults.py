@@ -51,6 +51,7 @@ def supervise(tmp_path: Path, specs: list[run.ProcessSpec], timeout_s: float = 6
 
 
 # --- the supervisor, with processes that fail on cue --------------------------------------------
+@pytest.mark.heavy
 def test_killed_peer_ends_the_subexperiment_quickly_and_leaves_nothing(tmp_path):
     result, elapsed, marker = supervise(tmp_path, [
         program("publisher", MEASURING_FOREVER, measures=True),
@@ -63,6 +64,7 @@ def test_killed_peer_ends_the_subexperiment_quickly_and_leaves_nothing(tmp_path)
     assert live_processes_of(marker) == []
 
 
+@pytest.mark.heavy
 def test_stopped_peer_is_a_hang_and_is_killed(tmp_path):
     result, elapsed, marker = supervise(tmp_path, [
         program("publisher", MEASURING_FOREVER, measures=True),
@@ -75,6 +77,7 @@ def test_stopped_peer_is_a_hang_and_is_killed(tmp_path):
     assert live_processes_of(marker) == []
 
 
+@pytest.mark.heavy
 def test_measuring_side_writes_what_finished_on_sigterm(tmp_path):
     partial = tmp_path / "partial.csv"
     result, elapsed, _ = supervise(tmp_path, [
@@ -133,6 +136,7 @@ def test_time_limit_kills_a_measurement_that_never_ends(tmp_path):
     assert live_processes_of(marker) == []
 
 
+@pytest.mark.heavy
 def test_the_whole_process_group_is_killed(tmp_path):
     """A child the harness started itself (a helper, a shell) goes with it."""
     result, _, marker = supervise(tmp_path, [

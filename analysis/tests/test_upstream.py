@@ -92,6 +92,7 @@ def workspace(tmp_path_factory) -> tuple[Path, Path]:
     return root, make_workspace(root)
 
 
+@pytest.mark.compiles
 def test_reads_their_test_list_from_the_cmake_test_file(workspace):
     root, work_dir = workspace
     tests = upstream.latency_tests((work_dir / "CTestTestfile.cmake").read_text())
@@ -106,6 +107,7 @@ def test_reads_their_test_list_from_the_cmake_test_file(workspace):
                                              str(latency / "xml" / "interprocess_reliable_udp.xml"))
 
 
+@pytest.mark.compiles
 def test_points_the_tests_at_the_copies_and_the_run_certificates(workspace, tmp_path):
     root, work_dir = workspace
     text = (work_dir / "CTestTestfile.cmake").read_text()
@@ -234,6 +236,7 @@ def schemed_workspace(request, tmp_path_factory) -> tuple[Path, str]:
     return root, scheme
 
 
+@pytest.mark.compiles
 def test_run_upstream_finds_the_tests_of_later_naming_schemes(schemed_workspace, tmp_path):
     root, scheme = schemed_workspace
     done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "e"))
@@ -252,6 +255,7 @@ def test_run_upstream_finds_the_tests_of_later_naming_schemes(schemed_workspace,
     assert ("ran publisher and subscriber in one process" in done.stderr) == one_process
 
 
+@pytest.mark.compiles
 def test_run_upstream_names_what_ctest_defines_when_no_name_is_known(tmp_path):
     root = tmp_path / "ws"
     work_dir = root / "build" / "fastdds" / "test" / "performance" / "latency"
@@ -347,6 +351,7 @@ def perfgate(*args: str, **env: str) -> subprocess.CompletedProcess:
                           env={**os.environ, **env})
 
 
+@pytest.mark.compiles
 def test_run_upstream_collects_their_csvs_with_contract_names(workspace, tmp_path):
     root, work_dir = workspace
     output = tmp_path / "experiment"
@@ -380,6 +385,7 @@ def test_run_upstream_collects_their_csvs_with_contract_names(workspace, tmp_pat
     assert "192.168.1.20" not in (copies / "intraprocess_best_effort.xml").read_text()
 
 
+@pytest.mark.compiles
 def test_run_upstream_reports_a_test_that_wrote_nothing(workspace, tmp_path):
     root, _ = workspace
     output = tmp_path / "experiment"
@@ -392,6 +398,7 @@ def test_run_upstream_reports_a_test_that_wrote_nothing(workspace, tmp_path):
     assert not (output / "measurements_intraprocess_best_effort.csv").exists()
 
 
+@pytest.mark.compiles
 def test_run_upstream_by_default_runs_every_test_with_a_contract_name(workspace, tmp_path):
     root, _ = workspace
     done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "e"))
@@ -402,6 +409,7 @@ def test_run_upstream_by_default_runs_every_test_with_a_contract_name(workspace,
     assert "note: this Fast DDS has no latency test for intraprocess_reliable" in done.stderr
 
 
+@pytest.mark.compiles
 def test_run_upstream_pins_latency_test_by_role(workspace, tmp_path):
     root, work_dir = workspace
     cpus = sorted(os.sched_getaffinity(0))
@@ -435,6 +443,7 @@ def test_run_upstream_pins_latency_test_by_role(workspace, tmp_path):
     (["--pin-cpus", "0,4096"], "--pin-cpus: CPU 4096 is not available to this process"),
     (["--subexperiments", "interprocess_best_effort_tcp"], "defines no performance.latency.interprocess_best_effort_tcp"),
 ])
+@pytest.mark.compiles
 def test_run_upstream_usage_errors(workspace, tmp_path, args, message):
     root, _ = workspace
     done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(tmp_path / "e"), *args)

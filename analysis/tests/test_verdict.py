@@ -132,6 +132,7 @@ def test_too_few_rounds_are_named_with_the_number_needed():
     assert decision.failed.empty  # six rounds can never reject at 0.02 / 20
 
 
+@pytest.mark.heavy
 def test_error_rates_on_synthetic_rounds():
     """False alarms of whole verdicts with no change stay at or below the family-wise level; a +5 %
     regression in one sub-experiment is caught with power >= 95 % at a round noise like the pinned
