@@ -17,12 +17,9 @@ work="${PERFGATE_SLOW_DIR:-$HOME/.cache/perfgate/slow-test}"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
-ci/install-system.sh
 # Fast DDS' build dependencies (Debian's source uses the system's JSON, PEGTL, Boost and SQLite),
-# colcon with its CMake support, ccache, and dpkg-dev for apt-get source.
-mapfile -t wanted < <(grep -Ev '^\s*(#|$)' ci/fastdds-build-packages.txt)
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${wanted[@]}"
+# colcon with its CMake support, ccache, and dpkg-dev for apt-get source; then the test tools.
+ci/install-system.sh ci/debian-packages.txt ci/fastdds-build-packages.txt ci/debian-test-packages.txt
 ci/install-python.sh test
 # the package as a user installs it: a wheel in a fresh venv building its harness (test_packaging.py)
 .venv/bin/python -m pytest -m slow -v analysis/tests/test_packaging.py "$@"

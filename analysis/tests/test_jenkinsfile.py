@@ -1,6 +1,6 @@
 """ci/Jenkinsfile: Groovy's own parser reads it, and its outline holds the gate's stages and steps.
 
-Debian's `groovy` (ci/debian-packages.txt) parses the file to an abstract syntax tree without
+Debian's `groovy` (ci/debian-test-packages.txt) parses the file to an abstract syntax tree without
 running it (unknown methods such as `pipeline` are fine at that stage). A short Groovy program
 prints every method call with where it is nested, its line and its literal arguments; the tests
 check that outline, run shellcheck on the shell scripts it carries, and check the perfgate options
@@ -84,7 +84,7 @@ PARAMETERS = {"PLATFORM", "FASTDDS_REPOSITORY", "FASTDDS_REF", "FASTDDS_PREFIX",
 
 def parse(path: Path) -> subprocess.CompletedProcess:
     groovy = shutil.which("groovy")
-    assert groovy, "groovy not found: ci/install-system.sh installs it (ci/debian-packages.txt)"
+    assert groovy, "groovy not found: ci/install-system.sh installs it (ci/debian-test-packages.txt)"
     program = path.parent / "outline.groovy"
     program.write_text(OUTLINE_GROOVY)
     return subprocess.run([groovy, str(program), str(path)], capture_output=True, text=True, timeout=300)

@@ -1,7 +1,7 @@
 """The GitHub Actions workflows: actionlint (with shellcheck) passes, and the security rules hold.
 
 actionlint is installed by the test itself when missing: `go install` of a pinned version into
-.cache/actionlint/<version>/ (Go and shellcheck come from ci/debian-packages.txt). v1.7.7 is the
+.cache/actionlint/<version>/ (Go and shellcheck come from ci/debian-test-packages.txt). v1.7.7 is the
 newest actionlint whose go.mod asks for no more than Debian 12's Go 1.19; later releases need Go
 1.24+. Every checker below is also run on a small bad workflow, so that a checker that cannot fail
 cannot pass unnoticed.
@@ -37,7 +37,7 @@ PR_HEAD_REFERENCES = ("github.event.pull_request.head", "github.head_ref", "refs
 # --- installing the tools -------------------------------------------------------------------------
 def _go() -> str:
     go = shutil.which("go") or next((c for c in GO_CANDIDATES if Path(c).exists()), None)
-    assert go, "Go not found: ci/install-system.sh installs golang-go (ci/debian-packages.txt)"
+    assert go, "Go not found: ci/install-system.sh installs golang-go (ci/debian-test-packages.txt)"
     return go
 
 
@@ -65,7 +65,7 @@ def actionlint() -> Path:
 @pytest.fixture(scope="session")
 def shellcheck() -> str:
     path = shutil.which("shellcheck")
-    assert path, "shellcheck not found: ci/install-system.sh installs it (ci/debian-packages.txt)"
+    assert path, "shellcheck not found: ci/install-system.sh installs it (ci/debian-test-packages.txt)"
     return path
 
 
