@@ -64,7 +64,7 @@ PEER_GRACE_S = 3.0  # after a peer died: time for the measuring side to write wh
 TERMINATE_GRACE_S = 2.0  # between SIGTERM and SIGKILL
 STOPPED_LIMIT_S = 1.0  # a process stopped (SIGSTOP, state T) this long is hung
 POLL_S = 0.05
-INTERRUPTED = "interrupted"  # a cancelled sub-experiment's error (several measured at once, see supervise)
+INTERRUPTED = "interrupted"  # the error of a sub-experiment cut short by Ctrl-C, SIGTERM or a cancel
 
 # Every variable Fast DDS reads to change its configuration behind the command line's back.
 FASTDDS_ENV_PREFIXES = ("FASTRTPS_", "FASTDDS_")
@@ -1014,7 +1014,7 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
     except KeyboardInterrupt:
         metadata["interrupted"] = True
         if current is not None:
-            entries[current.name] = {s.META_OUTCOME: s.OUTCOME_INCOMPLETE, "error": "interrupted"}
+            entries[current.name] = {s.META_OUTCOME: s.OUTCOME_INCOMPLETE, "error": INTERRUPTED}
         raise
     finally:
         metadata["load_average"]["after"] = load_average()
