@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -55,8 +56,17 @@ def test_the_checkout_builds_from_its_own_native_folder():
 @pytest.mark.slow
 @pytest.mark.fastdds
 def test_installed_wheel_builds_its_harness_and_runs(tmp_path):
+    # Built from a copy: setuptools keeps what it once copied in build/ and would ship modules removed
+    # since, and the working tree stays untouched by a test.
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO_ROOT / name, source / name)
+    build_output = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    shutil.copytree(REPO_ROOT / "analysis" / "perfgate", source / "analysis" / "perfgate", ignore=build_output)
+    shutil.copytree(REPO_ROOT / "native", source / "native", ignore=build_output)
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO_ROOT)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
                    check=True)
     (wheel,) = wheels.glob("perfgate-*.whl")
     with zipfile.ZipFile(wheel) as archive:
