@@ -34,7 +34,9 @@ def test_every_python_package_is_listed():
     # or an installed perfgate fails to import it.
     found = {".".join(path.parent.relative_to(REPO_ROOT / "analysis").parts)
              for path in (REPO_ROOT / "analysis" / "perfgate").rglob("__init__.py")}
-    assert found == {name for name in SETUPTOOLS["packages"] if not name.startswith("perfgate.native")}
+    listed = {name for name in SETUPTOOLS["packages"] if not name.startswith("perfgate.native")}
+    assert not found - listed, f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"
+    assert not listed - found, f"pyproject.toml lists packages that do not exist: {sorted(listed - found)}"
 
 
 def test_package_data_covers_every_native_source():
