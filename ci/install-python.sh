@@ -9,13 +9,8 @@ log="${PERFGATE_INSTALL_LOG:-$root/.cache/install-python.log}"
 mkdir -p "$(dirname "$log")"
 target="$root"
 [ -z "$extras" ] || target="${root}[$extras]"
-step() {
-  if ! "$@" >>"$log" 2>&1; then
-    echo "failed: $*; the end of $log:" >&2
-    tail -n 20 "$log" >&2
-    exit 1
-  fi
-}
+# shellcheck source=ci/step.sh
+source "$root/ci/step.sh"
 echo "python: perfgate${extras:+[$extras]} into $root/.venv (log: $log)"
 [ -x "$root/.venv/bin/python" ] || step python3 -m venv "$root/.venv"
 step "$root/.venv/bin/python" -m pip install -q --upgrade pip

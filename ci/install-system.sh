@@ -22,13 +22,8 @@ log="${PERFGATE_INSTALL_LOG:-$(dirname "$here")/.cache/install-system.log}"
 mkdir -p "$(dirname "$log")"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-step() {
-  if ! "$@" >>"$log" 2>&1; then
-    echo "failed: $*; the end of $log:" >&2
-    tail -n 20 "$log" >&2
-    exit 1
-  fi
-}
+# shellcheck source=ci/step.sh
+source "$here/step.sh"
 echo "system packages: updating the package lists (log: $log)"
 step $sudo apt-get update -qq
 echo "system packages: installing ${#missing[@]}: ${missing[*]}"
