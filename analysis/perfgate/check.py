@@ -220,6 +220,9 @@ def read_check_record(experiment_dir: Path) -> dict | None:
     record = files.read_json_object(path, "check record")
     if record is not None and not isinstance(record.get("missing", []), list):
         raise InputError("not a check record", path)
+    if record is not None and not isinstance(record.get("requirements", ""), str):
+        raise InputError(f"'requirements' is {record['requirements']!r}; expected the path of a requirements file",
+                         path)
     return record
 
 
@@ -257,15 +260,26 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
     summaries, summary_paths = read_experiment_summaries(experiment_dir)
     result = check_experiment(summaries, required, requirements_path=requirements_path, summary_paths=summary_paths)
     metadata = files.read_metadata(experiment_dir)  # read before anything is written: it may be malformed
-
-    for sub, report in result.reports.items():
-        files.write_csv(experiment_dir / s.check_csv_name(sub), report)
-    write_check_record(experiment_dir, requirements_path, result)
+    # every output location is tried before the first report is written
+    for sub in result.reports:
+        files.require_writable(experiment_dir / s.check_csv_name(sub), "check report")
+        files.require_not_input(experiment_dir / s.check_csv_name(sub), [requirements_path], "check report")
     if junit is not None:
-        files.write_text(Path(junit), junit_xml.build_junit_xml(result.reports, required, requirements_path,
-                                                                result.missing, metadata))
+        files.require_writable(Path(junit), "JUnit file")
+        files.require_not_input(Path(junit), [requirements_path, *summary_paths.values(),
+                                              experiment_dir / s.METADATA_FILE], "JUnit file")
     if not no_plots:
-        draw_check_plots(result.reports, Path(plots_directory), jobs=os.cpu_count() or 1)
+        files.require_writable(Path(plots_directory), "plots folder", folder=True)
+
+    with files.write_errors_as_input_errors():
+        for sub, report in result.reports.items():
+            files.write_csv(experiment_dir / s.check_csv_name(sub), report)
+        write_check_record(experiment_dir, requirements_path, result)
+        if junit is not None:
+            files.write_text(Path(junit), junit_xml.build_junit_xml(result.reports, required, requirements_path,
+                                                                    result.missing, metadata))
+        if not no_plots:
+            draw_check_plots(result.reports, Path(plots_directory), jobs=os.cpu_count() or 1)
 
     if print_summaries:
         for sub, report in result.reports.items():

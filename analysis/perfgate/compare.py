@@ -140,19 +140,20 @@ def command_compare(reference: str, results: str, plots_directory: str, fail_thr
                    for sub in common}
     failed = failures_table(comparisons)
 
-    plots = Path(plots_directory)
-    for sub in common:
-        files.write_csv(plots / s.comparison_csv_name(sub),
-                        stacked_summaries(reference_summaries[sub], result_summaries[sub],
-                                          reference_experiment.label, result_experiment.label))
-    files.write_csv(plots / s.COMPARISON_FAILURES_FILE, failed)
-    if not no_plots:
-        from .plotting.compare_plots import draw_comparison
-
+    plots = files.require_writable(Path(plots_directory), "plots folder", folder=True)
+    with files.write_errors_as_input_errors():
         for sub in common:
-            for pair, magnitudes in s.COMPARE_PLOT_PAIRS.items():
-                draw_comparison(sub, magnitudes, comparisons[sub], reference_experiment.label,
-                                result_experiment.label, fail_threshold, s.compare_png(plots, sub, pair))
+            files.write_csv(plots / s.comparison_csv_name(sub),
+                            stacked_summaries(reference_summaries[sub], result_summaries[sub],
+                                              reference_experiment.label, result_experiment.label))
+        files.write_csv(plots / s.COMPARISON_FAILURES_FILE, failed)
+        if not no_plots:
+            from .plotting.compare_plots import draw_comparison
+
+            for sub in common:
+                for pair, magnitudes in s.COMPARE_PLOT_PAIRS.items():
+                    draw_comparison(sub, magnitudes, comparisons[sub], reference_experiment.label,
+                                    result_experiment.label, fail_threshold, s.compare_png(plots, sub, pair))
 
     checked = sum(len(table) for table in comparisons.values())
     print(f"compare: {result_experiment.label} against {reference_experiment.label}, threshold "

@@ -26,6 +26,8 @@ from .errors import InputError
 HEADER_LINES = 1
 # frame.attrs key: the physical line of each row of a summary or check report read here
 ROW_LINES = "perfgate.row_lines"
+# what a requirement may name: every sub-experiment perfgate runs, and the files a run could write
+SUBEXPERIMENT_NAME = r"[A-Za-z0-9_.\-]+"
 
 
 def file_line(row_index: int) -> int:
@@ -140,6 +142,12 @@ def read_requirements(path: Path) -> pd.DataFrame:
     if empty.any():
         index = empty.to_numpy().nonzero()[0][0]
         raise InputError(f"{s.EXPERIMENT_TYPE!r} is empty", path, lines[index])
+    # a name no run can write (a comma, a space, a slash) would only ever be "no measurements" (exit 3)
+    unnamed = ~kinds.str.fullmatch(SUBEXPERIMENT_NAME)
+    if unnamed.any():
+        index = unnamed.to_numpy().nonzero()[0][0]
+        raise InputError(f"{kinds.iloc[index]!r} is not a sub-experiment name (letters, digits, '_', '-', '.')",
+                         path, lines[index])
     clean = pd.DataFrame({s.EXPERIMENT_TYPE: kinds,
                           s.BYTES: _numeric(frame, s.BYTES, path, lines, integer=True, positive=True)})
     for column in s.CHECKED_MAGNITUDES:
@@ -186,6 +194,47 @@ def atomic_path(path: Path) -> Iterator[Path]:
     finally:
         if temporary_path.exists():
             temporary_path.unlink()
+
+
+def require_writable(path: Path, what: str, *, folder: bool = False) -> Path:
+    """Before anything is written: `path` can become the output file (or folder) `what`, else
+    InputError naming it. A file in the way, a folder where a file goes, a parent that is a file, a
+    file system that refuses files (read-only, /proc) are found here rather than after the first
+    output is written. Creates nothing: a probe file is made and removed by the system at once."""
+    path = Path(path)
+    if path.exists() and path.is_dir() != folder:
+        raise InputError(f"the {what} is {'a file' if folder else 'a folder'}", path)
+    existing = path if folder else path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(f"the {what} cannot be made: {existing} is not a folder", path)
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise InputError(f"the {what} cannot be written in {existing}: {error.strerror or error}", path) from None
+    return path
+
+
+def require_not_input(output: Path, inputs, what: str) -> None:
+    """An output named like one of the command's own inputs (the JUnit file over the requirements,
+    the summary over its raw data) would destroy that input: InputError naming both."""
+    output = Path(output)
+    target = output.resolve()
+    for given in inputs:
+        if given is not None and Path(given).resolve() == target:
+            raise InputError(f"the {what} would overwrite {given}, an input of this command", output)
+
+
+@contextmanager
+def write_errors_as_input_errors() -> Iterator[None]:
+    """A file or folder that cannot be read or written (permissions, a full disk, a file in the way)
+    is bad usage (exit 2, one line naming it), not a crash."""
+    try:
+        yield
+    except OSError as error:
+        raise InputError(str(error.strerror or error), error.filename) from None
 
 
 def _current_umask() -> int:

@@ -151,6 +151,7 @@ def _read_report(path: Path, requirements: pd.DataFrame, sub: str, requirements_
 def command_junit(experiment_directory, output, requirements=None) -> int:
     experiment_dir = files.require_dir(Path(experiment_directory), "experiment folder")
     record = read_check_record(experiment_dir)
+    files.require_writable(Path(output), "JUnit file")
     if requirements is None:
         if record is None or not record.get("requirements"):
             raise InputError(f"no requirements: give --requirements, or run `perfgate check` first "
@@ -163,12 +164,17 @@ def command_junit(experiment_directory, output, requirements=None) -> int:
         raise InputError(f"no check reports ({s.check_csv_name('<sub>')}) in the experiment folder; "
                          "run `perfgate check` first", experiment_dir)
     reports = {sub: _read_report(path, required, sub, requirements_path) for sub, path in report_paths.items()}
+    files.require_not_input(Path(output), [requirements_path, *report_paths.values(),
+                                           *files.summary_files(experiment_dir, required=False).values(),
+                                           experiment_dir / s.METADATA_FILE, experiment_dir / s.CHECK_RECORD_FILE],
+                            "JUnit file")
     try:
         recorded = [MissingData(**item) for item in (record or {}).get("missing", [])]
     except TypeError:
         raise InputError("malformed list of missing measurements", experiment_dir / s.CHECK_RECORD_FILE) from None
     xml = build_junit_xml(reports, required, requirements_path, recorded, files.read_metadata(experiment_dir))
-    files.write_text(Path(output), xml)
+    with files.write_errors_as_input_errors():
+        files.write_text(Path(output), xml)
     root = ET.fromstring(xml)
     totals = {key: int(root.get(key)) for key in ("tests", "failures", "errors")}
     print(f"wrote {output}: {totals['tests']} testcases, {totals['failures']} failures, {totals['errors']} errors")

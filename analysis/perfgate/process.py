@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,6 +173,7 @@ def process_raw_file(raw_csv: Path, output_csv: Path, plots_dir: Path | None, *,
     """One raw file -> its summary and (given a plots folder) plots in <plots_dir>/<sub>/."""
     jobs = jobs or os.cpu_count() or 1
     raw = files.read_raw(Path(raw_csv))
+    files.require_not_input(Path(output_csv), [raw_csv], "output CSV")
     _can_be_written(Path(output_csv), plots_dir)
     summary = summarise(raw)
     files.write_csv(Path(output_csv), summary)
@@ -186,7 +186,7 @@ def command_process(raw_csv=None, output_csv=None, plots_directory=None, experim
                     jobs=None, no_plots=False) -> int:
     jobs = jobs or os.cpu_count() or 1
     single = {"--raw-csv": raw_csv, "--output-csv": output_csv, "--plots-directory": plots_directory}
-    with _write_errors_as_input_errors():
+    with files.write_errors_as_input_errors():
         if experiment_directory is not None:
             given = [option for option, value in single.items() if value is not None]
             if given:
@@ -214,25 +214,17 @@ def command_compare_subexperiments(plots_directory, subexperiment_summaries, no_
             raise InputError(f"sub-experiment {name!r} is given twice", path)
         summaries[name] = files.read_summary(path)
     if not no_plots:
-        with _write_errors_as_input_errors():
+        with files.write_errors_as_input_errors():
             draw_plots([], summaries, Path(plots_directory), jobs=1)
         print(f"wrote {len(s.PLOTTED_MAGNITUDES)} comparison plots in {plots_directory}")
     return s.EXIT_OK
 
 
 def _can_be_written(output_csv: Path | None, plots_dir: Path | None) -> None:
-    """The mistakes a user makes most (a folder as the output file, a file as the plots folder),
-    found before the summary is written rather than after it."""
-    if output_csv is not None and output_csv.is_dir():
-        raise InputError("the output CSV is a folder", output_csv)
-    if plots_dir is not None and plots_dir.exists() and not plots_dir.is_dir():
-        raise InputError("the plots folder is a file", plots_dir)
+    """Found before the summary is written rather than after it: a folder as the output file, a file
+    as the plots folder, a place nothing can be written."""
+    if output_csv is not None:
+        files.require_writable(output_csv, "output CSV")
+    if plots_dir is not None:
+        files.require_writable(plots_dir, "plots folder", folder=True)
 
-
-@contextmanager
-def _write_errors_as_input_errors():
-    """A file or folder that cannot be read or written (permissions, a file in the way) is bad usage, not a crash."""
-    try:
-        yield
-    except OSError as error:
-        raise InputError(str(error.strerror or error), error.filename) from None

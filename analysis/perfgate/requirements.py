@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import experiments as ex
-from . import files
+from . import files, plausibility
 from . import schema as s
 from .check import is_over
 from .errors import InputError
@@ -186,13 +186,25 @@ def command_determine_requirements(experiments_results: str, output_file: str, p
         raise InputError(f"{sub} at {payload} B is measured by only one of the {len(experiments)} runs; "
                          f"too few to derive a requirement ({len(sparse)} such payload(s))",
                          ex.experiments_folder(Path(experiments_results)))
-    table = requirements_from_values(run, percentile, margin)
+    with np.errstate(over="ignore"):  # a margin that overflows is refused just below, not warned about
+        table = requirements_from_values(run, percentile, margin)
+    largest = table[list(s.CHECKED_MAGNITUDES)].to_numpy(dtype=float).max()
+    if not largest <= plausibility.MAX_LATENCY_US:  # inf and NaN too
+        raise InputError(f"--margin {margin:g} makes a requirement of {largest:g} us, which is not a latency "
+                         f"(at most {plausibility.MAX_LATENCY_US:g} us)")
     alarms = leave_one_out(run, percentile, margin)
     other_margins = {m: leave_one_out(run, percentile, m) for m in sorted(set(MARGINS_SHOWN) | {margin})}
     record = provenance(experiments, percentile, margin, alarms, other_margins, output)
 
-    files.write_csv(output, table)
-    files.write_text(s.requirements_provenance_json(output), json.dumps(record, indent=2) + "\n")
+    runs = ex.experiments_folder(Path(experiments_results))
+    for written, what in ((output, "requirements file"), (s.requirements_provenance_json(output), "provenance file")):
+        if written.resolve().is_relative_to(runs.resolve()):  # over a run's file, or a stray file among them
+            raise InputError(f"the {what} would be written among the runs it is derived from ({runs})", written)
+    files.require_writable(output, "requirements file")
+    files.require_writable(s.requirements_provenance_json(output), "provenance file")
+    with files.write_errors_as_input_errors():
+        files.write_csv(output, table)
+        files.write_text(s.requirements_provenance_json(output), json.dumps(record, indent=2) + "\n")
     print(f"{output}: {len(table)} requirements from the {percentile:g}th percentile of {len(experiments)} runs"
           + (f", plus {margin:.0%}" if margin else ""))
     print(f"expected false alarms (leave-one-out): {describe_alarms(alarms)}")
