@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import ruptures
-from scipy.stats import mannwhitneyu
+from scipy.stats import mannwhitneyu, rankdata
 
 from . import schema as s
 from .verdict import holm
@@ -71,8 +71,36 @@ def candidates(log_values: np.ndarray, min_size: int = MIN_SEGMENT,
         return []
     if np.ptp(log_values) == 0:
         return []  # the rank cost's covariance is singular on a constant series, and nothing changed
-    detector = ruptures.Binseg(model="rank", min_size=min_size, jump=1).fit(log_values.reshape(-1, 1))
+    detector = ruptures.Binseg(custom_cost=RankCost(), min_size=min_size, jump=1).fit(log_values.reshape(-1, 1))
     return [b for b in detector.predict(pen=penalty_per_log_n * math.log(count)) if b < count]
+
+
+class RankCost(ruptures.base.BaseCost):
+    """ruptures' rank cost (CostRank) of a single series, from cumulative sums of the centred ranks.
+
+    The same cost, to rounding (a test compares them), but O(1) per segment in plain floats: binary
+    segmentation asks for it some 700000 times over a history of 1000 runs, and CostRank's
+    numpy mean and matrix product per call made detection most of the history's time.
+    """
+
+    model = "rank_cumulative"
+    min_size = 2
+
+    def fit(self, signal: np.ndarray) -> "RankCost":
+        ranks = rankdata(np.asarray(signal, dtype=float).ravel())
+        centred = ranks - (ranks.size + 1) / 2.0
+        variance = float(np.mean(centred ** 2))  # CostRank's covariance of the ranks (bias=True)
+        self.inverse_variance = 1.0 / variance if variance > 0 else 0.0
+        self.sums = np.concatenate([[0.0], np.cumsum(centred)]).tolist()
+        self.signal = signal
+        return self
+
+    def error(self, start: int, end: int) -> float:
+        length = end - start
+        if length < self.min_size:
+            raise ruptures.exceptions.NotEnoughPoints
+        total = self.sums[end] - self.sums[start]
+        return -total * total / length * self.inverse_variance
 
 
 def window_p_value(before: np.ndarray, after: np.ndarray, choices: int) -> float:

@@ -32,6 +32,8 @@ from . import history_files as hf
 from . import schema as s
 from .errors import PerfgateError
 from .pools import worker_pool
+from . import summary_index as si
+from .summary_index import IndexedSummaries
 from .check import is_over
 
 
@@ -83,8 +85,31 @@ def _guarded(function, *arguments):
         return None, (type(error), error.message, error.path, error.line)
 
 
-def _load_sub(experiments: list[ex.Experiment], sub: str) -> pd.DataFrame:
-    return ex.summary_table(experiments, sub)
+def _load_sub(experiments: list[ex.Experiment], sub: str, indexed: Path | None) -> pd.DataFrame:
+    """ex.summary_table, with the summary files read through the store's index (summary_index)."""
+    with_summary = [(order, e) for order, e in enumerate(experiments) if sub in e.summary_paths]
+    rows = IndexedSummaries(indexed, sub).load([e.path.name for _, e in with_summary],
+                                               [e.summary_paths[sub] for _, e in with_summary])
+    by_folder = {e.path.name: (order, e.label) for order, e in with_summary}
+    rows.insert(0, s.LABEL, rows[si.FOLDER].map(lambda folder: by_folder[folder][1]))
+    rows.insert(0, ex.ORDER, rows[si.FOLDER].map(lambda folder: by_folder[folder][0]))
+    frames = [rows.drop(columns=si.FOLDER)]
+    # a sub-experiment with only raw measurements (older tooling) is summarised on the fly, never indexed
+    raw_only = [(order, e) for order, e in enumerate(experiments) if sub in e.raw_paths]
+    for order, experiment in raw_only:
+        summary = experiment.summary(sub)
+        summary.insert(0, s.LABEL, experiment.label)
+        summary.insert(0, ex.ORDER, order)
+        frames.append(summary)
+    table = pd.concat(frames, ignore_index=True)
+    return table.sort_values(ex.ORDER, kind="stable").reset_index(drop=True) if raw_only else table
+
+
+def index_folder(experiments_results: Path) -> Path | None:
+    """Where the summary index is kept: the experiments folder of a results store, else nowhere (a
+    folder of experiments that is no store is someone's own, not ours to write into)."""
+    folder = ex.experiments_folder(experiments_results)
+    return folder if store.is_store(folder.parent) else None
 
 
 def _test_sub(sub: str, table: pd.DataFrame, alpha: float) -> tuple[list[tuple], int]:
@@ -208,7 +233,8 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
 
     workers = _workers(len(subs))
     with worker_pool(workers, _pool_context()) if workers > 1 else contextlib.nullcontext() as executor:
-        tables = _map(executor, _load_sub, [(experiments, sub) for sub in subs])
+        indexed = index_folder(Path(experiments_results))
+        tables = _map(executor, _load_sub, [(experiments, sub, indexed) for sub in subs])
         by_sub = dict(zip(subs, tables))
         tested = _map(executor, _test_sub, [(sub, table, alpha) for sub, table in by_sub.items()])
         changes = cp.decide([row for found, _ in tested for row in found], sum(untested for _, untested in tested),

@@ -112,3 +112,19 @@ def test_a_negative_alpha_is_a_usage_error_on_one_line(tmp_path):
                              "--alpha", "-0.1"], capture_output=True, text=True)
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "--alpha" in result.stderr
+
+
+def test_the_cumulative_rank_cost_is_ruptures_rank_cost():
+    import ruptures
+
+    rng = np.random.default_rng(7)
+    series = np.log(rng.lognormal(0, 0.03, 300))
+    series[rng.integers(0, 300, 15)] += 0.3
+    series[200:] += 0.08
+    ours, theirs = cp.RankCost().fit(series.reshape(-1, 1)), ruptures.costs.CostRank().fit(series.reshape(-1, 1))
+    for start, end in [(0, 300), (0, 200), (200, 300), (17, 20), (150, 260)]:
+        assert ours.error(start, end) == pytest.approx(np.asarray(theirs.error(start, end)).item(), rel=1e-12, abs=1e-9)
+    # the same detector with either cost finds the same split, next to the step (run 199 is 1.5 sd high)
+    theirs_found = ruptures.Binseg(model="rank", min_size=3, jump=1).fit(series.reshape(-1, 1)).predict(
+        pen=cp.PENALTY_PER_LOG_N * np.log(300))
+    assert cp.candidates(series) == theirs_found[:-1] == [199]
