@@ -33,7 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from perfgate import files, harness, process, run
+from perfgate import files, harness, process
+from perfgate.measure import options as run_options
 from perfgate import schema as s
 
 QUICK_SAMPLES = 200
@@ -170,7 +171,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-run-") as folder:
         quick = Path(folder) / "quick"
         elapsed, code = timed_run(quick, QUICK_SAMPLES)
-        subs = len(run.DEFAULT_RUN_SUBEXPERIMENTS)
+        subs = len(run_options.DEFAULT_RUN_SUBEXPERIMENTS)
         print(f"quick run ({QUICK_SAMPLES} samples x {len(s.PAYLOADS)} payloads x {subs} sub-experiments): "
               f"{elapsed:.1f} s, exit {code}, {verdict(elapsed, QUICK_TARGET_S)} ({QUICK_TARGET_S:.0f} s)")
         print_breakdown(quick)

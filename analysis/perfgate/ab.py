@@ -19,12 +19,15 @@ import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import __version__, ab_turns, cpu_latency, files, platform_info, process, scratch
+from . import __version__, ab_turns, clock, cpu_latency, files, platform_info, process, scratch
 from . import harness as native_harness
 from . import run
 from . import schema as s
 from .errors import InputError
 from .harness import HarnessPaths
+from .measure import commands, subexperiment
+from .measure import environment as run_environment
+from .measure import options as run_options
 
 # 16 rounds: with 20 tests at a family-wise 2 %, one round in which one arm hit a bad machine state
 # can neither hide a regression nor fake one (see verdict.py); fewer rounds lose that.
@@ -118,7 +121,7 @@ class AbPlan:
     output: Path
     label: str
     rounds: int
-    options: run.RunOptions  # output and Fast DDS prefix are set per arm and round
+    options: run_options.RunOptions  # output and Fast DDS prefix are set per arm and round
     arms: tuple[ArmSpec, ArmSpec]
     echo_delay_ns: dict[str, int]
     turn_samples: int  # 0: the arms' runs one after the other; else both at once, in turns (ab_turns.py)
@@ -135,7 +138,7 @@ def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, pay
         raise InputError(f"--turn-samples must be 0 (whole runs one after the other) or more, got {turn_samples}")
     arms = (parse_arm(s.AB_ARMS[0], baseline), parse_arm(s.AB_ARMS[1], candidate))
     # the ten of the contract by default: the floor measures the machine, which both arms share
-    options = run.resolve_options(output=output, samples=samples, payloads=payloads,
+    options = run_options.resolve_options(output=output, samples=samples, payloads=payloads,
                                   subexperiments=subexperiments or list(s.DEFAULT_SUBEXPERIMENT_NAMES),
                                   label=label, warmup=warmup, harness=None, fastdds_prefix=None, pin_cpus=pin_cpus,
                                   timeout=timeout, cpu_latency_request=cpu_latency_request)
@@ -160,7 +163,7 @@ def round_name(round_index: int, rounds: int) -> str:
     return f"{round_index + 1:0{max(2, len(str(rounds)))}d}"
 
 
-def arm_options(plan: AbPlan, arm: Arm, round_dir: Path) -> run.RunOptions:
+def arm_options(plan: AbPlan, arm: Arm, round_dir: Path) -> run_options.RunOptions:
     return replace(plan.options, output=round_dir / arm.name, label=f"{plan.label}-{round_dir.name}-{arm.name}",
                    fastdds_prefix=arm.spec.fastdds_prefix, harness=arm.paths.latency, echo_delay_ns=arm.echo_delay_ns)
 
@@ -169,7 +172,7 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: list[str
     return {
         s.META_LABEL: plan.label,
         "kind": "ab",
-        s.META_CREATED: run.utc_now(),
+        s.META_CREATED: clock.utc_now(),
         "arms": {arm.name: {"spec": arm.spec.spec, s.META_FASTDDS: arm.fastdds,
                             "harness": str(arm.paths.latency), "injected_echo_delay_ns": arm.echo_delay_ns}
                  for arm in arms},
@@ -182,11 +185,11 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: list[str
         s.META_PAYLOADS: list(plan.options.payloads),
         "warmup": plan.options.warmup,
         "requested_subexperiments": [sub.name for sub in plan.options.subexperiments],
-        "cpu_pinning": run.cpu_pinning_metadata(plan.options.pin_cpus, plan.options.pin_request),
+        "cpu_pinning": run_options.cpu_pinning_metadata(plan.options.pin_cpus, plan.options.pin_request),
         "cpu_latency": None,  # while measuring: cpu_latency.hold_awake's entry
         s.META_PLATFORM: platform,
-        "load_average": {"before": run.load_average(), "after": None},
-        "environment": {"ignored": sorted(ignored), "set_for_harness": dict(run.CHILD_ENV)},
+        "load_average": {"before": clock.load_average(), "after": None},
+        "environment": {"ignored": sorted(ignored), "set_for_harness": dict(run_environment.CHILD_ENV)},
         "perfgate_version": __version__,
         "failures": [],
         "run_id": run_id,
@@ -196,7 +199,7 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: list[str
 
 
 def open_round(plan: AbPlan, arms: list[Arm], round_dir: Path, platform: dict,
-               run_id: str) -> dict[str, tuple[run.RunOptions, dict]]:
+               run_id: str) -> dict[str, tuple[run_options.RunOptions, dict]]:
     """Per arm: the run options and the metadata of its experiment folder in this round."""
     opened = {}
     for arm in arms:
@@ -210,13 +213,13 @@ def open_round(plan: AbPlan, arms: list[Arm], round_dir: Path, platform: dict,
 
 
 def measure_pair(plan: AbPlan, sub: s.SubExperiment, ordered: tuple[Arm, Arm],
-                 opened: dict[str, tuple[run.RunOptions, dict]], environment: dict[str, str],
-                 workdir: Path) -> list[run.SubexperimentResult]:
+                 opened: dict[str, tuple[run_options.RunOptions, dict]], environment: dict[str, str],
+                 workdir: Path) -> list[subexperiment.SubexperimentResult]:
     """One sub-experiment of one round for both arms, `ordered[0]` first: in turns, or one run after the other."""
     arms = [(opened[arm.name][0], arm.paths) for arm in ordered]
     if plan.turn_samples and not sub.is_floor:
         return list(ab_turns.measure_in_turns(sub, arms[0], arms[1], environment, workdir, plan.turn_samples))
-    return [run.run_subexperiment(sub, options, paths, environment, workdir) for options, paths in arms]
+    return [subexperiment.run_subexperiment(sub, options, paths, environment, workdir) for options, paths in arms]
 
 
 def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: dict[str, str],
@@ -247,21 +250,21 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
                         files.write_metadata(options.output, arm_meta)
                         if result.outcome != s.OUTCOME_OK:
                             failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
-                            print(f"perfgate ab: error: round {round_dir.name}, {arm.name}: {run.describe(sub)}: "
+                            print(f"perfgate ab: error: round {round_dir.name}, {arm.name}: {commands.describe(sub)}: "
                                   f"{result.error}", file=sys.stderr, flush=True)
                 for options, arm_meta in opened.values():
-                    arm_meta["finished_utc"] = run.utc_now()
-                    arm_meta["load_average"]["after"] = run.load_average()
+                    arm_meta["finished_utc"] = clock.utc_now()
+                    arm_meta["load_average"]["after"] = clock.load_average()
                     files.write_metadata(options.output, arm_meta)
                 files.write_metadata(plan.output, metadata)
                 print(f"[round {r + 1}/{plan.rounds}] {len(subs)} sub-experiment(s) x 2 arms "
-                      f"(load {run.load_average()[0]:.2f})", flush=True)
+                      f"(load {clock.load_average()[0]:.2f})", flush=True)
     except KeyboardInterrupt:
         metadata["interrupted"] = True
         raise
     finally:
-        metadata["load_average"]["after"] = run.load_average()
-        metadata["finished_utc"] = run.utc_now()
+        metadata["load_average"]["after"] = clock.load_average()
+        metadata["finished_utc"] = clock.utc_now()
         files.write_metadata(plan.output, metadata)
     return failures
 
@@ -279,9 +282,9 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
                    inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,
                    cpu_latency_request=cpu_latency_request, turn_samples=turn_samples)
     ab_report.require_parameters(threshold, alpha)
-    environment, ignored = run.scrub_environment(os.environ)
+    environment, ignored = run_environment.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
-    environment[run.RUN_ID_ENV] = run_id
+    environment[run_environment.RUN_ID_ENV] = run_id
     arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], plan.echo_delay_ns)]
     platform = platform_info.this_machine()
     for warning in platform["warnings"]:

@@ -16,7 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from . import run
+from .measure import commands, subexperiment
+from .measure import options as run_options
+from .measure import supervise as supervision
 from . import schema as s
 from .harness import HarnessPaths
 
@@ -29,14 +31,14 @@ DEFAULT_TURN_SAMPLES = 50
 TURN_WARMUP = 5
 
 
-def turn_timeout(options: run.RunOptions) -> float:
+def turn_timeout(options: run_options.RunOptions) -> float:
     """A side waits while the other measures, and while the other retries a failed discovery."""
-    return 2 * options.timeout_s + run.DISCOVERY_ATTEMPTS * run.DISCOVERY_WATCHDOG_S
+    return 2 * options.timeout_s + subexperiment.DISCOVERY_ATTEMPTS * supervision.DISCOVERY_WATCHDOG_S
 
 
-def measure_in_turns(sub: s.SubExperiment, first: tuple[run.RunOptions, HarnessPaths],
-                     second: tuple[run.RunOptions, HarnessPaths], environment: dict[str, str], workdir: Path,
-                     turn_samples: int) -> tuple[run.SubexperimentResult, run.SubexperimentResult]:
+def measure_in_turns(sub: s.SubExperiment, first: tuple[run_options.RunOptions, HarnessPaths],
+                     second: tuple[run_options.RunOptions, HarnessPaths], environment: dict[str, str], workdir: Path,
+                     turn_samples: int) -> tuple[subexperiment.SubexperimentResult, subexperiment.SubexperimentResult]:
     """`first` takes the first turn. A side that fails ends the other's run too (its end of the
     socket closes, so the other's wait fails): a round counts only when both arms finished."""
     first_end, second_end = socket.socketpair()
@@ -44,11 +46,11 @@ def measure_in_turns(sub: s.SubExperiment, first: tuple[run.RunOptions, HarnessP
     # The first turn: a byte waiting at the first arm's end before either process exists.
     second_end.send(b"t")
 
-    def measure(arm: tuple[run.RunOptions, HarnessPaths], end: socket.socket) -> run.SubexperimentResult:
+    def measure(arm: tuple[run_options.RunOptions, HarnessPaths], end: socket.socket) -> subexperiment.SubexperimentResult:
         options, paths = arm
         try:
-            return run.run_subexperiment(sub, replace(options, timeout_s=turn_timeout(options)), paths, environment,
-                                         workdir, turns=run.Turns(end.fileno(), turn_samples, TURN_WARMUP), cancel=cancel)
+            return subexperiment.run_subexperiment(sub, replace(options, timeout_s=turn_timeout(options)), paths, environment,
+                                         workdir, turns=commands.Turns(end.fileno(), turn_samples, TURN_WARMUP), cancel=cancel)
         finally:
             end.close()  # our copy: with the process gone, the partner's wait now ends
 

@@ -73,7 +73,7 @@ def _name_list(text: str) -> list[str]:
 
 
 def _pin_request(text: str) -> str:
-    """--pin-cpus as given (run.parse_pin_cpus reads it against this machine's CPUs); only an empty
+    """--pin-cpus as given (measure.options.parse_pin_cpus reads it against this machine's CPUs); only an empty
     item is refused here, which parse_pin_cpus would skip (`0,` would pin both sides to CPU 0)."""
     if "," in text:
         _list_items(text, "CPU numbers")

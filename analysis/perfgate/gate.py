@@ -21,6 +21,7 @@ from . import files, report
 from . import schema as s
 from .baseline import require_folder_name, require_platform_name
 from .errors import InputError, PerfgateError
+from .measure import options as run_options
 from .fastdds_build.failed_gate import gate_failed_build
 from .fastdds_build.record import read_record
 
@@ -153,8 +154,6 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
               fastdds_prefix: str | None, environment: dict, this_platform_id: str | None,
               pin_cpus: str | None = None, baseline_build: str | None = None,
               cpu_latency_request: str | None = None, now: datetime) -> GatePlan:
-    from . import run
-
     platform_name = resolve_platform(platform, environment)
     requirements_path = (Path(requirements) if requirements
                          else s.requirements_csv(Path(s.REQUIREMENTS_DIR), platform_name))
@@ -165,11 +164,11 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
     chosen_label = label or default_label(output_path, now)
     require_folder_name(chosen_label, "label")  # it names the experiment's folder in the store
     # run's own validation (output folder, sub-experiment names, samples, prefix), before measuring
-    options = run.resolve_options(output=output_path,
-                                  samples=samples or (QUICK_SAMPLES if quick else s.DEFAULT_SAMPLES),
-                                  payloads=payloads, subexperiments=subexperiments, label=chosen_label, warmup=None,
-                                  harness=None, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus, timeout=None,
-                                  cpu_latency_request=cpu_latency_request)
+    options = run_options.resolve_options(output=output_path,
+                                          samples=samples or (QUICK_SAMPLES if quick else s.DEFAULT_SAMPLES),
+                                          payloads=payloads, subexperiments=subexperiments, label=chosen_label,
+                                          warmup=None, harness=None, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
+                                          timeout=None, cpu_latency_request=cpu_latency_request)
     gated = [sub.name for sub in options.subexperiments if not sub.is_floor]
     uncovered = uncovered_requirements(requirement_table, gated, list(options.payloads))
     if uncovered:

@@ -38,11 +38,14 @@ from . import files
 from . import platform_info
 from . import scratch
 from . import schema as s
+from .clock import load_average, utc_now
 from .errors import IncompleteError, InputError
 from .fastdds_build.colcon import colcon_base, colcon_paths, run_colcon
 from .fastdds_build.logs import printable
-from .fastdds_build.record import fastdds_metadata, harness_paths, read_record, utc_now
+from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .fastdds_build.workspace import STATE_DIR, workspace_lock
+from .measure.environment import CHILD_ENV, scrub_environment
+from .measure.options import check_output_folder, cpu_pinning_metadata, machine_pin_cpus
 
 TEST_PREFIX = "performance.latency."
 # Fast DDS' latency tests (test/performance/latency/CMakeLists.txt) and the contract's name for each.
@@ -513,7 +516,7 @@ def initial_metadata(label: str, record: dict, subs: list[str], platform: dict, 
         "requested_subexperiments": subs,
         s.META_SUBEXPERIMENTS: {},
         s.META_PLATFORM: platform,
-        "load_average": {"before": [round(v, 2) for v in os.getloadavg()], "after": None},
+        "load_average": {"before": load_average(), "after": None},
         "perfgate_version": __version__,
         "finished_utc": None,
     }
@@ -549,8 +552,6 @@ def check_options(workspace, samples, payloads, harness_options: dict) -> None:
 
 def command_upstream(*, output, workspace, subexperiments=None, label=None, samples=None, payloads=None,
                      pin_cpus=None, harness_options: dict | None = None, cpu_latency_request=None) -> int:
-    from .run import check_output_folder, cpu_pinning_metadata, machine_pin_cpus, scrub_environment
-
     check_options(workspace, samples, payloads, harness_options or {})
     pin = machine_pin_cpus(pin_cpus)
     awake_request = cpu_latency.parse_request(cpu_latency_request)
@@ -621,8 +622,6 @@ def write_loopback_copies(tests: dict[str, LatencyTestCommand], copies_dir: Path
 
 def run_ctest(workspace: Path, package: str, subs: list[str], environment: dict[str, str],
               tests: dict[str, str] | None = None) -> dict[str, TestOutcome]:
-    from .run import CHILD_ENV
-
     junit = workspace / STATE_DIR / "upstream" / "ctest-junit.xml"
     junit.unlink(missing_ok=True)
     command = colcon_base(workspace) + ["test"] + colcon_paths(workspace) + [
@@ -654,7 +653,7 @@ def write_experiment(output: Path, metadata: dict, results: list[Collected]) -> 
     counts = {n for result in results for n in result.counts.values()}
     if len(counts) == 1:  # their tests' sample count, as measured
         metadata[s.META_SAMPLES] = counts.pop()
-    metadata["load_average"]["after"] = [round(v, 2) for v in os.getloadavg()]
+    metadata["load_average"]["after"] = load_average()
     metadata["finished_utc"] = utc_now()
     files.write_metadata(output, metadata)
     if failures:

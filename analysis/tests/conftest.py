@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfgate import files, process, run, upstream
+from perfgate import files, process, upstream
+from perfgate.measure import environment as run_environment
+from perfgate.measure import supervise as supervision
 from perfgate import schema as s
 from perfgate.fastdds_build import colcon
 from perfgate.fastdds_build import record as build_record
@@ -50,13 +52,13 @@ def harness_paths():
 
 
 def live_processes_of(run_id: str) -> list[int]:
-    """Live (not zombie) processes whose environment carries this run's id (run.RUN_ID_ENV): what a
+    """Live (not zombie) processes whose environment carries this run's id (run_environment.RUN_ID_ENV): what a
     run, or one of its harness processes, may have left behind."""
-    needle = f"{run.RUN_ID_ENV}={run_id}".encode()
+    needle = f"{run_environment.RUN_ID_ENV}={run_id}".encode()
     found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if needle in (proc / "environ").read_bytes().split(b"\0") and run.process_state(int(proc.name)) != "Z":
+            if needle in (proc / "environ").read_bytes().split(b"\0") and supervision.process_state(int(proc.name)) != "Z":
                 found.append(int(proc.name))
         except OSError:
             continue

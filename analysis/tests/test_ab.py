@@ -14,6 +14,8 @@ import pytest
 
 from conftest import live_processes_of
 from perfgate import ab, cli, files, process
+from perfgate.measure import commands
+from perfgate.measure import options as run_options
 from perfgate import schema as s
 from perfgate import verdict as v
 
@@ -106,16 +108,15 @@ def test_arms_alternate_per_round_and_sub_experiment():
 def test_echo_delay_reaches_only_the_echoing_process(tmp_path):
     from dataclasses import replace
 
-    from perfgate import run
 
-    options = replace(run.resolve_options(output=tmp_path / "o", samples=10, payloads=[16], subexperiments=SUBS,
+    options = replace(run_options.resolve_options(output=tmp_path / "o", samples=10, payloads=[16], subexperiments=SUBS,
                                           label=None, warmup=None, harness=None, fastdds_prefix=None, pin_cpus="none",
                                           timeout=None), echo_delay_ns={SUBS[1]: 700})
-    udp = run.latency_commands(s.KNOWN_SUBEXPERIMENTS[SUBS[1]], options, tmp_path / "h", 5, tmp_path / "c", tmp_path / "r",
+    udp = commands.latency_commands(s.KNOWN_SUBEXPERIMENTS[SUBS[1]], options, tmp_path / "h", 5, tmp_path / "c", tmp_path / "r",
                                None)
     assert "--echo-delay-ns" not in udp[0].argv
     assert udp[1].argv[udp[1].argv.index("--echo-delay-ns") + 1] == "700"
-    intra = run.latency_commands(s.KNOWN_SUBEXPERIMENTS[SUBS[0]], options, tmp_path / "h", 5, tmp_path / "c",
+    intra = commands.latency_commands(s.KNOWN_SUBEXPERIMENTS[SUBS[0]], options, tmp_path / "h", 5, tmp_path / "c",
                                  tmp_path / "r", None)
     assert "--echo-delay-ns" not in intra[0].argv
 

@@ -7,24 +7,27 @@ from dataclasses import replace
 
 import pytest
 
-from perfgate import ab_turns, run
+from perfgate import ab_turns
+from perfgate.measure import commands
+from perfgate.measure import environment as run_environment
+from perfgate.measure import options as run_options
 from perfgate import schema as s
 from perfgate.harness import HarnessPaths
 
 PAYLOADS = (16, 1024)
 
 
-def options_for(tmp_path, name: str, samples: int = 120) -> run.RunOptions:
-    return run.resolve_options(output=tmp_path / name, samples=samples, payloads=list(PAYLOADS),
+def options_for(tmp_path, name: str, samples: int = 120) -> run_options.RunOptions:
+    return run_options.resolve_options(output=tmp_path / name, samples=samples, payloads=list(PAYLOADS),
                                subexperiments=["intraprocess_best_effort"], label=None, warmup=10, harness=None,
                                fastdds_prefix=None, pin_cpus="auto", timeout=None)
 
 
 def test_only_the_measuring_process_takes_turns_and_inherits_the_socket(tmp_path):
     options = options_for(tmp_path, "o")
-    turns = run.Turns(socket=9, samples=40)
+    turns = commands.Turns(socket=9, samples=40)
     for name in ("interprocess_best_effort", "intraprocess_reliable"):
-        specs = run.latency_commands(s.KNOWN_SUBEXPERIMENTS[name], options, tmp_path / "h", 5, tmp_path / "c",
+        specs = commands.latency_commands(s.KNOWN_SUBEXPERIMENTS[name], options, tmp_path / "h", 5, tmp_path / "c",
                                      tmp_path / "r", None, turns)
         measuring = [spec for spec in specs if spec.measures]
         assert len(measuring) == 1
@@ -33,7 +36,7 @@ def test_only_the_measuring_process_takes_turns_and_inherits_the_socket(tmp_path
         assert measuring[0].pass_fds == (9,)
         for other in (spec for spec in specs if not spec.measures):
             assert "--take-turns" not in other.argv and other.pass_fds == ()
-    alone = run.latency_commands(s.KNOWN_SUBEXPERIMENTS["interprocess_best_effort"], options, tmp_path / "h", 5,
+    alone = commands.latency_commands(s.KNOWN_SUBEXPERIMENTS["interprocess_best_effort"], options, tmp_path / "h", 5,
                                  tmp_path / "c", tmp_path / "r", None)
     assert all("--take-turns" not in spec.argv and spec.pass_fds == () for spec in alone)
 
@@ -43,7 +46,7 @@ def test_only_the_measuring_process_takes_turns_and_inherits_the_socket(tmp_path
 def test_two_arms_in_turns_both_measure_every_sample(harness_paths, tmp_path, name):
     sub = s.KNOWN_SUBEXPERIMENTS[name]
     arms = [(options_for(tmp_path, arm), harness_paths) for arm in s.AB_ARMS]
-    environment, _ = run.scrub_environment(os.environ)
+    environment, _ = run_environment.scrub_environment(os.environ)
     workdir = tmp_path / "work"
     workdir.mkdir()
     results = ab_turns.measure_in_turns(sub, arms[0], arms[1], environment, workdir, turn_samples=25)
@@ -58,7 +61,7 @@ def test_two_arms_in_turns_both_measure_every_sample(harness_paths, tmp_path, na
 def test_a_side_that_fails_ends_the_other_sides_run(harness_paths, tmp_path):
     sub = s.KNOWN_SUBEXPERIMENTS["interprocess_best_effort"]
     broken = HarnessPaths(tmp_path / "no-such-harness", harness_paths.floor, harness_paths.build_dir)
-    environment, _ = run.scrub_environment(os.environ)
+    environment, _ = run_environment.scrub_environment(os.environ)
     first = (replace(options_for(tmp_path, "first"), timeout_s=60), harness_paths)
     results = ab_turns.measure_in_turns(sub, first, (options_for(tmp_path, "second"), broken), environment,
                                         tmp_path, turn_samples=25)

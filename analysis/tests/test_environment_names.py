@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from conftest import make_workspace
-from perfgate import files, run
+from perfgate import files
+from perfgate.measure import environment as run_environment
 from perfgate import schema as s
 
 SECRET = "s3cr3t-token-do-not-record"
@@ -19,7 +20,7 @@ HOSTILE = {"FASTDDS_STATISTICS": SECRET, "ROS_DISCOVERY_SERVER": f"{SECRET}@10.0
 
 
 def test_scrub_environment_returns_names_only():
-    clean, ignored = run.scrub_environment({"PATH": "/usr/bin", **HOSTILE})
+    clean, ignored = run_environment.scrub_environment({"PATH": "/usr/bin", **HOSTILE})
     assert ignored == sorted(HOSTILE)
     assert SECRET not in repr(ignored)
     assert not set(HOSTILE) & set(clean)

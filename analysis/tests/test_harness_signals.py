@@ -17,7 +17,9 @@ import time
 
 import pytest
 
-from perfgate import files, run
+from perfgate import files
+from perfgate.measure import domains
+from perfgate.measure import environment as run_environment
 from perfgate import schema as s
 
 FLOOR_RUNS = 30
@@ -59,7 +61,7 @@ class LineReader:
 
 
 def harness_environment() -> dict[str, str]:
-    environment, _ = run.scrub_environment(os.environ)
+    environment, _ = run_environment.scrub_environment(os.environ)
     return environment
 
 
@@ -81,8 +83,8 @@ def started(*argv: str):
 def test_the_floor_client_exits_0_every_time_its_samples_were_measured(harness_paths, transport):
     """The client says goodbye; the server leaving right after must never turn a full run into a failure."""
     failures = []
-    with run.lease_domain() as domain:
-        port = str(run.own_port(domain))
+    with domains.lease_domain() as domain:
+        port = str(domains.own_port(domain))
         for attempt in range(FLOOR_RUNS):
             with started(str(harness_paths.floor), "--role", "server", "--transport", transport,
                          "--port", port) as server:
@@ -98,11 +100,11 @@ def test_the_floor_client_exits_0_every_time_its_samples_were_measured(harness_p
 
 @pytest.mark.fastdds
 def test_the_floor_in_one_process_exits_0_every_time(harness_paths, tmp_path):
-    with run.lease_domain() as domain:
+    with domains.lease_domain() as domain:
         for attempt in range(FLOOR_RUNS):
             csv = tmp_path / f"floor-{attempt}.csv"
             both = subprocess.run([str(harness_paths.floor), "--role", "both", "--transport", "udp",
-                                   "--port", str(run.own_port(domain)), "--samples", "50", "--warmup", "5",
+                                   "--port", str(domains.own_port(domain)), "--samples", "50", "--warmup", "5",
                                    "--payloads", "16", "--output", str(csv)],
                                   capture_output=True, text=True, timeout=30)
             assert (both.returncode, both.stderr) == (0, "")
@@ -129,7 +131,7 @@ def test_a_stopped_publisher_writes_the_payloads_it_completed(harness_paths, tmp
     `perfgate run`'s fault handling): exit 3 within 2 s, the CSV and report hold exactly the payloads
     completed, each with every sample, and the report says why it is incomplete."""
     csv, report = tmp_path / "measurements.csv", tmp_path / "report.json"
-    with run.lease_domain() as domain, \
+    with domains.lease_domain() as domain, \
             started(*latency_argv(harness_paths, domain, "publisher", "--samples", str(SAMPLES), "--warmup", "10",
                                   "--payloads", ",".join(map(str, PAYLOADS)), "--output", str(csv),
                                   "--report", str(report))) as publisher:
@@ -163,7 +165,7 @@ def test_a_stopped_publisher_writes_the_payloads_it_completed(harness_paths, tmp
 @pytest.mark.fastdds
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_subscriber_exits_3_at_once(harness_paths, signum):
-    with run.lease_domain() as domain, started(*latency_argv(harness_paths, domain, "subscriber")) as subscriber:
+    with domains.lease_domain() as domain, started(*latency_argv(harness_paths, domain, "subscriber")) as subscriber:
         stdout = LineReader(subscriber)
         stdout.wait_for(": ready", 20)  # waiting for a publisher that never comes
         signalled = time.monotonic()

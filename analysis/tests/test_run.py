@@ -13,7 +13,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from perfgate import cli, cpu_latency, files, run
+from perfgate import cli, cpu_latency, files
+from perfgate.measure import commands, domains, shm, subexperiment
+from perfgate.measure import environment as run_environment
+from perfgate.measure import options as run_options
+from perfgate.measure import supervise as supervision
 from perfgate import schema as s
 from perfgate.errors import InputError
 from conftest import live_processes_of
@@ -21,11 +25,11 @@ from conftest import live_processes_of
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def options_for(tmp_path: Path, **overrides) -> run.RunOptions:
+def options_for(tmp_path: Path, **overrides) -> run_options.RunOptions:
     arguments = dict(output=tmp_path / "out", samples=200, payloads=None, subexperiments=None, label=None,
                      warmup=None, harness=None, fastdds_prefix=None, pin_cpus=None, timeout=None)
     arguments.update(overrides)
-    return run.resolve_options(**arguments)
+    return run_options.resolve_options(**arguments)
 
 
 # --- options ------------------------------------------------------------------------------------
@@ -89,7 +93,7 @@ def test_pin_cpus(tmp_path):
 
 
 def test_auto_pinning_prefers_isolated_cpus_then_the_highest():
-    from perfgate.run import parse_pin_cpus
+    from perfgate.measure.options import parse_pin_cpus
 
     assert parse_pin_cpus("auto", {0, 1, 2, 3}, isolated=[2, 3]) == (2, 3)
     assert parse_pin_cpus("auto", {0, 1, 2, 3}, isolated=[]) == (3, 2)
@@ -108,7 +112,7 @@ def test_every_fastdds_variable_is_scrubbed():
         "ROS_DISCOVERY_SERVER": "127.0.0.1:11811", "FASTDDS_BUILTIN_TRANSPORTS": "LARGE_DATA",
         "FASTDDS_STATISTICS": "HISTORY_LATENCY_TOPIC", "FASTRTPS_SOMETHING_NEW": "1", "ROS_DOMAIN_ID": "7",
     }
-    clean, ignored = run.scrub_environment(environment)
+    clean, ignored = run_environment.scrub_environment(environment)
     assert clean == {"PATH": "/usr/bin", "HOME": "/root", "LD_LIBRARY_PATH": "/opt/fastdds/lib",
                      "ROS_DOMAIN_ID": "7", "SKIP_DEFAULT_XML": "1"}
     assert ignored == sorted(set(environment) - {"PATH", "HOME", "LD_LIBRARY_PATH", "ROS_DOMAIN_ID"})
@@ -118,13 +122,13 @@ def test_every_fastdds_variable_is_scrubbed():
 
 # --- domains and ports --------------------------------------------------------------------------
 def test_rtps_port_layout():
-    assert run.rtps_ports(0) == [7400, 7401, 7410, 7411, 7412, 7413, 7414, 7415, 7416, 7417]
-    assert run.rtps_ports(1)[:3] == [7650, 7651, 7660]
-    assert max(run.rtps_ports(run.MAX_DOMAIN)) < 65536
-    assert run.own_port(run.MAX_DOMAIN) < 65536
-    for domain in (1, 50, run.MAX_DOMAIN):
-        port = run.own_port(domain)
-        assert port not in run.rtps_ports(domain, participants=90)
+    assert domains.rtps_ports(0) == [7400, 7401, 7410, 7411, 7412, 7413, 7414, 7415, 7416, 7417]
+    assert domains.rtps_ports(1)[:3] == [7650, 7651, 7660]
+    assert max(domains.rtps_ports(domains.MAX_DOMAIN)) < 65536
+    assert domains.own_port(domains.MAX_DOMAIN) < 65536
+    for domain in (1, 50, domains.MAX_DOMAIN):
+        port = domains.own_port(domain)
+        assert port not in domains.rtps_ports(domain, participants=90)
         # inside the domain's own block of 250 ports, so no other domain's RTPS ports reach it
         assert 7400 + 250 * domain <= port < 7400 + 250 * (domain + 1)
 
@@ -142,7 +146,7 @@ def _lock_is_free(lock_dir, domain):
 
 
 def test_leases_held_at_once_are_distinct_and_released(tmp_path):
-    with run.lease_domain(tmp_path) as first, run.lease_domain(tmp_path) as second:
+    with domains.lease_domain(tmp_path) as first, domains.lease_domain(tmp_path) as second:
         assert first != second
         assert not _lock_is_free(tmp_path, first) and not _lock_is_free(tmp_path, second)
     assert _lock_is_free(tmp_path, first) and _lock_is_free(tmp_path, second)
@@ -151,13 +155,13 @@ def test_leases_held_at_once_are_distinct_and_released(tmp_path):
 def test_lease_skips_a_domain_another_process_holds(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from perfgate import run\n"
-         f"with run.lease_domain(Path({str(tmp_path)!r})) as d:\n"
+         "import sys, time; from pathlib import Path; from perfgate.measure import domains\n"
+         f"with domains.lease_domain(Path({str(tmp_path)!r})) as d:\n"
          "    print(d, flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True)
     try:
         held = int(holder.stdout.readline())
-        with run.lease_domain(tmp_path) as mine:
+        with domains.lease_domain(tmp_path) as mine:
             assert mine != held
     finally:
         holder.kill()
@@ -166,18 +170,18 @@ def test_lease_skips_a_domain_another_process_holds(tmp_path):
 
 
 def test_lease_skips_a_domain_whose_rtps_ports_are_in_use(tmp_path):
-    with run.lease_domain(tmp_path) as free:
+    with domains.lease_domain(tmp_path) as free:
         pass
     # a participant of another program in that domain: Fast DDS binds multicast ports with SO_REUSEADDR
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as participant:
         participant.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        participant.bind(("0.0.0.0", run.rtps_ports(free)[0]))
-        with run.lease_domain(tmp_path) as leased:
+        participant.bind(("0.0.0.0", domains.rtps_ports(free)[0]))
+        with domains.lease_domain(tmp_path) as leased:
             assert leased != free
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-        listener.bind(("127.0.0.1", run.own_port(free)))
+        listener.bind(("127.0.0.1", domains.own_port(free)))
         listener.listen()
-        with run.lease_domain(tmp_path) as leased:
+        with domains.lease_domain(tmp_path) as leased:
             assert leased != free
 
 
@@ -185,7 +189,7 @@ def test_lease_skips_a_domain_whose_rtps_ports_are_in_use(tmp_path):
 def test_tcp_security_commands(tmp_path):
     sub = s.KNOWN_SUBEXPERIMENTS["interprocess_reliable_tcp_security"]
     options = options_for(tmp_path, payloads=[16, 64], pin_cpus=f"{min(os.sched_getaffinity(0))}")
-    specs = run.latency_commands(sub, options, Path("/h/perfgate-latency"), 7, tmp_path / "m.csv",
+    specs = commands.latency_commands(sub, options, Path("/h/perfgate-latency"), 7, tmp_path / "m.csv",
                                  tmp_path / "r.json", tmp_path / "sec")
     assert [spec.role for spec in specs] == ["publisher", "subscriber"]
     publisher, subscriber = (list(spec.argv) for spec in specs)
@@ -212,58 +216,58 @@ def test_tcp_security_commands(tmp_path):
 
 def test_intraprocess_is_one_process_and_floor_is_server_then_client(tmp_path):
     options = options_for(tmp_path)
-    specs = run.latency_commands(s.KNOWN_SUBEXPERIMENTS["intraprocess_reliable"], options, Path("h"), 3,
+    specs = commands.latency_commands(s.KNOWN_SUBEXPERIMENTS["intraprocess_reliable"], options, Path("h"), 3,
                                  tmp_path / "m.csv", tmp_path / "r.json", None)
     assert [spec.role for spec in specs] == ["both"]
     assert "--security-dir" not in specs[0].argv and "--tcp-port" not in specs[0].argv
-    floor = run.floor_commands(s.KNOWN_SUBEXPERIMENTS["floor_tcp"], options, Path("f"), 9000, tmp_path / "m.csv")
+    floor = commands.floor_commands(s.KNOWN_SUBEXPERIMENTS["floor_tcp"], options, Path("f"), 9000, tmp_path / "m.csv")
     assert [spec.role for spec in floor] == ["server", "client"]
     assert floor[1].measures and "--output" in floor[1].argv and "--output" not in floor[0].argv
     assert floor[0].argv[floor[0].argv.index("--port") + 1] == "9000"
 
 
 def test_only_a_failed_discovery_gets_a_second_attempt():
-    assert run.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=False, attempts=1)
-    assert run.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=False, attempts=2)
-    assert not run.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=False, attempts=3)
-    assert not run.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=True, attempts=1)  # died while measuring
-    assert not run.worth_another_attempt(s.OUTCOME_FAILED_TO_START, discovered=False, attempts=1)
-    assert not run.worth_another_attempt(s.OUTCOME_OK, discovered=True, attempts=1)
+    assert subexperiment.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=False, attempts=1)
+    assert subexperiment.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=False, attempts=2)
+    assert not subexperiment.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=False, attempts=3)
+    assert not subexperiment.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=True, attempts=1)  # died while measuring
+    assert not subexperiment.worth_another_attempt(s.OUTCOME_FAILED_TO_START, discovered=False, attempts=1)
+    assert not subexperiment.worth_another_attempt(s.OUTCOME_OK, discovered=True, attempts=1)
 
 
 # --- shared memory left behind ------------------------------------------------------------------
 def test_only_new_unheld_fastdds_files_are_removed(tmp_path):
-    shm = tmp_path / "shm"
-    shm.mkdir()
-    (shm / "fastrtps_port7411").write_bytes(b"x")  # there before the sub-experiment
-    before = run.fastdds_shm_files(shm)
+    shm_dir = tmp_path / "shm"
+    shm_dir.mkdir()
+    (shm_dir / "fastrtps_port7411").write_bytes(b"x")  # there before the sub-experiment
+    before = shm.fastdds_shm_files(shm_dir)
     for name in ("fastrtps_port7661", "sem.fastrtps_port7661_mutex", "fast_datasharing_01.0f.aa", "fastrtps_held",
                  "unrelated_segment"):
-        (shm / name).write_bytes(b"x")
-    held = open(shm / "fastrtps_held", "rb")  # a live process (this one) still has it open
+        (shm_dir / name).write_bytes(b"x")
+    held = open(shm_dir / "fastrtps_held", "rb")  # a live process (this one) still has it open
     try:
-        removed = run.remove_orphaned_shm(before, shm)
+        removed = shm.remove_orphaned_shm(before, shm_dir)
     finally:
         held.close()
     assert removed == ["fast_datasharing_01.0f.aa", "fastrtps_port7661", "sem.fastrtps_port7661_mutex"]
-    assert sorted(p.name for p in shm.iterdir()) == ["fastrtps_held", "fastrtps_port7411", "unrelated_segment"]
+    assert sorted(p.name for p in shm_dir.iterdir()) == ["fastrtps_held", "fastrtps_port7411", "unrelated_segment"]
 
 
 def test_a_mapped_file_counts_as_held(tmp_path):
     import mmap
 
-    shm = tmp_path / "shm"
-    shm.mkdir()
-    path = shm / "fastrtps_mapped"
+    shm_dir = tmp_path / "shm"
+    shm_dir.mkdir()
+    path = shm_dir / "fastrtps_mapped"
     path.write_bytes(b"\0" * 4096)
     with open(path, "r+b") as handle:
         mapping = mmap.mmap(handle.fileno(), 4096)
     try:  # the file is closed, only mapped, as a Fast DDS segment is
-        assert "fastrtps_mapped" in run.shm_files_in_use(shm)
-        assert run.remove_orphaned_shm(set(), shm) == []
+        assert "fastrtps_mapped" in shm.shm_files_in_use(shm_dir)
+        assert shm.remove_orphaned_shm(set(), shm_dir) == []
     finally:
         mapping.close()
-    assert run.remove_orphaned_shm(set(), shm) == ["fastrtps_mapped"]
+    assert shm.remove_orphaned_shm(set(), shm_dir) == ["fastrtps_mapped"]
 
 
 # --- what the harness measured ------------------------------------------------------------------
@@ -279,31 +283,31 @@ def test_only_complete_payloads_are_kept(tmp_path):
     report = tmp_path / "r.json"
     report.write_text(json.dumps({"payloads": {"16": {"samples": 3, "lost": 0}, "32": {"samples": 3, "lost": 2},
                                                "64": {"samples": 2, "lost": 0}}}))
-    measured = run.read_measured(csv, report, (16, 32, 64, 128), 3)
+    measured = subexperiment.read_measured(csv, report, (16, 32, 64, 128), 3)
     assert measured.frame[s.PAYLOAD].tolist() == [16, 16, 16, 32, 32, 32]
     assert measured.frame[s.LATENCY].tolist() == [11.0, 12.0, 13.0, 21.0, 22.0, 23.0]
     assert measured.counts == {16: 3, 32: 3, 64: 2, 128: 0}
     assert measured.lost == {16: 0, 32: 2, 64: 0}
     assert measured.problem == "payloads without all their samples: 64 B (2 of 3), 128 B (0 of 3)"
-    assert run.median_first_payload(measured.frame) == (16, 12.0)
+    assert subexperiment.median_first_payload(measured.frame) == (16, 12.0)
 
 
 def test_missing_or_malformed_csv_is_a_problem_not_a_crash(tmp_path):
-    assert run.read_measured(tmp_path / "none.csv", None, (16,), 3).problem == "the harness wrote no measurements"
+    assert subexperiment.read_measured(tmp_path / "none.csv", None, (16,), 3).problem == "the harness wrote no measurements"
     bad = tmp_path / "bad.csv"
     bad.write_text("Sample,Payload [Bytes],Latency [us]\n1,16,abc\n2,16,1.0\n")
-    measured = run.read_measured(bad, None, (16,), 2)
+    measured = subexperiment.read_measured(bad, None, (16,), 2)
     assert measured.frame is None
     assert measured.problem.startswith("the harness wrote a malformed CSV:") and "abc" in measured.problem
 
 
 def test_outcome_classification():
-    whole = run.Measured(None, {16: 3}, {}, None)
-    short = run.Measured(None, {16: 1}, {}, "payloads without all their samples: 16 B (1 of 3)")
-    assert run.classify(run.Supervision(s.OUTCOME_OK), whole) == (s.OUTCOME_OK, None)
-    assert run.classify(run.Supervision(s.OUTCOME_OK), short) == (s.OUTCOME_INCOMPLETE, short.problem)
-    died = run.Supervision(s.OUTCOME_INCOMPLETE, "the subscriber was killed by SIGKILL during the measurement")
-    assert run.classify(died, short) == (s.OUTCOME_INCOMPLETE, died.error)
+    whole = subexperiment.Measured(None, {16: 3}, {}, None)
+    short = subexperiment.Measured(None, {16: 1}, {}, "payloads without all their samples: 16 B (1 of 3)")
+    assert subexperiment.classify(supervision.Supervision(s.OUTCOME_OK), whole) == (s.OUTCOME_OK, None)
+    assert subexperiment.classify(supervision.Supervision(s.OUTCOME_OK), short) == (s.OUTCOME_INCOMPLETE, short.problem)
+    died = supervision.Supervision(s.OUTCOME_INCOMPLETE, "the subscriber was killed by SIGKILL during the measurement")
+    assert subexperiment.classify(died, short) == (s.OUTCOME_INCOMPLETE, died.error)
 
 
 # --- the real Fast DDS --------------------------------------------------------------------------

@@ -17,16 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from perfgate import files, run
+from perfgate import files
+from perfgate.measure import commands, domains, shm
+from perfgate.measure import environment as run_environment
+from perfgate.measure import options as run_options
+from perfgate.measure import supervise as supervision
 from perfgate import schema as s
 from conftest import live_processes_of
 
 
-def program(role: str, code: str, *, measures: bool) -> run.ProcessSpec:
+def program(role: str, code: str, *, measures: bool) -> commands.ProcessSpec:
     """A process that announces itself as the harness does, then runs `code`."""
     body = textwrap.dedent(code)
     script = f"import os, signal, sys, time\nprint('fake: ready', flush=True)\n{body}"
-    return run.ProcessSpec(role, (sys.executable, "-c", script), measures=measures)
+    return commands.ProcessSpec(role, (sys.executable, "-c", script), measures=measures)
 
 
 MEASURING_FOREVER = """
@@ -37,16 +41,16 @@ time.sleep(120)
 
 def marked_environment() -> tuple[dict[str, str], str]:
     marker = uuid.uuid4().hex
-    environment, _ = run.scrub_environment(os.environ)
-    environment[run.RUN_ID_ENV] = marker
+    environment, _ = run_environment.scrub_environment(os.environ)
+    environment[run_environment.RUN_ID_ENV] = marker
     return environment, marker
 
 
 
-def supervise(tmp_path: Path, specs: list[run.ProcessSpec], timeout_s: float = 60) -> tuple[run.Supervision, float, str]:
+def supervise(tmp_path: Path, specs: list[commands.ProcessSpec], timeout_s: float = 60) -> tuple[supervision.Supervision, float, str]:
     environment, marker = marked_environment()
     started = time.monotonic()
-    result = run.supervise(specs, environment, tmp_path, timeout_s)
+    result = supervision.supervise(specs, environment, tmp_path, timeout_s)
     return result, time.monotonic() - started, marker
 
 
@@ -109,7 +113,7 @@ def test_harness_exit_3_is_reported_with_its_own_words(tmp_path):
 
 
 def test_process_that_dies_before_ready_failed_to_start(tmp_path):
-    spec = run.ProcessSpec("publisher", (sys.executable, "-c",
+    spec = commands.ProcessSpec("publisher", (sys.executable, "-c",
                                          "import sys; print('cannot load libfastrtps.so.2.9', file=sys.stderr); sys.exit(127)"),
                            measures=True)
     result, _, _ = supervise(tmp_path, [spec])
@@ -118,8 +122,8 @@ def test_process_that_dies_before_ready_failed_to_start(tmp_path):
 
 
 def test_process_never_ready_failed_to_start(tmp_path, monkeypatch):
-    monkeypatch.setattr(run, "READY_TIMEOUT_S", 1.0)
-    spec = run.ProcessSpec("server", (sys.executable, "-c", "import time; time.sleep(60)"), measures=False)
+    monkeypatch.setattr(supervision, "READY_TIMEOUT_S", 1.0)
+    spec = commands.ProcessSpec("server", (sys.executable, "-c", "import time; time.sleep(60)"), measures=False)
     result, elapsed, marker = supervise(tmp_path, [spec, program("client", MEASURING_FOREVER, measures=True)])
     assert result.outcome == s.OUTCOME_FAILED_TO_START
     assert result.error == "the server was not ready within 1 s"
@@ -181,7 +185,7 @@ def wait_for_subscriber(output: Path, process: subprocess.Popen, timeout_s: floa
 
 def fastdds_orphans(before: set[str]) -> set[str]:
     """Fast DDS shared-memory files created since `before` that no live process holds."""
-    return run.orphaned_shm_files(before, run.fastdds_shm_files(), run.shm_files_in_use())
+    return shm.orphaned_shm_files(before, shm.fastdds_shm_files(), shm.shm_files_in_use())
 
 
 def sub_end(entry: dict) -> float:
@@ -199,7 +203,7 @@ FAULT_PAYLOADS = tuple(range(16, 76))
 @pytest.mark.parametrize("fault, words", [(signal.SIGKILL, "the subscriber was killed by SIGKILL during the measurement"),
                                           (signal.SIGSTOP, "the subscriber stopped responding")])
 def test_subscriber_killed_or_hung_mid_run(harness_paths, tmp_path, fault, words):
-    shm_before = run.fastdds_shm_files()
+    shm_before = shm.fastdds_shm_files()
     process, output = start_run(tmp_path, harness_paths, "--samples", str(FAULT_SAMPLES),
                                 "--payloads", ",".join(map(str, FAULT_PAYLOADS)),
                                 "--subexperiments", "interprocess_best_effort_shm,floor_tcp")
@@ -239,22 +243,22 @@ def lease_two_domains(tmp_path: Path):
     import contextlib
 
     stack = contextlib.ExitStack()
-    first = stack.enter_context(run.lease_domain())
-    second = stack.enter_context(run.lease_domain())
+    first = stack.enter_context(domains.lease_domain())
+    second = stack.enter_context(domains.lease_domain())
     return stack, first, second
 
 
-def hand_built(tmp_path: Path, harness_paths, sub_name: str, domain: int, **changes: str) -> list[run.ProcessSpec]:
-    options = run.resolve_options(output=tmp_path / "unused", samples=100, payloads=[16], subexperiments=[sub_name],
+def hand_built(tmp_path: Path, harness_paths, sub_name: str, domain: int, **changes: str) -> list[commands.ProcessSpec]:
+    options = run_options.resolve_options(output=tmp_path / "unused", samples=100, payloads=[16], subexperiments=[sub_name],
                                   label=None, warmup=10, harness=None, fastdds_prefix=None, pin_cpus=None, timeout=None)
-    specs = run.latency_commands(s.KNOWN_SUBEXPERIMENTS[sub_name], options, Path(harness_paths.latency), domain,
+    specs = commands.latency_commands(s.KNOWN_SUBEXPERIMENTS[sub_name], options, Path(harness_paths.latency), domain,
                                  tmp_path / "m.csv", tmp_path / "r.json", None)
     changed = []
     for spec in specs:
         argv = list(spec.argv)
         for option, value in changes.items():
             argv[argv.index(f"--{option.replace('_', '-')}") + 1] = value
-        changed.append(run.ProcessSpec(spec.role, tuple(argv), spec.measures, spec.cpus, spec.expects_match))
+        changed.append(commands.ProcessSpec(spec.role, tuple(argv), spec.measures, spec.cpus, spec.expects_match))
     return changed
 
 
@@ -298,7 +302,7 @@ def test_mismatched_reliability_is_reported_not_a_hang(harness_paths, tmp_path):
     assert "exited with code 3" in result.error and "incompatible QoS" in result.error
     assert " on udpv4)" in result.error
     assert "(RELIABILITY)" in result.error
-    assert elapsed < run.DISCOVERY_TIMEOUT_S
+    assert elapsed < commands.DISCOVERY_TIMEOUT_S
     assert live_processes_of(marker) == []
 
 
@@ -361,7 +365,7 @@ def test_fastdds_environment_does_not_change_the_result(harness_paths, tmp_path)
 @pytest.mark.fastdds
 def test_sigterm_ends_the_run_cleanly(harness_paths, tmp_path):
     """A cancelled CI job: children killed, metadata says interrupted, exit 130."""
-    shm_before = run.fastdds_shm_files()
+    shm_before = shm.fastdds_shm_files()
     process, output = start_run(tmp_path, harness_paths, "--samples", "100000", "--payloads", "16,32",
                                 "--subexperiments", "interprocess_best_effort_shm,interprocess_reliable")
     run_id, _ = wait_for_subscriber(output, process)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perfgate import run
+from perfgate.measure import options as run_options
 from perfgate import schema as s
 from perfgate.errors import InputError
 
@@ -86,13 +86,13 @@ def test_help_is_still_the_whole_usage(tmp_path):
 def test_a_timeout_that_is_not_positive_is_refused_not_replaced(tmp_path, timeout):
     """resolve_options is also called by ab and gate: the rule holds there without argparse."""
     with pytest.raises(InputError, match="--timeout must be more than zero seconds"):
-        run.resolve_options(output=tmp_path / "out", samples=200, payloads=None, subexperiments=[SUB], label=None,
+        run_options.resolve_options(output=tmp_path / "out", samples=200, payloads=None, subexperiments=[SUB], label=None,
                             warmup=None, harness=None, fastdds_prefix=None, pin_cpus="none", timeout=timeout)
     assert not (tmp_path / "out").exists()
 
 
 def test_a_given_timeout_is_kept(tmp_path):
-    options = run.resolve_options(output=tmp_path / "out", samples=200, payloads=None, subexperiments=[SUB],
+    options = run_options.resolve_options(output=tmp_path / "out", samples=200, payloads=None, subexperiments=[SUB],
                                   label=None, warmup=None, harness=None, fastdds_prefix=None, pin_cpus="none",
                                   timeout=0.5)
     assert options.timeout_s == 0.5

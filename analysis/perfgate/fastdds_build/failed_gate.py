@@ -12,7 +12,7 @@ from .. import files
 from .. import schema as s
 from ..junit import suite_properties
 from ..platform_info import this_machine
-from ..run import check_output_folder
+from ..measure.options import check_output_folder
 from .record import build_junit_xml, fastdds_metadata, record_path, utc_now
 
 def failed_build_metadata(record: dict, label: str, platform: dict) -> dict:

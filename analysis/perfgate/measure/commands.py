@@ -1,0 +1,109 @@
+"""The harness's command lines for one sub-experiment: pure, options in, process specs out."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+from .. import schema as s
+from .domains import own_port
+from .options import RunOptions
+
+DISCOVERY_TIMEOUT_S = 10  # passed to the harness, which reports the failure itself (exit 3)
+SAMPLE_TIMEOUT_MS = 1000  # one round trip waiting longer than this counts as lost
+
+
+# --- the harness command lines ------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProcessSpec:
+    """One harness process: started in list order, each after the previous printed "ready"."""
+
+    role: str
+    argv: tuple[str, ...]
+    measures: bool  # writes the CSV and the report; the sub-experiment ends when it does
+    cpus: tuple[int, ...] | None = None
+    expects_match: bool = True  # prints "matched" once discovery completed
+    pass_fds: tuple[int, ...] = ()  # inherited descriptors (the turn-taking socket)
+
+
+@dataclass(frozen=True)
+class Turns:
+    """Measuring in turns with another build's publisher (perfgate ab, turns.hpp in the harness):
+    this side's end of the socket pair, the recorded round trips per turn, and the unrecorded ones
+    that begin each turn after the payload's first."""
+
+    socket: int
+    samples: int
+    warmup: int = 0
+
+
+def _payload_text(payloads: tuple[int, ...]) -> str:
+    return ",".join(str(p) for p in payloads)
+
+
+def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, domain: int,
+                     csv: Path, report: Path, security_dir: Path | None, turns: Turns | None = None) -> list[ProcessSpec]:
+    """perfgate-latency: one "both" process for intra-process delivery, else publisher then subscriber."""
+    common = [
+        str(harness),
+        "--transport", sub.transport,
+        "--reliability", sub.reliability,
+        "--domain", str(domain),
+        "--shm", "on" if sub.transport == "shm" else "off",
+        "--data-sharing", "off",
+        "--discovery-timeout-s", str(DISCOVERY_TIMEOUT_S),
+        "--sample-timeout-ms", str(SAMPLE_TIMEOUT_MS),
+    ]
+    if sub.transport == "tcpv4":
+        common += ["--tcp-port", str(own_port(domain))]
+    measuring = [
+        "--samples", str(options.samples),
+        "--warmup", str(options.warmup),
+        "--payloads", _payload_text(options.payloads),
+        "--output", str(csv),
+        "--report", str(report),
+    ]
+    fds: tuple[int, ...] = ()
+    if turns is not None:
+        measuring += ["--take-turns", str(turns.socket), "--turn-samples", str(turns.samples),
+                      "--turn-warmup", str(turns.warmup)]
+        fds = (turns.socket,)
+    pin = options.pin_cpus
+
+    def security(name: str) -> list[str]:
+        return ["--security-dir", str(security_dir), "--security-name", name] if security_dir else []
+
+    delay = options.echo_delay_ns.get(sub.name, 0)
+    echo_delay = ["--echo-delay-ns", str(delay)] if delay else []
+    if sub.transport == "intraprocess":
+        return [ProcessSpec("both", tuple(common + ["--role", "both"] + measuring + echo_delay),
+                            measures=True, cpus=tuple(sorted(set(pin))) if pin else None, pass_fds=fds)]
+    return [
+        ProcessSpec("publisher", tuple(common + ["--role", "publisher", "--subscribers", "1"] + measuring
+                                       + security("publisher")),
+                    measures=True, cpus=(pin[0],) if pin else None, pass_fds=fds),
+        ProcessSpec("subscriber", tuple(common + ["--role", "subscriber", "--subscriber-index", "0", "--echo", "on"]
+                                        + echo_delay + security("subscriber")),
+                    measures=False, cpus=(pin[1],) if pin else None),
+    ]
+
+
+def floor_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, port: int,
+                   csv: Path) -> list[ProcessSpec]:
+    """perfgate-floor: the echoing server first (it must listen), then the measuring client."""
+    common = [str(harness), "--transport", sub.transport, "--port", str(port)]
+    pin = options.pin_cpus
+    return [
+        ProcessSpec("server", tuple(common + ["--role", "server"]), measures=False,
+                    cpus=(pin[1],) if pin else None, expects_match=False),
+        ProcessSpec("client", tuple(common + [
+            "--role", "client", "--samples", str(options.samples), "--warmup", str(options.warmup),
+            "--payloads", _payload_text(options.payloads), "--output", str(csv)]),
+                    measures=True, cpus=(pin[0],) if pin else None, expects_match=False),
+    ]
+
+
+def describe(sub: s.SubExperiment) -> str:
+    """How a sub-experiment is named in errors: name, transport, reliability, security."""
+    parts = [sub.transport, sub.reliability] + (["security"] if sub.security else [])
+    return f"{sub.name} ({', '.join(parts)})"
