@@ -284,20 +284,42 @@ def read_json_object(path: Path, what: str) -> dict | None:
     path = Path(path)
     if not path.exists():
         return None
+    if not path.is_file():
+        raise InputError(f"{what} is not a file", path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
     except UnicodeDecodeError:
         raise InputError(f"{what} is not text", path) from None
+    except OSError as error:
+        raise InputError(f"{what} cannot be read: {error.strerror or error}", path) from None
     if not isinstance(data, dict):
         raise InputError(f"{what} is not a JSON object", path)
     return data
 
 
+# The metadata fields the readers use, by the JSON type they must have when present and not null:
+# a platform recorded as a list or a commit as a number would otherwise be read as "not recorded".
+METADATA_TYPES = {
+    (s.META_LABEL,): str, (s.META_CREATED,): str, (s.META_LATENCY_DEFINITION,): str,
+    (s.META_PLATFORM,): dict, (s.META_PLATFORM, s.META_PLATFORM_ID): str,
+    (s.META_FASTDDS,): dict, (s.META_FASTDDS, "version"): str, (s.META_FASTDDS, "commit"): str,
+}
+_JSON_TYPE_NAMES = {str: "a string", dict: "an object"}
+
+
 def read_metadata(experiment_dir: Path) -> dict | None:
     """metadata.json of an experiment folder, or None when the folder has none (older tooling)."""
-    return read_json_object(Path(experiment_dir) / s.METADATA_FILE, "metadata")
+    path = Path(experiment_dir) / s.METADATA_FILE
+    metadata = read_json_object(path, "metadata")
+    for keys, kind in METADATA_TYPES.items():
+        value = metadata
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None and not isinstance(value, kind):
+            raise InputError(f"{'.'.join(keys)!r} is {value!r}; expected {_JSON_TYPE_NAMES[kind]}", path)
+    return metadata
 
 
 def write_metadata(experiment_dir: Path, metadata: dict) -> None:

@@ -1,4 +1,5 @@
-"""Bad output locations and options of the reading commands (issue 14, the second adversarial pass):
+"""Bad output locations, options and metadata of the reading commands (issue 14, the second
+adversarial pass):
 exit 2, one line on stderr naming the file and the problem, no traceback, nothing written or
 overwritten. Found by trying them: before, these were tracebacks with exit 1 after the check
 reports were written, or a JUnit file written over the requirements it came from."""
@@ -52,6 +53,12 @@ def check_args(*extra: str) -> list[str]:
             *extra]
 
 
+def write_metadata(folder: Path, fields: dict) -> None:
+    """The folder's metadata with these fields changed, written as a hand-edited file would be."""
+    metadata = json.loads((folder / s.METADATA_FILE).read_text())
+    (folder / s.METADATA_FILE).write_text(json.dumps({**metadata, **fields}))
+
+
 def checked(work: Path) -> None:
     assert main(check_args("--no-plots")) == s.EXIT_OK
 
@@ -100,6 +107,29 @@ CASES = {
     "determine-requirements: the output where nothing can be made": (
         None, ["determine-requirements", "--experiments-results", "runs", "--output-file", f"{UNWRITABLE}/r.csv"],
         f"{UNWRITABLE}/r.csv: the requirements file cannot be written in /proc: No such file or directory"),
+    "junit: check.json is a folder": (
+        lambda w: (w / "experiment" / s.CHECK_RECORD_FILE).mkdir(),
+        ["junit", "--experiment-directory", "experiment", "--output", "j.xml"],
+        "experiment/check.json: check record is not a file"),
+    "check: metadata.json is a folder": (
+        lambda w: ((w / "experiment" / s.METADATA_FILE).unlink(), (w / "experiment" / s.METADATA_FILE).mkdir()),
+        check_args("--no-plots"), "experiment/metadata.json: metadata is not a file"),
+    "determine-requirements: a platform id that is a number": (
+        lambda w: write_metadata(w / "runs" / "run1", {s.META_PLATFORM: {s.META_PLATFORM_ID: 5}}),
+        ["determine-requirements", "--experiments-results", "runs", "--output-file", "r.csv"],
+        "runs/run1/metadata.json: 'platform.id' is 5; expected a string"),
+    "determine-requirements: a platform that is a list": (
+        lambda w: write_metadata(w / "runs" / "run1", {s.META_PLATFORM: [1]}),
+        ["determine-requirements", "--experiments-results", "runs", "--output-file", "r.csv"],
+        "runs/run1/metadata.json: 'platform' is [1]; expected an object"),
+    "compare: a label that is an object": (
+        lambda w: write_metadata(w / "reference", {s.META_LABEL: {"a": 1}}),
+        ["compare", "--reference", "reference", "--results", "experiment", "--plots-directory", "c"],
+        "reference/metadata.json: 'label' is {'a': 1}; expected a string"),
+    "junit: a Fast DDS record that is a string": (
+        lambda w: (checked(w), write_metadata(w / "experiment", {s.META_FASTDDS: "2.9.1"})),
+        ["junit", "--experiment-directory", "experiment", "--output", "j.xml"],
+        "experiment/metadata.json: 'fastdds' is '2.9.1'; expected an object"),
     "process: the summary over its raw data": (
         None, ["process", "--raw-csv", f"experiment/{s.raw_csv_name(SUB)}", "--output-csv",
                f"experiment/{s.raw_csv_name(SUB)}", "--no-plots"],
