@@ -240,7 +240,8 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
                 for i, sub in enumerate(subs):
                     first = first_arm(r, i)
                     ordered = (arms[first], arms[1 - first])
-                    for arm, result in zip(ordered, measure_pair(plan, sub, ordered, opened, environment, Path(workdir))):
+                    results = measure_pair(plan, sub, ordered, opened, environment, Path(workdir))
+                    for arm, result in zip(ordered, results):
                         options, arm_meta = opened[arm.name]
                         if result.measured.frame is not None:
                             files.write_csv(options.output / s.raw_csv_name(sub.name), result.measured.frame)

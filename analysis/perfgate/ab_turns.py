@@ -16,11 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+from . import schema as s
+from .harness import HarnessPaths
 from .measure import commands, subexperiment
 from .measure import options as run_options
 from .measure import supervise as supervision
-from . import schema as s
-from .harness import HarnessPaths
 
 # The turn's length: long enough that passing it (two wake-ups, tens of microseconds here) is
 # nothing next to the block, short enough that the machine's state rarely changes within one.
@@ -36,9 +36,12 @@ def turn_timeout(options: run_options.RunOptions) -> float:
     return 2 * options.timeout_s + subexperiment.DISCOVERY_ATTEMPTS * supervision.DISCOVERY_WATCHDOG_S
 
 
-def measure_in_turns(sub: s.SubExperiment, first: tuple[run_options.RunOptions, HarnessPaths],
-                     second: tuple[run_options.RunOptions, HarnessPaths], environment: dict[str, str], workdir: Path,
-                     turn_samples: int) -> tuple[subexperiment.SubexperimentResult, subexperiment.SubexperimentResult]:
+Arm = tuple[run_options.RunOptions, HarnessPaths]
+Result = subexperiment.SubexperimentResult
+
+
+def measure_in_turns(sub: s.SubExperiment, first: Arm, second: Arm, environment: dict[str, str], workdir: Path,
+                     turn_samples: int) -> tuple[Result, Result]:
     """`first` takes the first turn. A side that fails ends the other's run too (its end of the
     socket closes, so the other's wait fails): a round counts only when both arms finished."""
     first_end, second_end = socket.socketpair()
@@ -46,11 +49,12 @@ def measure_in_turns(sub: s.SubExperiment, first: tuple[run_options.RunOptions, 
     # The first turn: a byte waiting at the first arm's end before either process exists.
     second_end.send(b"t")
 
-    def measure(arm: tuple[run_options.RunOptions, HarnessPaths], end: socket.socket) -> subexperiment.SubexperimentResult:
+    def measure(arm: Arm, end: socket.socket) -> Result:
         options, paths = arm
+        turns = commands.Turns(end.fileno(), turn_samples, TURN_WARMUP)
         try:
-            return subexperiment.run_subexperiment(sub, replace(options, timeout_s=turn_timeout(options)), paths, environment,
-                                         workdir, turns=commands.Turns(end.fileno(), turn_samples, TURN_WARMUP), cancel=cancel)
+            return subexperiment.run_subexperiment(sub, replace(options, timeout_s=turn_timeout(options)), paths,
+                                                   environment, workdir, turns=turns, cancel=cancel)
         finally:
             end.close()  # our copy: with the process gone, the partner's wait now ends
 
