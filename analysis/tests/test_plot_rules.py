@@ -132,3 +132,17 @@ def test_no_label_is_cut_off_where_fixed_margins_or_a_long_title_would(tmp_path)
     figures = HistoryFigures([f"2026-10-{day:02d}" for day in range(1, 11)])
     path = figures.payload("interprocess_reliable", s.MEDIAN, 1024, values, 53.0, values > 53.0, tmp_path / "u.png")
     assert Image.open(path).size == (1000, 550) and border_is_blank(path)
+
+
+def test_per_payload_plots_fit_with_the_longest_sub_experiment_name(fastdds_fixtures, tmp_path):
+    """The per-payload plots skip the edge check for speed (common.save(fits=True)): their labels are
+    numbers, and the longest title any known sub-experiment makes is drawn here and must fit."""
+    raw = files.read_raw(fastdds_fixtures / "v193" / "measurements_interprocess.csv")
+    latencies = raw[raw[s.PAYLOAD] == 16384][s.LATENCY].to_numpy(dtype=float)
+    longest = max(s.KNOWN_SUBEXPERIMENTS, key=len)
+    plotter = process_plots.PayloadPlotter()
+    median, p99 = float(np.median(latencies)), float(np.percentile(latencies, 99))
+    for path in (plotter.histogram(latencies, median, p99, longest, 16384, tmp_path / "h.png"),
+                 plotter.series(latencies, median, p99, longest, 16384, tmp_path / "s.png")):
+        assert not common.sticks_out(plotter._histogram.figure if path.name == "h.png" else plotter._series.figure)
+        assert Image.open(path).size == (1000, 550) and border_is_blank(path)

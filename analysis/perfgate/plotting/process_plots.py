@@ -120,7 +120,7 @@ class PayloadPlotter:
         axes.set_ylim(0, counts.max() * 1.5)  # headroom for the legend
         axes.set_xlabel(LATENCY_LABEL + (" (logarithmic)" if logarithmic else ""))
         axes.set_ylabel("Samples")
-        return save(self._histogram.figure, path)
+        return save(self._histogram.figure, path, fits=True)  # test_plot_rules draws the longest title
 
     def series(self, latencies: np.ndarray, median: float, p99: float, sub: str, payload: int, path: Path) -> Path:
         axes = self._series.start(f"{sub}, {payload} B: latency of each sample in measured order")
@@ -141,7 +141,7 @@ class PayloadPlotter:
         axes.set_xlabel("Sample")
         axes.set_ylabel(LATENCY_LABEL + (" (logarithmic)" if logarithmic else ""))
         axes.legend(loc="upper right", fontsize="small", markerscale=6)
-        return save(self._series.figure, path)
+        return save(self._series.figure, path, fits=True)
 
 
 def draw_comparison(summaries: dict[str, pd.DataFrame], magnitude: str, path: Path) -> Path:
