@@ -26,6 +26,8 @@ from .errors import InputError
 HEADER_LINES = 1
 # frame.attrs key: the physical line of each row of a summary or check report read here
 ROW_LINES = "perfgate.row_lines"
+# the smallest latency that is not 0.000 us at the 3 decimals every CSV is written with
+ROUNDS_TO_ZERO = 0.0005
 # what a requirement may name: every sub-experiment perfgate runs, and the files a run could write
 SUBEXPERIMENT_NAME = r"[A-Za-z0-9_.\-]+"
 
@@ -64,6 +66,13 @@ def _numeric(frame: pd.DataFrame, column: str, path: Path, lines: np.ndarray, *,
         index = negative.nonzero()[0][0]
         sign = "negative" if floats[index] < 0 else "zero, which no measurement is"
         raise InputError(f"{column!r} is {sign}: {_cell(raw.iloc[index])}", path, lines[index])
+    if positive and not integer:
+        # written with 3 decimals, it would be 0.000: a summary of it could not be read back (Min of zero)
+        vanishing = floats < ROUNDS_TO_ZERO
+        if vanishing.any():
+            index = vanishing.nonzero()[0][0]
+            raise InputError(f"{column!r} is {_cell(raw.iloc[index])}, which is 0.000 us at the 3 decimals perfgate "
+                             "writes: no measurement", path, lines[index])
     limit, limit_text = ((plausibility.MAX_WHOLE_NUMBER, plausibility.MAX_WHOLE_NUMBER_TEXT) if integer else
                          (plausibility.MAX_LATENCY_US, plausibility.MAX_LATENCY_TEXT))
     huge = floats > limit

@@ -130,6 +130,10 @@ CASES = {
         lambda w: (checked(w), write_metadata(w / "experiment", {s.META_FASTDDS: "2.9.1"})),
         ["junit", "--experiment-directory", "experiment", "--output", "j.xml"],
         "experiment/metadata.json: 'fastdds' is '2.9.1'; expected an object"),
+    "process: a latency that is 0.000 us as written": (
+        lambda w: (w / "tiny.csv").write_text("Sample,Payload [Bytes],Latency [us]\n1,16,2.5\n2,16,1e-320\n"),
+        ["process", "--raw-csv", "tiny.csv", "--output-csv", "summary.csv", "--no-plots"],
+        "tiny.csv:3: 'Latency [us]' is 1e-320, which is 0.000 us at the 3 decimals perfgate writes: no measurement"),
     "process: the summary over its raw data": (
         None, ["process", "--raw-csv", f"experiment/{s.raw_csv_name(SUB)}", "--output-csv",
                f"experiment/{s.raw_csv_name(SUB)}", "--no-plots"],
