@@ -255,6 +255,8 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
                   no_plots=False) -> int:
     from . import junit as junit_xml  # junit builds on this module's checks
 
+    files.require_paths(requirements=requirements, experiment_directory=experiment_directory,
+                        plots_directory=plots_directory, junit=junit)
     requirements_path, experiment_dir = Path(requirements), Path(experiment_directory)
     required = files.read_requirements(requirements_path)
     summaries, summary_paths = read_experiment_summaries(experiment_dir)

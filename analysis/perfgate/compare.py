@@ -124,6 +124,7 @@ def _report_coverage(found: Coverage) -> None:
 
 
 def command_compare(reference: str, results: str, plots_directory: str, fail_threshold: float, no_plots: bool) -> int:
+    files.require_paths(reference=reference, results=results, plots_directory=plots_directory)
     reference_experiment = ex.describe_experiment(Path(reference))
     result_experiment = ex.describe_experiment(Path(results))
     for note in ex.require_comparable([reference_experiment, result_experiment]):

@@ -205,6 +205,15 @@ def atomic_path(path: Path) -> Iterator[Path]:
             temporary_path.unlink()
 
 
+def require_paths(**options) -> None:
+    """A path option given as "" (a CI variable that was not set) would name the working folder and
+    write there: refused, by its option name (`plots_directory` -> --plots-directory)."""
+    for name, value in options.items():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if item is not None and not str(item).strip():
+                raise InputError(f"--{name.replace('_', '-')} is empty; give a path")
+
+
 def require_writable(path: Path, what: str, *, folder: bool = False) -> Path:
     """Before anything is written: `path` can become the output file (or folder) `what`, else
     InputError naming it. A file in the way, a folder where a file goes, a parent that is a file, a

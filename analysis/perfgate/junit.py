@@ -149,6 +149,7 @@ def _read_report(path: Path, requirements: pd.DataFrame, sub: str, requirements_
 
 
 def command_junit(experiment_directory, output, requirements=None) -> int:
+    files.require_paths(experiment_directory=experiment_directory, output=output, requirements=requirements)
     experiment_dir = files.require_dir(Path(experiment_directory), "experiment folder")
     record = read_check_record(experiment_dir)
     files.require_writable(Path(output), "JUnit file")

@@ -184,6 +184,8 @@ def process_raw_file(raw_csv: Path, output_csv: Path, plots_dir: Path | None, *,
 
 def command_process(raw_csv=None, output_csv=None, plots_directory=None, experiment_directory=None,
                     jobs=None, no_plots=False) -> int:
+    files.require_paths(raw_csv=raw_csv, output_csv=output_csv, plots_directory=plots_directory,
+                        experiment_directory=experiment_directory)
     jobs = jobs or os.cpu_count() or 1
     single = {"--raw-csv": raw_csv, "--output-csv": output_csv, "--plots-directory": plots_directory}
     with files.write_errors_as_input_errors():
@@ -207,6 +209,7 @@ def command_process(raw_csv=None, output_csv=None, plots_directory=None, experim
 
 def command_compare_subexperiments(plots_directory, subexperiment_summaries, no_plots=False) -> int:
     """Comparison plots (Min, Median, Max, 99% against payload) of the given summaries."""
+    files.require_paths(plots_directory=plots_directory, subexperiment_summaries=subexperiment_summaries)
     summaries: dict[str, pd.DataFrame] = {}
     for path in map(Path, subexperiment_summaries):
         name = s.sub_from_summary_csv(path) or path.stem

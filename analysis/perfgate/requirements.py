@@ -166,6 +166,7 @@ def describe_alarms(alarms: FalseAlarms) -> str:
 
 def command_determine_requirements(experiments_results: str, output_file: str, percentile: float,
                                    margin: float = 0.0) -> int:
+    files.require_paths(experiments_results=experiments_results, output_file=output_file)
     output = Path(output_file)
     experiments = ex.load_store(Path(experiments_results))
     if len(experiments) < 2:
@@ -196,11 +197,11 @@ def command_determine_requirements(experiments_results: str, output_file: str, p
     other_margins = {m: leave_one_out(run, percentile, m) for m in sorted(set(MARGINS_SHOWN) | {margin})}
     record = provenance(experiments, percentile, margin, alarms, other_margins, output)
 
+    files.require_writable(output, "requirements file")  # first: "." or a folder has no provenance name
     runs = ex.experiments_folder(Path(experiments_results))
     for written, what in ((output, "requirements file"), (s.requirements_provenance_json(output), "provenance file")):
         if written.resolve().is_relative_to(runs.resolve()):  # over a run's file, or a stray file among them
             raise InputError(f"the {what} would be written among the runs it is derived from ({runs})", written)
-    files.require_writable(output, "requirements file")
     files.require_writable(s.requirements_provenance_json(output), "provenance file")
     with files.write_errors_as_input_errors():
         files.write_csv(output, table)

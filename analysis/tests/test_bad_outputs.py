@@ -134,6 +134,17 @@ CASES = {
         lambda w: (w / "tiny.csv").write_text("Sample,Payload [Bytes],Latency [us]\n1,16,2.5\n2,16,1e-320\n"),
         ["process", "--raw-csv", "tiny.csv", "--output-csv", "summary.csv", "--no-plots"],
         "tiny.csv:3: 'Latency [us]' is 1e-320, which is 0.000 us at the 3 decimals perfgate writes: no measurement"),
+    # an unset CI variable: "" would be the working folder, where the plots would land
+    "check: an empty plots folder": (
+        None, ["check", "--requirements", "req.csv", "--experiment-directory", "experiment", "--plots-directory", ""],
+        "perfgate check: error: --plots-directory is empty; give a path"),
+    "compare-subexperiments: an empty plots folder": (
+        None, ["compare-subexperiments", "--plots-directory", "", "--subexperiment-summaries",
+               f"experiment/{s.summary_csv_name(SUB)}"],
+        "perfgate compare-subexperiments: error: --plots-directory is empty; give a path"),
+    "determine-requirements: the working folder as the output": (
+        None, ["determine-requirements", "--experiments-results", "runs", "--output-file", "."],
+        ".: the requirements file is a folder"),
     "process: the summary over its raw data": (
         None, ["process", "--raw-csv", f"experiment/{s.raw_csv_name(SUB)}", "--output-csv",
                f"experiment/{s.raw_csv_name(SUB)}", "--no-plots"],
