@@ -202,6 +202,9 @@ def main() -> int:
             else "OVER TARGET" if m.exit_code == 0 else "FAILED"
         print(f"{m.name}: exit {m.exit_code}, {m.wall:.1f} s wall, {m.cpu:.1f} s CPU, peak {m.peak_tree_mb:.0f} MB "
               f"(targets {TIME_TARGET_S} s, {MEMORY_TARGET_MB} MB): {verdict}")
+    page = store / s.STORE_HISTORY_DIR / "history.html"
+    if options.plots and page.exists():
+        print(f"history.html: {page.stat().st_size / 1e6:.1f} MB (target under 10 MB)")
     found = pd.read_csv(store / s.STORE_HISTORY_DIR / "change_points.csv")
     mine = (found[s.EXPERIMENT_TYPE] == STEP_SUB)
     print(f"change points: {len(found)}, {int(mine.sum())} in {STEP_SUB} "

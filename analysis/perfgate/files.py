@@ -136,6 +136,12 @@ def read_summary(path: Path) -> pd.DataFrame:
         }
     )
     _no_duplicates(clean, [s.BYTES], path, lines, "payload")
+    # as read_raw: one sample has no jitter and no spread, so no summary of it is one perfgate wrote
+    lonely = (clean[s.SAMPLES] < 2).to_numpy()
+    if lonely.any():
+        index = int(lonely.nonzero()[0][0])
+        raise InputError(f"payload {int(clean[s.BYTES].iloc[index])} B is summarised from "
+                         f"{int(clean[s.SAMPLES].iloc[index])} sample(s); at least 2 are needed", path, lines[index])
     plausibility.consistent_summary(clean, path, lines)
     clean.attrs[ROW_LINES] = tuple(int(n) for n in lines)
     return clean

@@ -29,6 +29,7 @@ from . import experiments as ex
 from . import change_points as cp
 from . import files, store
 from . import history_files as hf
+from . import history_page as hp
 from . import schema as s
 from .errors import PerfgateError
 from .pools import worker_pool
@@ -114,6 +115,21 @@ def index_folder(experiments_results: Path) -> Path | None:
 
 def _test_sub(sub: str, table: pd.DataFrame, alpha: float) -> tuple[list[tuple], int]:
     return cp.tests_of_series(cp.long_values({sub: table}, ex.ORDER), alpha)
+
+
+def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, pd.DataFrame], changes: pd.DataFrame,
+               ticks: list[str], alpha: float) -> None:
+    """The interactive page (history_page) beside the PNGs."""
+    count = len(experiments)
+    charts = {sub: [hp.chart(sub, statistic, magnitude_history(table, statistic, count), changes,
+                             hp.tick_positions(count), ticks) for statistic in hp.CHART_STATISTICS]
+              for sub, table in by_sub.items() if not table.empty}
+    hover = [f"{tick} · {experiment.label}" for tick, experiment in zip(ticks, experiments)]
+    platforms = sorted({e.platform_id for e in experiments if e.platform_id})
+    title = f"perfgate latency history{' of platform ' + ', '.join(platforms) if platforms else ''}"
+    summary = (f"{count} experiments ({experiments[0].label} .. {experiments[-1].label}), commit by commit; "
+               f"{len(changes)} change point(s) at a family-wise false-alarm level of {alpha:g} (docs/history.md).")
+    files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript()))
 
 
 def change_marks(changes: pd.DataFrame, sub: str) -> dict:
@@ -251,6 +267,7 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
             drawn = sum(_map(executor, _draw_sub,
                              [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub))
                               for sub, table, lookup in zip(subs, tables, lookups)]))
+            write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha)
 
     newest = experiments[newest_position]
     print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "

@@ -145,6 +145,11 @@ CASES = {
     "determine-requirements: the working folder as the output": (
         None, ["determine-requirements", "--experiments-results", "runs", "--output-file", "."],
         ".: the requirements file is a folder"),
+    "check: a summary of one sample": (
+        lambda w: (w / "experiment" / s.summary_csv_name(SUB)).write_text(
+            ",".join(s.SUMMARY_COLUMNS) + "\n16,1,2.000,2.000,2.000,2.000,0.000,0.000,0.000,2.000,2.000,2.000\n"),
+        check_args("--no-plots"),
+        f"experiment/{s.summary_csv_name(SUB)}:2: payload 16 B is summarised from 1 sample(s); at least 2 are needed"),
     "process: the summary over its raw data": (
         None, ["process", "--raw-csv", f"experiment/{s.raw_csv_name(SUB)}", "--output-csv",
                f"experiment/{s.raw_csv_name(SUB)}", "--no-plots"],
