@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import files
+from . import files, outputs
 from . import schema as s
 from .errors import InputError
 from .pools import worker_pool
@@ -255,7 +255,7 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
                   no_plots=False) -> int:
     from . import junit as junit_xml  # junit builds on this module's checks
 
-    files.require_paths(requirements=requirements, experiment_directory=experiment_directory,
+    outputs.require_paths(requirements=requirements, experiment_directory=experiment_directory,
                         plots_directory=plots_directory, junit=junit)
     requirements_path, experiment_dir = Path(requirements), Path(experiment_directory)
     required = files.read_requirements(requirements_path)
@@ -264,16 +264,16 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
     metadata = files.read_metadata(experiment_dir)  # read before anything is written: it may be malformed
     # every output location is tried before the first report is written
     for sub in result.reports:
-        files.require_writable(experiment_dir / s.check_csv_name(sub), "check report")
-        files.require_not_input(experiment_dir / s.check_csv_name(sub), [requirements_path], "check report")
+        outputs.require_writable(experiment_dir / s.check_csv_name(sub), "check report")
+        outputs.require_not_input(experiment_dir / s.check_csv_name(sub), [requirements_path], "check report")
     if junit is not None:
-        files.require_writable(Path(junit), "JUnit file")
-        files.require_not_input(Path(junit), [requirements_path, *summary_paths.values(),
+        outputs.require_writable(Path(junit), "JUnit file")
+        outputs.require_not_input(Path(junit), [requirements_path, *summary_paths.values(),
                                               experiment_dir / s.METADATA_FILE], "JUnit file")
     if not no_plots:
-        files.require_writable(Path(plots_directory), "plots folder", folder=True)
+        outputs.require_writable(Path(plots_directory), "plots folder", folder=True)
 
-    with files.write_errors_as_input_errors():
+    with outputs.write_errors_as_input_errors():
         for sub, report in result.reports.items():
             files.write_csv(experiment_dir / s.check_csv_name(sub), report)
         write_check_record(experiment_dir, requirements_path, result)

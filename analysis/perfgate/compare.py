@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import experiments as ex
-from . import files
+from . import files, outputs
 from . import schema as s
 
 # products like 7000 * 1.1 land a hair above or below the exact limit; this much is float noise
@@ -124,7 +124,7 @@ def _report_coverage(found: Coverage) -> None:
 
 
 def command_compare(reference: str, results: str, plots_directory: str, fail_threshold: float, no_plots: bool) -> int:
-    files.require_paths(reference=reference, results=results, plots_directory=plots_directory)
+    outputs.require_paths(reference=reference, results=results, plots_directory=plots_directory)
     reference_experiment = ex.describe_experiment(Path(reference))
     result_experiment = ex.describe_experiment(Path(results))
     for note in ex.require_comparable([reference_experiment, result_experiment]):
@@ -141,8 +141,8 @@ def command_compare(reference: str, results: str, plots_directory: str, fail_thr
                    for sub in common}
     failed = failures_table(comparisons)
 
-    plots = files.require_writable(Path(plots_directory), "plots folder", folder=True)
-    with files.write_errors_as_input_errors():
+    plots = outputs.require_writable(Path(plots_directory), "plots folder", folder=True)
+    with outputs.write_errors_as_input_errors():
         for sub in common:
             files.write_csv(plots / s.comparison_csv_name(sub),
                             stacked_summaries(reference_summaries[sub], result_summaries[sub],

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import files
+from . import files, outputs
 from . import schema as s
 from .check import MissingData, describe_failure, format_percent, read_check_record, testcase_name
 from .errors import InputError
@@ -149,10 +149,10 @@ def _read_report(path: Path, requirements: pd.DataFrame, sub: str, requirements_
 
 
 def command_junit(experiment_directory, output, requirements=None) -> int:
-    files.require_paths(experiment_directory=experiment_directory, output=output, requirements=requirements)
+    outputs.require_paths(experiment_directory=experiment_directory, output=output, requirements=requirements)
     experiment_dir = files.require_dir(Path(experiment_directory), "experiment folder")
     record = read_check_record(experiment_dir)
-    files.require_writable(Path(output), "JUnit file")
+    outputs.require_writable(Path(output), "JUnit file")
     if requirements is None:
         if record is None or not record.get("requirements"):
             raise InputError(f"no requirements: give --requirements, or run `perfgate check` first "
@@ -165,7 +165,7 @@ def command_junit(experiment_directory, output, requirements=None) -> int:
         raise InputError(f"no check reports ({s.check_csv_name('<sub>')}) in the experiment folder; "
                          "run `perfgate check` first", experiment_dir)
     reports = {sub: _read_report(path, required, sub, requirements_path) for sub, path in report_paths.items()}
-    files.require_not_input(Path(output), [requirements_path, *report_paths.values(),
+    outputs.require_not_input(Path(output), [requirements_path, *report_paths.values(),
                                            *files.summary_files(experiment_dir, required=False).values(),
                                            experiment_dir / s.METADATA_FILE, experiment_dir / s.CHECK_RECORD_FILE],
                             "JUnit file")
@@ -174,7 +174,7 @@ def command_junit(experiment_directory, output, requirements=None) -> int:
     except TypeError:
         raise InputError("malformed list of missing measurements", experiment_dir / s.CHECK_RECORD_FILE) from None
     xml = build_junit_xml(reports, required, requirements_path, recorded, files.read_metadata(experiment_dir))
-    with files.write_errors_as_input_errors():
+    with outputs.write_errors_as_input_errors():
         files.write_text(Path(output), xml)
     root = ET.fromstring(xml)
     totals = {key: int(root.get(key)) for key in ("tests", "failures", "errors")}

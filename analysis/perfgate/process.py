@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import files
+from . import files, outputs
 from . import schema as s
 from .errors import InputError
 from .pools import worker_pool
@@ -173,7 +173,7 @@ def process_raw_file(raw_csv: Path, output_csv: Path, plots_dir: Path | None, *,
     """One raw file -> its summary and (given a plots folder) plots in <plots_dir>/<sub>/."""
     jobs = jobs or os.cpu_count() or 1
     raw = files.read_raw(Path(raw_csv))
-    files.require_not_input(Path(output_csv), [raw_csv], "output CSV")
+    outputs.require_not_input(Path(output_csv), [raw_csv], "output CSV")
     _can_be_written(Path(output_csv), plots_dir)
     summary = summarise(raw)
     files.write_csv(Path(output_csv), summary)
@@ -184,11 +184,11 @@ def process_raw_file(raw_csv: Path, output_csv: Path, plots_dir: Path | None, *,
 
 def command_process(raw_csv=None, output_csv=None, plots_directory=None, experiment_directory=None,
                     jobs=None, no_plots=False) -> int:
-    files.require_paths(raw_csv=raw_csv, output_csv=output_csv, plots_directory=plots_directory,
+    outputs.require_paths(raw_csv=raw_csv, output_csv=output_csv, plots_directory=plots_directory,
                         experiment_directory=experiment_directory)
     jobs = jobs or os.cpu_count() or 1
     single = {"--raw-csv": raw_csv, "--output-csv": output_csv, "--plots-directory": plots_directory}
-    with files.write_errors_as_input_errors():
+    with outputs.write_errors_as_input_errors():
         if experiment_directory is not None:
             given = [option for option, value in single.items() if value is not None]
             if given:
@@ -209,7 +209,7 @@ def command_process(raw_csv=None, output_csv=None, plots_directory=None, experim
 
 def command_compare_subexperiments(plots_directory, subexperiment_summaries, no_plots=False) -> int:
     """Comparison plots (Min, Median, Max, 99% against payload) of the given summaries."""
-    files.require_paths(plots_directory=plots_directory, subexperiment_summaries=subexperiment_summaries)
+    outputs.require_paths(plots_directory=plots_directory, subexperiment_summaries=subexperiment_summaries)
     summaries: dict[str, pd.DataFrame] = {}
     for path in map(Path, subexperiment_summaries):
         name = s.sub_from_summary_csv(path) or path.stem
@@ -217,7 +217,7 @@ def command_compare_subexperiments(plots_directory, subexperiment_summaries, no_
             raise InputError(f"sub-experiment {name!r} is given twice", path)
         summaries[name] = files.read_summary(path)
     if not no_plots:
-        with files.write_errors_as_input_errors():
+        with outputs.write_errors_as_input_errors():
             draw_plots([], summaries, Path(plots_directory), jobs=1)
         print(f"wrote {len(s.PLOTTED_MAGNITUDES)} comparison plots in {plots_directory}")
     return s.EXIT_OK
@@ -227,7 +227,7 @@ def _can_be_written(output_csv: Path | None, plots_dir: Path | None) -> None:
     """Found before the summary is written rather than after it: a folder as the output file, a file
     as the plots folder, a place nothing can be written."""
     if output_csv is not None:
-        files.require_writable(output_csv, "output CSV")
+        outputs.require_writable(output_csv, "output CSV")
     if plots_dir is not None:
-        files.require_writable(plots_dir, "plots folder", folder=True)
+        outputs.require_writable(plots_dir, "plots folder", folder=True)
 

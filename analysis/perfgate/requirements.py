@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import experiments as ex
-from . import files, plausibility
+from . import files, outputs, plausibility
 from . import schema as s
 from .check import is_over
 from .errors import InputError
@@ -166,7 +166,7 @@ def describe_alarms(alarms: FalseAlarms) -> str:
 
 def command_determine_requirements(experiments_results: str, output_file: str, percentile: float,
                                    margin: float = 0.0) -> int:
-    files.require_paths(experiments_results=experiments_results, output_file=output_file)
+    outputs.require_paths(experiments_results=experiments_results, output_file=output_file)
     output = Path(output_file)
     experiments = ex.load_store(Path(experiments_results))
     if len(experiments) < 2:
@@ -197,13 +197,13 @@ def command_determine_requirements(experiments_results: str, output_file: str, p
     other_margins = {m: leave_one_out(run, percentile, m) for m in sorted(set(MARGINS_SHOWN) | {margin})}
     record = provenance(experiments, percentile, margin, alarms, other_margins, output)
 
-    files.require_writable(output, "requirements file")  # first: "." or a folder has no provenance name
+    outputs.require_writable(output, "requirements file")  # first: "." or a folder has no provenance name
     runs = ex.experiments_folder(Path(experiments_results))
     for written, what in ((output, "requirements file"), (s.requirements_provenance_json(output), "provenance file")):
         if written.resolve().is_relative_to(runs.resolve()):  # over a run's file, or a stray file among them
             raise InputError(f"the {what} would be written among the runs it is derived from ({runs})", written)
-    files.require_writable(s.requirements_provenance_json(output), "provenance file")
-    with files.write_errors_as_input_errors():
+    outputs.require_writable(s.requirements_provenance_json(output), "provenance file")
+    with outputs.write_errors_as_input_errors():
         files.write_csv(output, table)
         files.write_text(s.requirements_provenance_json(output), json.dumps(record, indent=2) + "\n")
     print(f"{output}: {len(table)} requirements from the {percentile:g}th percentile of {len(experiments)} runs"
