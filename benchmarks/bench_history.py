@@ -171,6 +171,56 @@ def compare_detectors(seeds: int, runs: int = 200, step_at: int = 150) -> None:
         print(f"{name:<28} {spurious:>15} of {seeds} {hits:>8} of {seeds} {per_series:>14.1f}")
 
 
+def raw_storage(experiment: Path, repeats: int = 3) -> None:
+    """Size and read time of an experiment's raw measurements kept as CSV, gzip'd CSV and Parquet
+    with zstd (pyarrow), for keeping every stored run's raw samples (docs/history.md)."""
+    import gzip
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    raws = sorted(experiment.glob("measurements_*.csv"))
+    raws = [path for path in raws if not path.name.endswith("_summary.csv")]
+    frames = {path.name: pd.read_csv(path) for path in raws}
+    # as the harness writes them: 3 decimals (the synthetic files have 4), so that ns are exact
+    texts = {name: frame.to_csv(index=False, float_format="%.3f", lineterminator="\n").encode()
+             for name, frame in frames.items()}
+    frames = {name: pd.read_csv(io.BytesIO(text)) for name, text in texts.items()}
+    samples = sum(len(frame) for frame in frames.values())
+
+    def parquet_bytes(frame: pd.DataFrame, thousandths: bool) -> bytes:
+        table = frame.copy()
+        if thousandths:  # the CSV's 3 decimals as whole numbers: exact, and integers compress better
+            table[s.LATENCY] = np.rint(table[s.LATENCY] * 1000).astype(np.int64)
+        sink = io.BytesIO()
+        pq.write_table(pa.Table.from_pandas(table, preserve_index=False), sink, compression="zstd")
+        return sink.getvalue()
+
+    formats = {
+        "csv": (lambda name: texts[name], lambda data: pd.read_csv(io.BytesIO(data))),
+        "csv.gz (gzip 6)": (lambda name: gzip.compress(texts[name], 6),
+                            lambda data: pd.read_csv(io.BytesIO(data), compression="gzip")),
+        "parquet zstd, float64 us": (lambda name: parquet_bytes(frames[name], False),
+                                     lambda data: pq.read_table(io.BytesIO(data)).to_pandas()),
+        "parquet zstd, int64 ns": (lambda name: parquet_bytes(frames[name], True),
+                                   lambda data: pq.read_table(io.BytesIO(data)).to_pandas()),
+    }
+    print(f"\nraw measurements of {experiment} ({len(raws)} files, {samples} samples):")
+    print(f"{'format':<26} {'MB':>8} {'bytes/sample':>13} {'write s':>8} {'read s':>8}")
+    for name, (encode, decode) in formats.items():
+        started = time.perf_counter()
+        encoded = {raw: encode(raw) for raw in texts}
+        written = time.perf_counter() - started
+        size = sum(len(data) for data in encoded.values())
+        started = time.perf_counter()
+        for _ in range(repeats):
+            for data in encoded.values():
+                decode(data)
+        read = (time.perf_counter() - started) / repeats
+        print(f"{name:<26} {size / 1e6:>8.2f} {size / samples:>13.2f} {written:>8.2f} {read:>8.3f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiments", type=int, default=1000, help="experiments in the results store")
@@ -178,7 +228,16 @@ def main() -> int:
     parser.add_argument("--plots", action="store_true", help="also time history with every plot")
     parser.add_argument("--compare", action="store_true", help="also compare the detectors considered")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the generated store here")
+    parser.add_argument("--raw-storage", type=Path, nargs="*", default=None, metavar="EXPERIMENT",
+                        help="only measure keeping these experiments' raw files compressed (none: a synthetic one)")
     options = parser.parse_args()
+    if options.raw_storage is not None:
+        experiments = options.raw_storage
+        if not experiments:
+            experiments = [synthetic.write_raw_experiment(Path(tempfile.mkdtemp(prefix="perfgate-raw-")) / "synthetic")]
+        for experiment in experiments:
+            raw_storage(experiment)
+        return 0
 
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="perfgate-bench-history-"))
     store, requirements = workdir / "store", workdir / "requirements.csv"
