@@ -15,6 +15,9 @@
 4. `--compare`: the detectors considered (docs/history.md "Choosing the detector") on the same
    synthetic series: spurious candidates on flat series, steps placed within +-1, time per series.
 
+`--raw-storage [EXPERIMENT ...]` instead: size and read time of raw measurements kept as CSV, gzip'd
+CSV or Parquet with zstd (needs pyarrow, which perfgate does not depend on: `pip install pyarrow`).
+
 Noise like the real runs (docs/verdict.md): per run and sub-experiment a 3 % level shared by its
 payloads, one run in twenty 10 to 40 % slower, 1 % of each value's own; Max with a heavy tail.
 """
