@@ -132,15 +132,22 @@ def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, p
     files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript()))
 
 
+NEARBY_RUNS = 3  # change points of one statistic this close on the plot of all payloads are one mark
+
+
 def change_marks(changes: pd.DataFrame, sub: str) -> dict:
-    """(statistic, payload) -> [(position, change %)] and (statistic, None) -> the same merged over
-    payloads (one mark per position: the median change there), for one sub-experiment's plots."""
+    """(statistic, payload) -> [(position, change %)], and (statistic, None) -> one mark per group of
+    change points at most NEARBY_RUNS apart over all payloads (their median position and change),
+    for one sub-experiment's plots: payloads placed a run or two apart are one step, not four."""
     rows = changes[changes[s.EXPERIMENT_TYPE] == sub]
     marks: dict = {}
     for (statistic, payload), group in rows.groupby([cp.STATISTIC, s.BYTES]):
         marks[(statistic, int(payload))] = list(zip(group[cp.INDEX].astype(int), group[cp.CHANGE]))
-    for (statistic, position), group in rows.groupby([cp.STATISTIC, cp.INDEX]):
-        marks.setdefault((statistic, None), []).append((int(position), float(group[cp.CHANGE].median())))
+    for statistic, group in rows.groupby(cp.STATISTIC):
+        group = group.sort_values(cp.INDEX)
+        cluster = (group[cp.INDEX].diff() > NEARBY_RUNS).cumsum()
+        marks[(statistic, None)] = [(int(round(part[cp.INDEX].median())), float(part[cp.CHANGE].median()))
+                                    for _, part in group.groupby(cluster)]
     return marks
 
 
