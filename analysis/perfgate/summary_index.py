@@ -55,7 +55,12 @@ def read_index(path: Path) -> pd.DataFrame:
 
 
 def empty_index() -> pd.DataFrame:
-    return pd.DataFrame(columns=[*KEY_COLUMNS, *s.SUMMARY_COLUMNS])
+    """No rows, with the dtypes of a read index (merges refuse to join text with numbers)."""
+    table = pd.DataFrame({FOLDER: pd.Series(dtype=object), SIZE: pd.Series(dtype="int64"),
+                          MTIME: pd.Series(dtype="int64")})
+    for column in s.SUMMARY_COLUMNS:
+        table[column] = pd.Series(dtype="int64" if column in (s.BYTES, s.SAMPLES) else "float64")
+    return table
 
 
 def write_index(path: Path, table: pd.DataFrame) -> None:
@@ -75,6 +80,8 @@ class IndexedSummaries:
     def load(self, folders: list[str], summary_files: list[Path]) -> pd.DataFrame:
         """Folder and the summary columns of every folder's summary file, folders in the given order,
         rows in file order; the index is brought up to date (and written, when it can be)."""
+        if not folders:  # every run of this sub-experiment has raw measurements only (older tooling)
+            return empty_index().drop(columns=[SIZE, MTIME])
         wanted = pd.DataFrame({FOLDER: folders, "_order": range(len(folders))})
         keys = [file_key(path) for path in summary_files]
         wanted[SIZE] = [size for size, _ in keys]

@@ -79,3 +79,15 @@ def test_a_folder_of_experiments_that_is_no_store_gets_no_index(store, tmp_path)
     assert history.index_folder(plain) is None
     table = history._load_sub(ex.load_store(plain), SUB, None)
     assert len(table) == 24 and not (plain / si.INDEX_DIR).exists()
+
+
+def test_a_store_of_raw_measurements_only_is_summarised_and_not_indexed(tmp_path, fastdds_fixtures):
+    # results of the older tooling: raw CSVs, no summaries, no metadata
+    for name in ("old-1", "old-2"):
+        folder = tmp_path / "store" / s.STORE_EXPERIMENTS_DIR / name
+        folder.mkdir(parents=True)
+        shutil.copy(fastdds_fixtures / "v193" / "measurements_interprocess.csv", folder / s.raw_csv_name(SUB))
+    store = tmp_path / "store"
+    table = history._load_sub(ex.load_store(store), SUB, history.index_folder(store))
+    assert sorted(set(table[ex.ORDER])) == [0, 1] and len(table) == 2 * table[s.BYTES].nunique()
+    assert not si.index_path(store / s.STORE_EXPERIMENTS_DIR, SUB).exists()
