@@ -2,8 +2,9 @@
 
 The site folder holds one downloaded artifact per platform, `perfgate-history-<platform>/`, each the
 `history_plots` folder of a results store (docs/formats.md section 9: `<sub>/history_*.png` and
-`<sub>/<bytes>_bytes_*.png`). The page shows every sub-experiment's history plots and links the
-per-payload ones. Usage: history_page.py SITE_DIR
+`<sub>/<bytes>_bytes_*.png`, `history.html`, `change_points.csv`). The page links each platform's
+interactive page and change points first, then shows every sub-experiment's history plots and
+links the per-payload ones. Usage: history_page.py SITE_DIR
 """
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ARTIFACT_PREFIX = "perfgate-history-"
+# what `perfgate history` writes beside the plots, linked first (docs/history.md)
+PLATFORM_LINKS = (("history.html", "interactive history: change points first, then zoomable charts"),
+                  ("change_points.csv", "change_points.csv"))
 # The order a maintainer reads them in: typical latency first, then the tail.
 OVERVIEW_ORDER = ("median", "99", "min", "max")
 
@@ -42,7 +46,14 @@ def collect(site: Path) -> dict[str, dict[str, list[str]]]:
     return platforms
 
 
-def page_html(platforms: dict[str, dict[str, list[str]]], generated: datetime) -> str:
+def platform_links(site: Path, platforms) -> dict[str, list[tuple[str, str]]]:
+    """platform -> (path relative to `site`, text) of the PLATFORM_LINKS files its artifact holds."""
+    return {platform: [(f"{ARTIFACT_PREFIX}{platform}/{name}", text) for name, text in PLATFORM_LINKS
+                       if (site / f"{ARTIFACT_PREFIX}{platform}" / name).is_file()] for platform in platforms}
+
+
+def page_html(platforms: dict[str, dict[str, list[str]]], generated: datetime,
+              links: dict[str, list[tuple[str, str]]] | None = None) -> str:
     """The whole page: one section per platform, one per sub-experiment."""
     e = html.escape
     parts = [
@@ -57,6 +68,7 @@ def page_html(platforms: dict[str, dict[str, list[str]]], generated: datetime) -
     ]
     for platform, subs in platforms.items():
         parts.append(f'<h2 id="{e(platform)}">{e(platform)}</h2>')
+        parts.extend(f'<p><a href="{e(path)}">{e(text)}</a></p>' for path, text in (links or {}).get(platform, []))
         if not subs:
             parts.append("<p>No history plots.</p>")
         for sub, paths in subs.items():
@@ -84,7 +96,8 @@ def main(argv: list[str]) -> int:
     if not any(platforms.values()):
         print(f"{site}: error: no {ARTIFACT_PREFIX}<platform>/<sub-experiment>/*.png plots to publish", file=sys.stderr)
         return 3
-    (site / "index.html").write_text(page_html(platforms, datetime.now(timezone.utc)), encoding="utf-8")
+    page = page_html(platforms, datetime.now(timezone.utc), platform_links(site, platforms))
+    (site / "index.html").write_text(page, encoding="utf-8")
     print(f"{site / 'index.html'}: {sum(len(s) for s in platforms.values())} sub-experiments on {len(platforms)} platforms")
     return 0
 

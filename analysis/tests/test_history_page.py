@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ from perfgate import change_points as cp
 from perfgate import files, history
 from perfgate import history_page as hp
 from perfgate import schema as s
+from conftest import REPO_ROOT
 from history_synthetic import SUBS, write_store
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -70,3 +72,21 @@ def test_the_charts_render_in_a_headless_browser(tmp_path):
     # the change point drawn, with its note, on the three charts of the sub-experiment that moved
     assert len(re.findall(r"<g class=\"annotation\"", dom)) == 3
     assert "6 change point(s)" in dom
+
+
+def test_the_nightly_index_links_each_platforms_page_and_change_points_first(tmp_path):
+    site = tmp_path / "site"
+    for platform, with_page in (("reference-x64", True), ("reference-arm64", False)):
+        sub = site / f"perfgate-history-{platform}" / "intraprocess_reliable"
+        sub.mkdir(parents=True)
+        (sub / "history_median.png").write_bytes(bytes.fromhex("89504e470d0a1a0a"))
+        if with_page:
+            (sub.parent / hp.PAGE_NAME).write_text("<html></html>")
+            (sub.parent / "change_points.csv").write_text(",".join(cp.CHANGE_POINT_COLUMNS) + "\n")
+    result = subprocess.run([sys.executable, REPO_ROOT / ".github" / "scripts" / "history_page.py", site],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    index = (site / "index.html").read_text()
+    links = re.findall(r'<p><a href="([^"]+)">', index)
+    assert links == ["perfgate-history-reference-x64/history.html", "perfgate-history-reference-x64/change_points.csv"]
+    assert index.index("history.html") < index.index('<img src="perfgate-history-reference-x64/')
