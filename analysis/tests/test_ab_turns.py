@@ -36,6 +36,9 @@ def test_only_the_measuring_process_takes_turns_and_inherits_the_socket(tmp_path
         assert measuring[0].pass_fds == (9,)
         for other in (spec for spec in specs if not spec.measures):
             assert "--take-turns" not in other.argv and other.pass_fds == ()
+    both = commands.latency_commands(s.KNOWN_SUBEXPERIMENTS["intraprocess_reliable"], options, tmp_path / "h", 5,
+                                     tmp_path / "c", tmp_path / "r", None, turns)
+    assert both[0].cpus == ((options.pin_cpus[0],) if options.pin_cpus else None)  # one CPU for both arms
     alone = commands.latency_commands(s.KNOWN_SUBEXPERIMENTS["interprocess_best_effort"], options, tmp_path / "h", 5,
                                  tmp_path / "c", tmp_path / "r", None)
     assert all("--take-turns" not in spec.argv and spec.pass_fds == () for spec in alone)

@@ -76,8 +76,12 @@ def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, d
     delay = options.echo_delay_ns.get(sub.name, 0)
     echo_delay = ["--echo-delay-ns", str(delay)] if delay else []
     if sub.transport == "intraprocess":
+        # Taking turns, the two arms' processes must share one CPU: free to use both, each sat on
+        # one of them for seconds, and one vCPU here runs the round trip 1.7x slower than the other
+        # (docs/verdict.md, "The intra-process round trip").
+        cpus = (pin[0],) if pin and turns is not None else tuple(sorted(set(pin))) if pin else None
         return [ProcessSpec("both", tuple(common + ["--role", "both"] + measuring + echo_delay),
-                            measures=True, cpus=tuple(sorted(set(pin))) if pin else None, pass_fds=fds)]
+                            measures=True, cpus=cpus, pass_fds=fds)]
     return [
         ProcessSpec("publisher", tuple(common + ["--role", "publisher", "--subscribers", "1"] + measuring
                                        + security("publisher")),
