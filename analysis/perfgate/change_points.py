@@ -115,10 +115,13 @@ def window_p_value(before: np.ndarray, after: np.ndarray, choices: int) -> float
 
 
 def window_choices(start: int, end: int, count: int, min_size: int = MIN_SEGMENT) -> int:
-    """How many (start, split, end) a detector could have chosen: the splits of the window, times
-    the places of each end that is itself a detected split (an end of the series is not chosen)."""
+    """The Bonferroni factor of a split: the splits of its window, times the places of each end
+    that is itself a detected split (an end of the series is not chosen), times 4. Summed over
+    every window and split a detector could pick, the four kinds of window (the whole series, from
+    its start, to its end, between two splits) then each spend at most a quarter of a series' level,
+    so a series without a change reports one with probability at most its level, whatever was picked."""
     splits = max(end - start - 2 * min_size + 1, 1)
-    return splits * (count if start > 0 else 1) * (count if end < count else 1)
+    return 4 * splits * (count if start > 0 else 1) * (count if end < count else 1)
 
 
 def series_tests(values: np.ndarray, min_size: int = MIN_SEGMENT, penalty_per_log_n: float = PENALTY_PER_LOG_N,

@@ -63,9 +63,9 @@ def test_short_or_constant_series_have_no_candidates():
 
 def test_a_window_chosen_between_detected_splits_pays_for_its_ends():
     # the series' own ends are not chosen; an end at a detected split could have been any of n places
-    assert cp.window_choices(0, 100, 100) == 95
-    assert cp.window_choices(20, 100, 100) == 75 * 100
-    assert cp.window_choices(20, 60, 100) == 35 * 100 * 100
+    assert cp.window_choices(0, 100, 100) == 4 * 95
+    assert cp.window_choices(20, 100, 100) == 4 * 75 * 100
+    assert cp.window_choices(20, 60, 100) == 4 * 35 * 100 * 100
 
 
 def test_commit_order_keeps_a_rerun_beside_its_commit():
