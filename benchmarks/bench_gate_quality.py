@@ -41,11 +41,13 @@ LEVELS = (0.03, 0.05, 0.10)
 
 
 def run_ab(output: Path, rounds: int, samples: int, delays: dict[str, int] | None = None,
-           turn_samples: int | None = None) -> float:
+           turn_samples: int | None = None, subexperiments: str | None = None) -> float:
     command = [sys.executable, "-m", "perfgate.cli", "ab", "--output", str(output), "--baseline", "system",
                "--candidate", "system", "--rounds", str(rounds), "--samples", str(samples), "--no-plots"]
     if turn_samples is not None:
         command += ["--turn-samples", str(turn_samples)]
+    if subexperiments:
+        command += ["--subexperiments", subexperiments]
     if delays:
         command += ["--inject-delay-ns", ",".join(f"{sub}={d}" for sub, d in delays.items())]
     started = time.monotonic()
@@ -138,6 +140,8 @@ def main() -> int:
     parser.add_argument("--reuse", action="store_true", help="use the runs already in --output, measure nothing")
     parser.add_argument("--turn-samples", type=int, default=None,
                         help="passed to perfgate ab (default: its own; 0 = the arms' runs one after the other)")
+    parser.add_argument("--subexperiments", default=None,
+                        help="passed to perfgate ab (default: the ten); the Holm family is then this set")
     options = parser.parse_args()
     levels = [float(x) for x in options.levels.split(",")]
     out = options.output
@@ -147,7 +151,8 @@ def main() -> int:
     for folder in aa_dirs:
         if not options.reuse and not folder.exists():
             print(f"bench: A/A run {folder.name} ...", flush=True)
-            run_ab(folder, options.rounds, options.samples, turn_samples=options.turn_samples)
+            run_ab(folder, options.rounds, options.samples, turn_samples=options.turn_samples,
+                   subexperiments=options.subexperiments)
     level_dirs = {}
     for level in levels:
         folder = out / f"inject-{round(level * 100)}pct"
@@ -155,7 +160,8 @@ def main() -> int:
         if not options.reuse and not folder.exists():
             delays = delays_for(level, aa_dirs[0])
             print(f"bench: injected +{level:.0%}: {delays} ns ...", flush=True)
-            run_ab(folder, options.rounds, options.samples, delays, turn_samples=options.turn_samples)
+            run_ab(folder, options.rounds, options.samples, delays, turn_samples=options.turn_samples,
+                   subexperiments=options.subexperiments)
 
     print("\n== runs (load = 1-minute load average before / after) ==")
     for folder in aa_dirs + list(level_dirs.values()):
