@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from perfgate import change_points as cp
 from perfgate import files, history
@@ -104,6 +105,11 @@ def test_history_writes_change_points_and_the_otava_export_without_plots(tmp_pat
     config = (plots / hf.OTAVA_DIR / hf.OTAVA_CONFIG).read_text()
     assert f"  perfgate.{SUBS[1]}:\n    type: csv\n    file: {SUBS[1]}.csv\n    time_column: time\n" in config
     assert "    metrics: [median_16, median_1024, p99_16, p99_1024, max_16, max_1024]\n" in config
+    # as Otava reads it (YAML): one csv test per sub-experiment, every metric a column of its file
+    tests = yaml.safe_load(config)["tests"]
+    assert sorted(tests) == sorted(f"perfgate.{sub}" for sub in SUBS[:2])
+    assert tests[f"perfgate.{SUBS[1]}"]["metrics"] == list(otava.columns[3:])
+    assert tests[f"perfgate.{SUBS[1]}"]["attributes"] == ["commit", "label"]
 
 
 def test_a_negative_alpha_is_a_usage_error_on_one_line(tmp_path):
