@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from perfgate import change_points as cp
 from perfgate import files, history
@@ -60,8 +59,9 @@ def test_the_page_embeds_plotly_and_puts_the_change_points_first(tmp_path):
     assert f'<a href="{SUBS[1]}/history_99.png">PNG</a>' in page
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (Debian package chromium) to render the page")
 def test_the_charts_render_in_a_headless_browser(tmp_path):
+    # A real browser, installed by ci/test.sh (ci/debian-test-packages.txt): never skipped.
+    assert CHROMIUM is not None, "chromium not found: install the Debian package chromium (ci/test.sh does)"
     page = write_history(tmp_path)
     dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
                           "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
