@@ -88,8 +88,11 @@ def fastdds_version(harness: HarnessPaths) -> str:
 
 
 def build_key(source_dir: Path, fastdds_prefix: Path | None, compiler: str) -> str:
-    """A hash of every source file (path and content), the Fast DDS prefix and the compiler identity."""
+    """A hash of every source file (path and content), the source folder itself, the Fast DDS prefix and
+    the compiler identity. The folder because a CMake build tree belongs to one source folder: two
+    checkouts (or the repository and an installed wheel) with the same files cannot share one."""
     digest = hashlib.sha256()
+    digest.update(f"source={Path(source_dir).resolve()}\0".encode())
     for path in sorted(_source_files(source_dir)):
         digest.update(str(path.relative_to(source_dir)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")

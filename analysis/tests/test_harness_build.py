@@ -49,6 +49,9 @@ def test_the_build_key_follows_sources_prefix_and_compiler(tmp_path):
     assert h.build_key(source, None, "g++ 12") == key
     assert h.build_key(source, tmp_path, "g++ 12") != key
     assert h.build_key(source, None, "clang++ 16") != key
+    twin = tmp_path / "another-checkout"  # the same files elsewhere: CMake ties a build tree to its folder
+    shutil.copytree(source, twin)
+    assert h.build_key(twin, None, "g++ 12") != key
     (source / "src" / "options.cpp").write_text((source / "src" / "options.cpp").read_text() + "\n")
     assert h.build_key(source, None, "g++ 12") != key
 
