@@ -158,7 +158,9 @@ def setting_lines(report: VerdictReport) -> list[str]:
     rounds = f"{len(report.rounds.round_names)} rounds ({d.rounds_needed} needed to ever reject)"
     if meta:
         load = ((meta.get("load_average") or {}).get("before") or ["?"])[0]
-        rounds += f", {meta.get(s.META_SAMPLES, '?')} samples per payload, {pinning}, load {load} before"
+        turns = meta.get("turn_samples", 0)  # absent: an A/B from before turns existed
+        order = f"both arms in turns of {turns} round trips" if turns else "the arms one after the other"
+        rounds += f", {meta.get(s.META_SAMPLES, '?')} samples per payload, {order}, {pinning}, load {load} before"
     else:
         rounds += f"; no {s.METADATA_FILE} beside the rounds: arms, samples and pinning not recorded"
     lines = [rounds,
