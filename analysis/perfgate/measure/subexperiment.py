@@ -162,8 +162,10 @@ def worth_another_attempt(outcome: str, discovered: bool, attempts: int) -> bool
 def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: HarnessPaths,
                            environment: dict[str, str], workdir: Path, turns: Turns | None,
                            cancel: threading.Event | None) -> SubexperimentResult:
-    started, started_utc = time.monotonic(), utc_now()
     with lease_domain() as domain:
+        # The sub-experiment's interval in metadata is exactly the time it held its domain: the
+        # probe for a free domain before and the release after are outside it.
+        started, started_utc = time.monotonic(), utc_now()
         shm_before = fastdds_shm_files()
         # The private folder holds the harness's output and, for security, the run's private keys.
         private = Path(tempfile.mkdtemp(prefix=f"{sub.name}-", dir=workdir))
@@ -178,11 +180,12 @@ def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: Har
         finally:
             shutil.rmtree(private, ignore_errors=True)
             removed = remove_orphaned_shm(shm_before)
+            duration_s = time.monotonic() - started
     outcome, error = classify(supervision, measured)
     return SubexperimentResult(
         sub, outcome, error, measured, domain=domain,
         port=own_port(domain) if sub.is_floor or sub.transport == "tcpv4" else None, started_utc=started_utc,
-        duration_s=time.monotonic() - started, exit_codes=supervision.exit_codes, removed_shm=removed,
+        duration_s=duration_s, exit_codes=supervision.exit_codes, removed_shm=removed,
         discovered=supervision.discovered,
     )
 
