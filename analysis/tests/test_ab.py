@@ -222,9 +222,10 @@ def test_a_a_passes_and_an_injected_delay_fails_naming_its_sub_experiment(harnes
             assert files.read_raw(rounds[0] / arm / s.raw_csv_name(sub)).shape[0] == 200 * len(PAYLOADS)
 
     # +20 % of the intra-process round trip, measured by the A/A run's baseline (the issue's check).
-    # Measured in turns (the default), the state a run of this round trip sits in (two, about 1.6x
-    # apart on the development VM, docs/verdict.md) is shared by both arms; run one after the other,
-    # +20 % was caught in only about a third of 12-round A/Bs there.
+    # Measured in turns (the default), with both arms' intra-process process on one CPU, the two
+    # speeds this round trip runs at on the development VM (about 1.7x apart, one per vCPU,
+    # docs/verdict.md) are shared by both arms; run one after the other, +20 % was caught in only
+    # about a third of 12-round A/Bs there.
     medians = [files.read_summary(r / "baseline" / s.summary_csv_name(SUBS[0]))[s.MEDIAN] for r in rounds]
     delay_ns = int(0.2 * 1000 * float(np.median(pd.concat(medians))))
     slower = perfgate("ab", "--output", str(tmp_path / "delay"), *common,
