@@ -24,6 +24,7 @@ from pathlib import Path
 
 from . import files
 from . import schema as s
+from .clock import utc_now
 from .errors import IncompleteError, InputError, PerfgateError
 from .fastdds_build.colcon import (build_environment, check_tools, cmake_arguments, cmake_version,
                                    colcon_build_command, failed_packages, harness_link_problem,
@@ -32,7 +33,7 @@ from .fastdds_build.git import parse_revision
 from .fastdds_build.logs import log_tail
 # ab and run read a workspace's build record through this module
 from .fastdds_build.record import (build_junit_xml, fastdds_metadata, harness_paths,  # noqa: F401
-                                   junit_properties, read_record, record_path, utc_now)
+                                   junit_properties, read_record, record_path)
 from .fastdds_build.workspace import (FOONATHAN_DIR, SOURCE_DIR, STATE_DIR, place_fastcdr, prepare_sources,
                                       workspace_lock)
 from .fastdds_source import (dependency_plan, detect_fastdds, fastcdr_major_needed, installed_cmake_version,

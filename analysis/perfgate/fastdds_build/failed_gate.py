@@ -10,10 +10,11 @@ from pathlib import Path
 
 from .. import files
 from .. import schema as s
+from ..clock import utc_now
 from ..junit import suite_properties
-from ..platform_info import this_machine
 from ..measure.options import check_output_folder
-from .record import build_junit_xml, fastdds_metadata, record_path, utc_now
+from ..platform_info import this_machine
+from .record import build_junit_xml, fastdds_metadata, record_path
 
 def failed_build_metadata(record: dict, label: str, platform: dict) -> dict:
     return {

@@ -3,7 +3,6 @@ dependencies, harness) and whether it worked; read by `perfgate run`, `ab` and `
 experiment's metadata, and turned into the JUnit testcase "build"."""
 from __future__ import annotations
 
-import datetime as dt
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -11,10 +10,6 @@ from pathlib import Path
 from .. import schema as s
 from ..errors import IncompleteError, InputError
 from .logs import printable
-
-def utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
 
 def record_path(workspace: Path) -> Path:
     return Path(workspace) / s.BUILD_RECORD_FILE
