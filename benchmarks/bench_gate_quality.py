@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_gate_quality.py --output /tmp/quality            # measure, then print
     .venv/bin/python benchmarks/bench_gate_quality.py --output /tmp/quality --reuse    # print from stored runs
+    .venv/bin/python benchmarks/bench_gate_quality.py --output /tmp/quick --quick      # the same for ab --quick
 
 Measures, with real `perfgate ab` runs of the system Fast DDS (pinned, the default):
 1. A/A runs (the same Fast DDS in both arms): the whole verdict must pass; k of n failed is printed
@@ -35,15 +36,18 @@ from scipy import optimize, stats
 
 from perfgate import files, verdict as v
 from perfgate import schema as s
+from perfgate.ab import QUICK_ROUNDS
 from perfgate.ab_rounds import read_rounds
 
 LEVELS = (0.03, 0.05, 0.10)
 
 
-def run_ab(output: Path, rounds: int, samples: int, delays: dict[str, int] | None = None,
+def run_ab(output: Path, rounds: int, samples: int | None, delays: dict[str, int] | None = None,
            turn_samples: int | None = None, subexperiments: str | None = None) -> float:
+    """samples None: `perfgate ab --quick` (its rounds, samples and warm-up)."""
     command = [sys.executable, "-m", "perfgate.cli", "ab", "--output", str(output), "--baseline", "system",
-               "--candidate", "system", "--rounds", str(rounds), "--samples", str(samples), "--no-plots"]
+               "--candidate", "system", "--no-plots"]
+    command += ["--quick"] if samples is None else ["--rounds", str(rounds), "--samples", str(samples)]
     if turn_samples is not None:
         command += ["--turn-samples", str(turn_samples)]
     if subexperiments:
@@ -142,7 +146,11 @@ def main() -> int:
                         help="passed to perfgate ab (default: its own; 0 = the arms' runs one after the other)")
     parser.add_argument("--subexperiments", default=None,
                         help="passed to perfgate ab (default: the ten); the Holm family is then this set")
+    parser.add_argument("--quick", action="store_true",
+                        help="measure `perfgate ab --quick` (its rounds, samples and warm-up) instead")
     options = parser.parse_args()
+    if options.quick:
+        options.rounds, options.samples = QUICK_ROUNDS, None
     levels = [float(x) for x in options.levels.split(",")]
     out = options.output
     out.mkdir(parents=True, exist_ok=True)

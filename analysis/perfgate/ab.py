@@ -33,7 +33,11 @@ from .measure import options as run_options
 # can neither hide a regression nor fake one (see verdict.py); fewer rounds lose that.
 DEFAULT_ROUNDS = 16
 DEFAULT_SAMPLES = 1000  # per payload and round: the median and 90 % settle long before, start-up dominates
-QUICK_SAMPLES = 200
+# Quick: the round trips are most of a round's time (75 % at 200 samples and a warm-up of 100), so
+# fewer of them; a payload's first round trips settle within 3-5 (docs/verdict.md, "The quick A/B"),
+# and in turns every turn warms up again by itself, so 10 warm-up round trips per payload suffice.
+QUICK_SAMPLES = 100
+QUICK_WARMUP = 10
 # the fewest rounds with which 20 tests at 2 % can reject at all: every round must agree, so one bad
 # round can hide a regression here; for trying things out and the README, not for gating
 QUICK_ROUNDS = 10
@@ -278,6 +282,8 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
 
     rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
     samples = samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
+    if warmup is None and quick:
+        warmup = QUICK_WARMUP
     plan = plan_ab(output=output, baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
                    subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
                    inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,

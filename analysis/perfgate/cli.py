@@ -175,8 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     _option(ab, "--rounds", type=_positive_int, default=None,
             help="rounds, both arms each (default 16; 10 with --quick)")
     _option(ab, "--samples", type=_positive_int, default=None,
-            help="round trips per payload, arm and round (default 1000; 200 with --quick)")
-    _option(ab, "--quick", action="store_true", help="10 rounds of 200 samples: about 4 minutes for the ten")
+            help="round trips per payload, arm and round (default 1000; 100 with --quick)")
+    _option(ab, "--quick", action="store_true", help="10 rounds of 100 samples (warm-up 10): about 2 minutes for the ten")
     _option(ab, "--subexperiments", type=_name_list, default=None,
             help="comma-separated sub-experiment names (default: the ten of the contract)")
     _option(ab, "--payloads", type=_payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
