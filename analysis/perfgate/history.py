@@ -255,7 +255,8 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
     described = describe(experiments)
 
     workers = _workers(len(subs))
-    with worker_pool(workers, _pool_context()) if workers > 1 else contextlib.nullcontext() as executor:
+    # output: a plot worker killed mid-write leaves its temporary PNG below the plots folder
+    with worker_pool(workers, _pool_context(), output=plots) if workers > 1 else contextlib.nullcontext() as executor:
         indexed = index_folder(Path(experiments_results))
         tables = _map(executor, _load_sub, [(experiments, sub, indexed) for sub in subs])
         by_sub = dict(zip(subs, tables))

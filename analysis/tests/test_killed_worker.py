@@ -2,7 +2,8 @@
 what it left when the pool ends, and a later run removes what a dead run left (issue 14).
 
 Real processes: `perfgate process` drawing the published Fast DDS measurements with two workers,
-one of which is stopped while its temporary PNG exists, then killed."""
+one of which is stopped while its temporary PNG exists, then killed; and `perfgate history` drawing
+a synthetic store of two sub-experiments with two workers, the same way."""
 from __future__ import annotations
 
 import os
@@ -13,9 +14,11 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from perfgate import files, temporaries
 from perfgate import schema as s
+from history_synthetic import SUBS as HISTORY_SUBS, write_store
 
 SOURCES = {"intraprocess_best_effort": "measurements_intraprocess.csv",
            "interprocess_best_effort": "measurements_interprocess.csv"}
@@ -100,3 +103,23 @@ def test_abandoned_picks_dead_writers_of_perfgate_temporaries_only():
              "d.png", f"e{temporaries.MARK}12-x.tmp.png"]
     assert temporaries.abandoned(names, lambda pid: pid == 34) == [f".a.png{temporaries.MARK}12-x.tmp.png"]
     assert temporaries.process_alive(os.getpid()) and not temporaries.process_alive(dead_pid())
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="history draws in worker processes only with 2 CPUs or more")
+def test_a_history_plot_worker_killed_while_writing_leaves_no_temporary_file(tmp_path):
+    write_store(tmp_path / "store", 30, 20)  # two sub-experiments: two plot workers
+    requirements = tmp_path / "requirements.csv"
+    files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 100.0, s.P99: 200.0,
+                                                 s.MAX: 900.0} for sub in HISTORY_SUBS[:2]]))
+    plots = tmp_path / "plots"
+    command = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "history", "--requirements", str(requirements),
+                                "--experiments-results", str(tmp_path / "store"), "--plots-directory", str(plots)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = kill_a_worker_while_it_writes(command, plots)
+    _, err = command.communicate(timeout=120)
+    assert command.returncode == s.EXIT_INCOMPLETE, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"perfgate history: error: {plots}: a worker process died")
+    assert not killed.exists() and temporary_files(tmp_path) == []
+    assert all(png.stat().st_size > 0 for png in plots.rglob("*.png"))
