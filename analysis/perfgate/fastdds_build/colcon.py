@@ -15,10 +15,15 @@ from .workspace import CCACHE_DIR, STATE_DIR
 
 # What every build gets: Release, DDS Security, the performance tests (test/performance), and an
 # install RPATH, so the harness finds the workspace's Fast DDS without sourcing setup scripts.
+# $ORIGIN/../lib comes first (CMake puts CMAKE_INSTALL_RPATH before the link directories it appends):
+# a copy of the merged install (kept.py) then loads its own libraries, not those WS/install holds
+# later. No shell sees it (colcon runs cmake without one; CMake escapes it for make itself).
+ORIGIN_RPATH = "$ORIGIN/../lib"
 CMAKE_OPTIONS = {
     "CMAKE_BUILD_TYPE": "Release",
     "SECURITY": "ON",
     "PERFORMANCE_TESTS": "ON",
+    "CMAKE_INSTALL_RPATH": ORIGIN_RPATH,
     "CMAKE_INSTALL_RPATH_USE_LINK_PATH": "ON",
     "PERFGATE_BUILD_TESTS": "OFF",  # the harness's own unit tests run in ci/test.sh, not per commit
 }
