@@ -14,6 +14,7 @@ from ..clock import utc_now
 from ..junit import suite_properties
 from ..measure.options import check_output_folder
 from ..platform_info import this_machine
+from .logs import code_block, code_span, printable
 from .record import build_junit_xml, fastdds_metadata, record_path
 
 def failed_build_metadata(record: dict, label: str, platform: dict) -> dict:
@@ -34,7 +35,9 @@ def failed_build_markdown(record: dict) -> str:
     return (f"## perfgate: INCOMPLETE: the Fast DDS build failed\n\n"
             f"Fast DDS {fastdds.get('version') or ''} commit `{fastdds.get('commit') or 'unknown'}`: "
             f"{record.get('error')}. Nothing was measured.\n\n"
-            f"Last lines of `{record.get('log')}`:\n\n```\n{record.get('log_tail') or ''}\n```\n")
+            f"Last lines of {code_span(str(record.get('log')))}:\n\n"
+            # printable again: a record written by an older perfgate may hold a raw tail
+            + code_block(printable(record.get('log_tail') or '')))
 
 
 def gate_failed_build(record: dict, *, output: str, label: str | None, summary_markdown: str | None) -> int:

@@ -22,3 +22,20 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     except OSError:
         return ""
     return "\n".join(printable(text.replace("\r\n", "\n")).splitlines()[-lines:])
+
+
+def code_block(text: str) -> str:
+    """`text` as a Markdown fenced code block: a log line of backticks (CMake indents its error
+    lines by two spaces, so "  ```" is one) closes a fence at least as long, so the fence is one
+    backtick longer than the longest run in the text (CommonMark), and at least three."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}\n"
+
+
+def code_span(text: str) -> str:
+    """`text` as inline code: delimited by a backtick run it does not contain (a path may hold one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    delimiter = "`" * (longest + 1)
+    padding = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{delimiter}{padding}{text}{padding}{delimiter}"
