@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import IncompleteError, PerfgateError
+# one way to make a build log's tail printable (GCC colours, control characters), Fast DDS' or the harness's
+from .fastdds_build.logs import log_tail
 from .schema import EXIT_INCOMPLETE, EXIT_OK
 
 
@@ -42,7 +44,6 @@ FLOOR_EXECUTABLE = "perfgate-floor"
 UNIT_TESTS_EXECUTABLE = "perfgate_unit_tests"
 BUILD_LOG = "build.log"
 BUILT_STAMP = "built.ok"  # written last: a build folder without it is unfinished
-LOG_TAIL_LINES = 40
 # Source folders that are build output, never input to the hash.
 IGNORED_DIRS = {"build", "install", "log", ".git", "__pycache__"}
 
@@ -148,11 +149,7 @@ def _build(source_dir: Path, build_dir: Path, fastdds_prefix: Path | None, with_
                 log.close()
                 raise IncompleteError(
                     f"building the harness failed (`{' '.join(command[:2])}` exit {result.returncode}); "
-                    f"last lines of the log:\n{_tail(log_path)}", log_path)
-
-
-def _tail(log_path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    return "\n".join(log_path.read_text(errors="replace").splitlines()[-lines:])
+                    f"last lines of the log:\n{log_tail(log_path)}", log_path)
 
 
 @contextmanager

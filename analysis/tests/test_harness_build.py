@@ -58,16 +58,24 @@ def test_the_build_key_follows_sources_prefix_and_compiler(tmp_path):
 
 @pytest.mark.compiles
 def test_a_broken_source_is_an_incomplete_error_with_the_log_tail(tmp_path):
+    """With GCC's colours on (as under ccache) and a control character the compiler echoes back, the
+    log tail in the error is printable: no terminal escape, no control character (issue 15)."""
     source = tmp_path / "native"
     shutil.copytree(h.NATIVE_DIR, source, ignore=shutil.ignore_patterns("build"))
+    cmake = source / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text().replace("LANGUAGES CXX)\n", "LANGUAGES CXX)\nadd_compile_options(-fdiagnostics-color=always)\n", 1))
     options = source / "src" / "options.cpp"
-    options.write_text(options.read_text() + "\nthis is not C++;\n")
+    options.write_text(options.read_text() + "\nthis is not C++;\a\n")
     with pytest.raises(IncompleteError) as raised:
         h.ensure_harness(source_dir=source, cache_dir=tmp_path / "cache")
     message = str(raised.value)
     assert "building the harness failed" in message
     assert "options.cpp" in message and "error" in message
     assert raised.value.path.name == h.BUILD_LOG
+    log = raised.value.path.read_text()
+    assert "\x1b[" in log and "\a" in log  # the compiler did colour its messages and echo the BEL
+    assert "stray" in message and "this is not C++;" in message
+    assert not any(ord(c) < 32 and c != "\n" or 0x7f <= ord(c) <= 0x9f for c in message), repr(message)
     build_dirs = [p for p in (tmp_path / "cache").iterdir() if p.is_dir()]
     assert len(build_dirs) == 1 and not (build_dirs[0] / h.BUILT_STAMP).exists()
 
