@@ -5,10 +5,13 @@
 
 #include "publisher_role.hpp"
 #include "subscriber_role.hpp"
+#include "throughput_publisher.hpp"
 
 namespace perfgate {
+namespace {
 
-void run_both(const LatencyOptions& options, StopRequest& stop,
+template<typename Publisher>
+void run_both_with(const LatencyOptions& options, StopRequest& stop,
         const std::function<void(const std::string&)>& announce)
 {
     // Subscribers first, so that they listen before the publisher's first handshake.
@@ -19,7 +22,7 @@ void run_both(const LatencyOptions& options, StopRequest& stop,
         subscribers.push_back(std::make_unique<SubscriberRole>(
                 options, index, echo, participant_name(options, Side::subscriber, index), stop));
     }
-    auto publisher = std::make_unique<PublisherRole>(options, participant_name(options, Side::publisher, 0), stop);
+    auto publisher = std::make_unique<Publisher>(options, participant_name(options, Side::publisher, 0), stop);
     announce("ready");
     try
     {
@@ -37,6 +40,21 @@ void run_both(const LatencyOptions& options, StopRequest& stop,
     for (auto& subscriber : subscribers)
     {
         subscriber->run([](const std::string&) {});
+    }
+}
+
+}  // namespace
+
+void run_both(const LatencyOptions& options, StopRequest& stop,
+        const std::function<void(const std::string&)>& announce)
+{
+    if (options.experiment == Experiment::throughput)
+    {
+        run_both_with<ThroughputPublisherRole>(options, stop, announce);
+    }
+    else
+    {
+        run_both_with<PublisherRole>(options, stop, announce);
     }
 }
 

@@ -1,5 +1,6 @@
 #include "endpoints.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -139,6 +140,24 @@ void apply_endpoint_policies(const LatencyOptions& options, uint32_t history_dep
     {
         qos.data_sharing().off();
     }
+}
+
+// Throughput: the burst topic (ping) keeps a whole burst, so that a burst written at once is not
+// overwritten before it is sent (best effort) or acknowledged (reliable: all kept, and a full history
+// makes write() wait for acknowledgements, which is the flow control a reliable burst meets).
+template<typename EndpointQos>
+void apply_burst_policies(const LatencyOptions& options, EndpointQos& qos)
+{
+    const auto depth = static_cast<int32_t>(largest_burst(options));
+    if (options.reliability == Reliability::reliable)
+    {
+        qos.history().kind = dds::KEEP_ALL_HISTORY_QOS;
+    }
+    qos.history().depth = depth;
+    qos.resource_limits().max_instances = 1;
+    qos.resource_limits().max_samples = depth;
+    qos.resource_limits().max_samples_per_instance = depth;
+    qos.resource_limits().allocated_samples = std::min(depth, 100);
 }
 
 std::string policy_name(dds::QosPolicyId_t id)
@@ -311,6 +330,21 @@ Endpoints::Endpoints(const LatencyOptions& options, Side side, uint32_t subscrib
         // several subscribers arriving together are not overwritten before they are taken.
         apply_endpoint_policies(options, 1, writer_qos);
         apply_endpoint_policies(options, options.subscribers + 4, reader_qos);
+        if (options.experiment == Experiment::throughput)
+        {
+            if (side == Side::publisher)
+            {
+                apply_burst_policies(options, writer_qos);
+                // A burst fills the history at once, and only acknowledgements free it: heartbeats
+                // every 100 ms (not 3 s) and NACKs answered at once, as Fast DDS' ThroughputTest sets them.
+                compat::set_reliable_writer_times(writer_qos, compat::Duration(0, 100000000), compat::Duration(0, 0),
+                        compat::Duration(0, 0));
+            }
+            else
+            {
+                apply_burst_policies(options, reader_qos);
+            }
+        }
         dds::Topic* written = side == Side::publisher ? ping : pong;
         dds::Topic* read = side == Side::publisher ? pong : ping;
         writer_ = publisher->create_datawriter(written, writer_qos, &writer_listener);

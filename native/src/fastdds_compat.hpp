@@ -88,6 +88,23 @@ inline bool write_sample(dds::DataWriter& writer, void* sample)
 #endif
 }
 
+// A reliable writer's heartbeat period and NACK delays: renamed in 3.0 (heartbeatPeriod ->
+// heartbeat_period, ...).
+inline void set_reliable_writer_times(dds::DataWriterQos& qos, const Duration& heartbeat_period,
+        const Duration& nack_response_delay, const Duration& nack_supression_duration)
+{
+    auto& times = qos.reliable_writer_qos().times;
+#if PERFGATE_FASTDDS_3
+    times.heartbeat_period = heartbeat_period;
+    times.nack_response_delay = nack_response_delay;
+    times.nack_supression_duration = nack_supression_duration;
+#else
+    times.heartbeatPeriod = heartbeat_period;
+    times.nackResponseDelay = nack_response_delay;
+    times.nackSupressionDuration = nack_supression_duration;
+#endif
+}
+
 // Intra-process delivery is a process-wide library setting: on the XML profile manager in 2.x,
 // on the participant factory in 3.x. Must be called before the first participant is enabled.
 inline bool set_intraprocess_delivery(bool full)

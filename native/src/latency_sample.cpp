@@ -86,7 +86,7 @@ bool decode(const uint8_t* buffer, std::size_t length, LatencySample& sample)
     const uint8_t* body = buffer + kEncapsulationBytes;
     const auto kind = static_cast<uint32_t>(get_uint(body + 4, 4, little));
     const auto data_length = static_cast<uint32_t>(get_uint(body + kDataLengthOffset, 4, little));
-    if (kind > static_cast<uint32_t>(SampleKind::end) || data_length > kMaxDataBytes ||
+    if (kind > static_cast<uint32_t>(SampleKind::report) || data_length > kMaxDataBytes ||
             length - kEncapsulationBytes - kFixedFieldBytes < data_length)
     {
         return false;

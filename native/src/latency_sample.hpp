@@ -24,6 +24,11 @@ enum class SampleKind : uint32_t
     ping = 0,       // a measured or warm-up round trip; the echoing subscriber returns it unchanged
     handshake = 1,  // publisher -> every subscriber -> publisher: proves both directions matched
     end = 2,        // the publisher is done: subscribers leave
+    // The throughput experiment, on the same topics:
+    burst = 3,           // publisher -> subscribers: one sample of a burst; origin = the test's index,
+                         // timestamp_ns = when the test started (steady clock, one machine)
+    report_request = 4,  // publisher -> subscribers: seq = a test's index; answer with what you got
+    report = 5,          // subscriber -> publisher: seq = the test's index, data = encode_report()
 };
 
 struct LatencySample

@@ -12,6 +12,7 @@
 #include "publisher_role.hpp"
 #include "stop_request.hpp"
 #include "subscriber_role.hpp"
+#include "throughput_publisher.hpp"
 
 namespace {
 
@@ -41,6 +42,25 @@ void neutralise_fastdds_environment()
 void announce(const std::string& what)
 {
     std::cout << "perfgate-latency: " << what << std::endl;
+}
+
+// The measuring side: writes what it measured even when the run could not finish.
+template<typename Publisher>
+int run_publisher(const perfgate::LatencyOptions& options, perfgate::StopRequest& stop)
+{
+    Publisher publisher(options, perfgate::participant_name(options, perfgate::Side::publisher, 0), stop);
+    announce("ready");
+    try
+    {
+        publisher.run(announce);
+    }
+    catch (const perfgate::RunError& error)
+    {
+        publisher.write_outputs(error.what());
+        throw;
+    }
+    publisher.write_outputs("");
+    return kExitDone;
 }
 
 int run(const perfgate::LatencyOptions& options, perfgate::StopRequest& stop)
@@ -74,21 +94,11 @@ int run(const perfgate::LatencyOptions& options, perfgate::StopRequest& stop)
             return kExitDone;
         }
         case Role::publisher:
-        {
-            perfgate::PublisherRole publisher(options, perfgate::participant_name(options, Side::publisher, 0), stop);
-            announce("ready");
-            try
+            if (options.experiment == perfgate::Experiment::throughput)
             {
-                publisher.run(announce);
+                return run_publisher<perfgate::ThroughputPublisherRole>(options, stop);
             }
-            catch (const perfgate::RunError& error)
-            {
-                publisher.write_outputs(error.what());
-                throw;
-            }
-            publisher.write_outputs("");
-            return kExitDone;
-        }
+            return run_publisher<perfgate::PublisherRole>(options, stop);
     }
     return kExitDone;
 }

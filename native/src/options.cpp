@@ -13,6 +13,9 @@
 namespace perfgate {
 namespace {
 
+// A burst is written into the writer's history at once: its depth is the largest burst.
+constexpr uint32_t kMaxBurst = 100000;
+
 // Splits "--name=value" / "--name value" arguments into (name, value) pairs; underscores in a
 // name are accepted as hyphens, as everywhere in perfgate.
 class ArgumentReader
@@ -95,8 +98,9 @@ bool parse_switch(const std::string& option, const std::string& text)
     return parse_choice<bool>(option, text, {{"on", true}, {"off", false}});
 }
 
-std::vector<uint32_t> parse_separated(const std::string& text, const std::string& separators,
-        uint32_t max_bytes, const std::string& what)
+// A list of distinct whole numbers from minimum to maximum; `noun` names one item in messages.
+std::vector<uint32_t> parse_separated(const std::string& text, const std::string& separators, uint32_t minimum,
+        uint32_t maximum, const std::string& what, const std::string& noun)
 {
     std::vector<uint32_t> payloads;
     std::string item;
@@ -109,7 +113,7 @@ std::vector<uint32_t> parse_separated(const std::string& text, const std::string
         {
             return;
         }
-        payloads.push_back(static_cast<uint32_t>(parse_unsigned(what, trimmed, 1, max_bytes)));
+        payloads.push_back(static_cast<uint32_t>(parse_unsigned(what, trimmed, minimum, maximum)));
     };
     for (char c : text)
     {
@@ -125,14 +129,14 @@ std::vector<uint32_t> parse_separated(const std::string& text, const std::string
     flush();
     if (payloads.empty())
     {
-        throw UsageError("--" + what + " lists no payload sizes");
+        throw UsageError("--" + what + " lists no " + noun + "s");
     }
     std::vector<uint32_t> sorted = payloads;
     std::sort(sorted.begin(), sorted.end());
     const auto duplicate = std::adjacent_find(sorted.begin(), sorted.end());
     if (duplicate != sorted.end())
     {
-        throw UsageError("--" + what + " lists payload " + std::to_string(*duplicate) + " twice");
+        throw UsageError("--" + what + " lists " + noun + " " + std::to_string(*duplicate) + " twice");
     }
     return payloads;
 }
@@ -250,7 +254,62 @@ void check_latency_consistency(LatencyOptions& options, bool echo_given, bool sh
     }
 }
 
+void check_throughput_consistency(LatencyOptions& options)
+{
+    const bool throughput = options.experiment == Experiment::throughput;
+    if (!throughput)
+    {
+        if (!options.burst_sizes.empty() || !options.recovery_times_ms.empty())
+        {
+            throw UsageError("--burst-sizes and --recovery-times-ms apply to --experiment throughput");
+        }
+        return;
+    }
+    if (options.turn_socket >= 0 || options.echo_delay_ns > 0)
+    {
+        throw UsageError("--take-turns and --echo-delay-ns apply to --experiment latency");
+    }
+    if (options.subscribers != 1)
+    {
+        // Received and lost would need a definition per subscriber; one-to-many is a latency experiment.
+        throw UsageError("--experiment throughput takes one subscriber");
+    }
+    if (options.burst_sizes.empty())
+    {
+        options.burst_sizes = default_burst_sizes();
+    }
+    if (options.recovery_times_ms.empty())
+    {
+        options.recovery_times_ms = default_recovery_times_ms();
+    }
+}
+
 }  // namespace
+
+const char* to_string(Experiment experiment)
+{
+    return experiment == Experiment::throughput ? "throughput" : "latency";
+}
+
+std::vector<uint32_t> default_burst_sizes()
+{
+    return {100, 1000};
+}
+
+std::vector<uint32_t> default_recovery_times_ms()
+{
+    return {5};
+}
+
+uint32_t largest_burst(const LatencyOptions& options)
+{
+    uint32_t largest = 1;
+    for (uint32_t size : options.burst_sizes)
+    {
+        largest = std::max(largest, size);
+    }
+    return largest;
+}
 
 const char* to_string(Role role)
 {
@@ -292,12 +351,12 @@ std::vector<uint32_t> default_payloads()
 
 std::vector<uint32_t> parse_payload_list(const std::string& text, uint32_t max_bytes)
 {
-    return parse_separated(text, ",", max_bytes, "payloads");
+    return parse_separated(text, ",", 1, max_bytes, "payloads", "payload");
 }
 
 std::vector<uint32_t> parse_demands(const std::string& text, uint32_t max_bytes)
 {
-    return parse_separated(text, ";\n", max_bytes, "demands");
+    return parse_separated(text, ";\n", 1, max_bytes, "demands", "payload");
 }
 
 LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
@@ -364,6 +423,23 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
         else if (name == "tcp-port") { options.tcp_port = static_cast<uint16_t>(parse_unsigned(name, value(), 1, 65535)); }
         else if (name == "tcp-nodelay") { options.tcp_nodelay = parse_switch(name, value()); }
         else if (name == "report") { options.report_json = value(); }
+        else if (name == "experiment")
+        {
+            options.experiment = parse_choice<Experiment>(name, value(),
+                    {{"latency", Experiment::latency}, {"throughput", Experiment::throughput}});
+        }
+        else if (name == "burst-sizes")
+        {
+            options.burst_sizes = parse_separated(value(), ",", 1, kMaxBurst, name, "burst size");
+        }
+        else if (name == "recovery-times-ms")
+        {
+            options.recovery_times_ms = parse_separated(value(), ",", 0, 60000, name, "recovery time");
+        }
+        else if (name == "test-time-ms")
+        {
+            options.test_time_ms = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 3600000));
+        }
         else if (name == "discovery-timeout-s") { options.discovery_timeout_s = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 3600)); }
         else
         {
@@ -379,6 +455,7 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
         throw UsageError("--role publisher|subscriber|both is required");
     }
     check_latency_consistency(options, echo_given, shm_given, payloads_given);
+    check_throughput_consistency(options);
     return options;
 }
 
@@ -437,6 +514,9 @@ std::string latency_usage()
            "  --take-turns FD --turn-samples K   measure in turns of K round trips with another\n"
            "               publisher (perfgate ab), the turn passed on the inherited Unix socket FD;\n"
            "               --turn-warmup W unrecorded round trips begin each later turn (default 0)\n"
+           "  --experiment latency|throughput   (default latency: round trips)\n"
+           "  --burst-sizes 100,1000 --recovery-times-ms 5 --test-time-ms 1000   (throughput: per payload,\n"
+           "               burst size and recovery time, bursts for the test time; --output gets one row each)\n"
            "  --xml FILE   (XML profiles; their default profiles are the base QoS)\n"
            "  --tcp-port P (tcpv4: publisher listens on 127.0.0.1:P)  --tcp-nodelay on|off (default on)\n"
            "  --output CSV  --report JSON   (publisher / both)\n"

@@ -21,16 +21,21 @@ public:
 enum class Role { publisher, subscriber, both };
 enum class Transport { intraprocess, udpv4, tcpv4, shm };
 enum class Reliability { best_effort, reliable };
+// latency: round trips (LatencyTest); throughput: bursts at a pace, counted by the subscribers
+// (ThroughputTest).
+enum class Experiment { latency, throughput };
 
 const char* to_string(Role role);
 const char* to_string(Transport transport);
 const char* to_string(Reliability reliability);
+const char* to_string(Experiment experiment);
 
 struct LatencyOptions
 {
     bool show_version = false;
     bool show_help = false;
     Role role = Role::publisher;
+    Experiment experiment = Experiment::latency;
     Transport transport = Transport::udpv4;
     Reliability reliability = Reliability::best_effort;
     uint32_t samples = 10000;
@@ -61,6 +66,11 @@ struct LatencyOptions
     std::string report_json;
     uint32_t sample_timeout_ms = 1000;
     uint32_t discovery_timeout_s = 10;
+    // Throughput: every payload x burst size x recovery time is one test of test_time_ms, bursts of
+    // that many samples each followed by the rest of the recovery time.
+    std::vector<uint32_t> burst_sizes;
+    std::vector<uint32_t> recovery_times_ms;
+    uint32_t test_time_ms = 1000;
 
     bool secure() const { return !security_dir.empty(); }
 };
@@ -86,6 +96,12 @@ std::vector<uint32_t> default_payloads();
 
 // "16,32,64": positive byte counts, each at most max_bytes.
 std::vector<uint32_t> parse_payload_list(const std::string& text, uint32_t max_bytes);
+
+// The throughput defaults: bursts of 100 and 1000 samples, 5 ms recovery time.
+std::vector<uint32_t> default_burst_sizes();
+std::vector<uint32_t> default_recovery_times_ms();
+// The largest burst: the history depth the throughput writer and readers need.
+uint32_t largest_burst(const LatencyOptions& options);
 
 // Fast DDS LatencyTest demands file content: "16;32;64", optionally over several lines.
 std::vector<uint32_t> parse_demands(const std::string& text, uint32_t max_bytes);

@@ -1,5 +1,7 @@
 #include "publisher_role.hpp"
 
+#include "throughput_results.hpp"
+
 #include <iostream>
 #include <thread>
 
@@ -48,6 +50,39 @@ void PublisherState::handshake_answered(uint32_t subscriber_index)
         answered_.insert(subscriber_index);
     }
     changed_.notify_all();
+}
+
+void PublisherState::report_received(uint32_t subscriber_index, uint32_t test, uint64_t received,
+        int64_t subscription_ns)
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (test != report_test_)
+        {
+            if (test < report_test_)
+            {
+                return;  // a late copy answering an earlier request
+            }
+            report_test_ = test;
+            reports_.clear();
+        }
+        reports_[subscriber_index] = {received, subscription_ns};
+    }
+    changed_.notify_all();
+}
+
+bool PublisherState::wait_for_reports(uint32_t test, uint32_t subscribers, Clock::time_point deadline)
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_until(lock, deadline, [&]() {
+        return (report_test_ == test && reports_.size() >= subscribers) || !failure_.empty();
+    }) && failure_.empty();
+}
+
+std::map<uint32_t, std::pair<uint64_t, int64_t>> PublisherState::reports(uint32_t test) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return report_test_ == test ? reports_ : std::map<uint32_t, std::pair<uint64_t, int64_t>>();
 }
 
 bool PublisherState::wait_for_pong(Clock::time_point deadline, Clock::time_point& arrival)
@@ -101,6 +136,15 @@ void PongListener::on_data_available(dds::DataReader* reader)
         {
             state_.handshake_answered(sample_.origin);
         }
+        else if (sample_.kind == SampleKind::report)
+        {
+            uint64_t received = 0;
+            int64_t subscription_ns = 0;
+            if (decode_report(sample_.data, received, subscription_ns))
+            {
+                state_.report_received(sample_.origin, sample_.seq, received, subscription_ns);
+            }
+        }
     }
 }
 
@@ -117,7 +161,7 @@ PublisherRole::PublisherRole(const LatencyOptions& options, const std::string& p
 
 void PublisherRole::run(const std::function<void(const std::string&)>& announce)
 {
-    wait_for_matching();
+    handshake_with_subscribers(options_, state_, endpoints_.writer(), next_seq_);
     matched_ = true;
     announce("matched");
     for (uint32_t payload : options_.payloads)
@@ -127,33 +171,34 @@ void PublisherRole::run(const std::function<void(const std::string&)>& announce)
         announce("payload " + std::to_string(payload) + " measured (" + std::to_string(done.latencies_us.size()) +
                 " samples, " + std::to_string(done.lost) + " lost)");
     }
-    send_end_marker();
+    send_end_marker(options_, state_, endpoints_.writer(), next_seq_);
 }
 
-void PublisherRole::fail(const std::string& where) const
+void throw_failure(const PublisherState& state, const std::string& where)
 {
-    if (state_.interrupted())
+    if (state.interrupted())
     {
         throw RunError(kInterruptedBySignal);
     }
-    throw RunError(state_.failure() + " (" + where + ")");
+    throw RunError(state.failure() + " (" + where + ")");
 }
 
-void PublisherRole::wait_for_matching()
+void handshake_with_subscribers(const LatencyOptions& options, PublisherState& state, dds::DataWriter& writer,
+        uint32_t& next_seq)
 {
-    const auto deadline = Clock::now() + std::chrono::seconds(options_.discovery_timeout_s);
-    const int expected = static_cast<int>(options_.subscribers);
-    const std::string where = std::string("publisher on ") + to_string(options_.transport);
+    const auto deadline = Clock::now() + std::chrono::seconds(options.discovery_timeout_s);
+    const int expected = static_cast<int>(options.subscribers);
+    const std::string where = std::string("publisher on ") + to_string(options.transport);
     // Local matching: our ping writer sees every subscriber's reader, our pong reader every pong writer.
-    if (!state_.wait_for_matches(expected, deadline))
+    if (!state.wait_for_matches(expected, deadline))
     {
-        if (!state_.failure().empty())
+        if (!state.failure().empty())
         {
-            fail(where);
+            throw_failure(state, where);
         }
-        throw RunError("discovery timeout after " + std::to_string(options_.discovery_timeout_s) + " s: " + where +
-                " matched " + std::to_string(state_.matched_writers()) + "/" + std::to_string(expected) +
-                " ping readers and " + std::to_string(state_.matched_readers()) + "/" + std::to_string(expected) +
+        throw RunError("discovery timeout after " + std::to_string(options.discovery_timeout_s) + " s: " + where +
+                " matched " + std::to_string(state.matched_writers()) + "/" + std::to_string(expected) +
+                " ping readers and " + std::to_string(state.matched_readers()) + "/" + std::to_string(expected) +
                 " pong writers");
     }
     // Local matching does not prove that each subscriber's pong writer has matched our reader:
@@ -162,20 +207,20 @@ void PublisherRole::wait_for_matching()
     handshake.kind = SampleKind::handshake;
     while (true)
     {
-        handshake.seq = next_seq_++;
-        compat::write_sample(endpoints_.writer(), &handshake);
-        if (state_.wait_for_handshakes(options_.subscribers, std::min(deadline, Clock::now() + kHandshakePeriod)))
+        handshake.seq = next_seq++;
+        compat::write_sample(writer, &handshake);
+        if (state.wait_for_handshakes(options.subscribers, std::min(deadline, Clock::now() + kHandshakePeriod)))
         {
             return;
         }
-        if (!state_.failure().empty())
+        if (!state.failure().empty())
         {
-            fail(where);
+            throw_failure(state, where);
         }
         if (Clock::now() >= deadline)
         {
-            throw RunError("discovery timeout after " + std::to_string(options_.discovery_timeout_s) + " s: " +
-                    where + " got the handshake back from " + std::to_string(state_.handshakes()) + "/" +
+            throw RunError("discovery timeout after " + std::to_string(options.discovery_timeout_s) + " s: " +
+                    where + " got the handshake back from " + std::to_string(state.handshakes()) + "/" +
                     std::to_string(expected) + " subscribers");
         }
     }
@@ -215,7 +260,7 @@ PayloadResult PublisherRole::measure(uint32_t payload)
             {
                 results_.push_back(result);  // what the peer's loss cut short, for the report
             }
-            fail(std::string("publisher on ") + to_string(options_.transport) + ", payload " + std::to_string(payload));
+            throw_failure(state_, std::string("publisher on ") + to_string(options_.transport) + ", payload " + std::to_string(payload));
         }
         if (recorded)
         {
@@ -261,7 +306,7 @@ void PublisherRole::take_turn_before(uint32_t i)
         double ignored_us = 0;
         if (!round_trip(ignored_us) && !state_.failure().empty())
         {
-            fail(std::string("publisher on ") + to_string(options_.transport) + ", warming up after a turn");
+            throw_failure(state_, std::string("publisher on ") + to_string(options_.transport) + ", warming up after a turn");
         }
     }
 }
@@ -318,34 +363,35 @@ void PublisherRole::write_outputs(const std::string& error) const
     }
 }
 
-void PublisherRole::send_end_marker()
+void send_end_marker(const LatencyOptions& options, PublisherState& state, dds::DataWriter& writer,
+        uint32_t& next_seq)
 {
-    if (state_.interrupted())
+    if (state.interrupted())
     {
         throw RunError(kInterruptedBySignal);
     }
     LatencySample end;
     end.kind = SampleKind::end;
-    end.seq = next_seq_++;
+    end.seq = next_seq++;
     // Best effort may drop one datagram; a few copies make the goodbye arrive.
     for (int copy = 0; copy < 3; ++copy)
     {
-        compat::write_sample(endpoints_.writer(), &end);
+        compat::write_sample(writer, &end);
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (options_.reliability == Reliability::reliable)
+    if (options.reliability == Reliability::reliable)
     {
         // In slices, so that a stop request does not wait for a peer that will never acknowledge.
         const compat::Duration wait(0, kEndAcknowledgementSliceNs);
-        for (int slice = 0; slice < kEndAcknowledgementSlices && !state_.interrupted(); ++slice)
+        for (int slice = 0; slice < kEndAcknowledgementSlices && !state.interrupted(); ++slice)
         {
-            if (compat::succeeded(endpoints_.writer().wait_for_acknowledgments(wait)))
+            if (compat::succeeded(writer.wait_for_acknowledgments(wait)))
             {
                 break;
             }
         }
     }
-    if (state_.interrupted())
+    if (state.interrupted())
     {
         throw RunError(kInterruptedBySignal);  // a signal always ends the run as incomplete
     }

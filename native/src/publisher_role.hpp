@@ -3,8 +3,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -25,18 +27,36 @@ public:
     // Called by the listener: true if it was the expected pong.
     bool pong_received(uint32_t seq, std::chrono::steady_clock::time_point when);
     void handshake_answered(uint32_t subscriber_index);
+    // Throughput: a subscriber's report on test `test` (received samples, subscription time).
+    void report_received(uint32_t subscriber_index, uint32_t test, uint64_t received, int64_t subscription_ns);
 
     // Waits for the armed pong; returns its arrival time, or nothing at the deadline or a failure.
     bool wait_for_pong(std::chrono::steady_clock::time_point deadline, std::chrono::steady_clock::time_point& arrival);
     bool wait_for_handshakes(uint32_t subscribers, std::chrono::steady_clock::time_point deadline);
     std::size_t handshakes() const;
+    // Waits until every subscriber reported on `test`; false at the deadline or on a failure.
+    bool wait_for_reports(uint32_t test, uint32_t subscribers, std::chrono::steady_clock::time_point deadline);
+    // The reports on `test`: subscriber index -> (received, subscription time in ns).
+    std::map<uint32_t, std::pair<uint64_t, int64_t>> reports(uint32_t test) const;
 
 private:
     uint32_t expected_seq_ = 0;
     bool pong_arrived_ = false;
     std::chrono::steady_clock::time_point arrival_;
     std::set<uint32_t> answered_;
+    uint32_t report_test_ = 0;
+    std::map<uint32_t, std::pair<uint64_t, int64_t>> reports_;  // of test report_test_
 };
+
+// Shared by the latency and throughput publishers. Waits until every subscriber matched and
+// answered a handshake; throws RunError on a timeout or failure.
+void handshake_with_subscribers(const LatencyOptions& options, PublisherState& state,
+        compat::dds::DataWriter& writer, uint32_t& next_seq);
+// Tells subscribers to leave; reliable: waits (a while) for their acknowledgements.
+void send_end_marker(const LatencyOptions& options, PublisherState& state, compat::dds::DataWriter& writer,
+        uint32_t& next_seq);
+// The RunError for the failure the state reports; `where` says what we were doing.
+[[noreturn]] void throw_failure(const PublisherState& state, const std::string& where);
 
 class PongListener : public ReaderListenerBase
 {
@@ -69,16 +89,12 @@ public:
     void write_outputs(const std::string& error) const;
 
 private:
-    void wait_for_matching();
-    // Throws the RunError for the failure the state reports; `where` says what we were doing.
-    [[noreturn]] void fail(const std::string& where) const;
     PayloadResult measure(uint32_t payload);
     // Before round trip `i` of a payload: ends our turn and waits for the next one where a turn
     // ends (after the warm-up, then every turn_samples recorded round trips).
     void take_turn_before(uint32_t i);
     // One round trip; false when no pong arrived within the sample timeout.
     bool round_trip(double& latency_us);
-    void send_end_marker();
 
     const LatencyOptions& options_;
     PublisherState state_;

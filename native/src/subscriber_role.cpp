@@ -1,5 +1,7 @@
 #include "subscriber_role.hpp"
 
+#include "throughput_results.hpp"
+
 #include <iostream>
 #include <thread>
 
@@ -117,6 +119,32 @@ void PingListener::on_data_available(dds::DataReader* reader)
             case SampleKind::end:
                 state_.end_seen();
                 break;
+            case SampleKind::burst:
+            {
+                const int64_t arrival = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        Clock::now().time_since_epoch()).count();
+                if (sample_.origin != counted_test_)
+                {
+                    counted_test_ = sample_.origin;
+                    received_ = 0;
+                    test_start_ns_ = sample_.timestamp_ns;
+                }
+                ++received_;
+                last_arrival_ns_ = arrival;
+                break;
+            }
+            case SampleKind::report_request:
+            {
+                const bool counted = sample_.seq == counted_test_ && received_ > 0;
+                sample_.kind = SampleKind::report;
+                sample_.origin = subscriber_index_;
+                sample_.data = encode_report(counted ? received_ : 0,
+                        counted ? last_arrival_ns_ - test_start_ns_ : 0);
+                compat::write_sample(*pong_writer_, &sample_);
+                break;
+            }
+            case SampleKind::report:
+                break;  // only publishers read reports
         }
     }
 }

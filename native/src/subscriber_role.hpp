@@ -1,5 +1,6 @@
-// A subscriber: answers handshakes, echoes pings (when it is the echoing one), leaves on the
-// publisher's end marker or when the publisher disappears.
+// A subscriber: answers handshakes, echoes pings (when it is the echoing one), counts the bursts of
+// a throughput test and reports on them when asked, leaves on the publisher's end marker or when the
+// publisher disappears.
 #pragma once
 
 #include <chrono>
@@ -46,6 +47,12 @@ private:
     compat::dds::DataWriter* pong_writer_ = nullptr;
     std::mutex take_mutex_;  // TCP may deliver from several receive threads at once
     LatencySample sample_;   // reused: no allocation per sample on the measured path
+    // Throughput: the test being counted (its index), its samples so far, when it started (from
+    // the publisher) and when its last sample arrived, steady clock in ns.
+    uint32_t counted_test_ = UINT32_MAX;
+    uint64_t received_ = 0;
+    int64_t test_start_ns_ = 0;
+    int64_t last_arrival_ns_ = 0;
 };
 
 class SubscriberRole

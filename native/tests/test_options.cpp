@@ -182,6 +182,48 @@ TEST(LatencyOptions, TakesTurnsOnTwoDescriptors)
     EXPECT_EQ(options.turn_samples, 50u);
 }
 
+TEST(ThroughputOptions, ParsesTheTestMatrix)
+{
+    const LatencyOptions options = parse({"--role", "publisher", "--experiment", "throughput", "--burst-sizes", "10,200",
+            "--recovery-times-ms", "0,5", "--test-time-ms", "250", "--payloads", "16,1024"});
+    EXPECT_EQ(options.experiment, Experiment::throughput);
+    EXPECT_EQ(options.burst_sizes, (std::vector<uint32_t>{10, 200}));
+    EXPECT_EQ(options.recovery_times_ms, (std::vector<uint32_t>{0, 5}));
+    EXPECT_EQ(options.test_time_ms, 250u);
+    EXPECT_EQ(largest_burst(options), 200u);
+}
+
+TEST(ThroughputOptions, DefaultsToBurstsOf100And1000Every5Ms)
+{
+    const LatencyOptions options = parse({"--role", "subscriber", "--experiment", "throughput"});
+    EXPECT_EQ(options.burst_sizes, (std::vector<uint32_t>{100, 1000}));
+    EXPECT_EQ(options.recovery_times_ms, (std::vector<uint32_t>{5}));
+    EXPECT_EQ(options.test_time_ms, 1000u);
+    EXPECT_EQ(parse({"--role", "publisher"}).experiment, Experiment::latency);
+}
+
+TEST(ThroughputOptions, UsageErrors)
+{
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "speed"}),
+            "--experiment must be one of latency|throughput, got 'speed'");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--burst-sizes", "10"}),
+            "--burst-sizes and --recovery-times-ms apply to --experiment throughput");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--burst-sizes", "0"}),
+            "--burst-sizes must be an integer from 1 to 100000, got '0'");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--burst-sizes", "10,10"}),
+            "--burst-sizes lists burst size 10 twice");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--recovery-times-ms", ","}),
+            "--recovery-times-ms lists no recovery times");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--test-time-ms", "0"}),
+            "--test-time-ms must be an integer from 1 to 3600000, got '0'");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--subscribers", "2"}),
+            "--experiment throughput takes one subscriber");
+    EXPECT_EQ(usage_error({"--role", "both", "--experiment", "throughput", "--echo-delay-ns", "5"}),
+            "--take-turns and --echo-delay-ns apply to --experiment latency");
+    // zero is a recovery time (bursts back to back), not an error
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--recovery-times-ms", "0"}), "");
+}
+
 TEST(FloorOptions, ParsesAndRejects)
 {
     const FloorOptions options = parse_floor_options({"--role", "client", "--transport", "tcp", "--port", "9100",
