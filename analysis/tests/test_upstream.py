@@ -22,10 +22,15 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from conftest import PROFILES, make_workspace
-from perfgate import files, upstream
+from perfgate import files
 from perfgate import schema as s
 from perfgate.errors import InputError
 from perfgate.fastdds_build import record as build_record
+from perfgate.measure import upstream_certificates as certificates
+from perfgate.measure import upstream_commands as commands
+from perfgate.measure import upstream_names as names
+from perfgate.measure import upstream_profiles as profiles
+from perfgate.measure import upstream_results as results
 
 NS = "{http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles}"
 
@@ -38,21 +43,21 @@ def addresses(element: ET.Element, path: str) -> list[str]:
 
 
 def test_loopback_copies_use_only_127_0_0_1_and_no_multicast():
-    text = upstream.loopback_profiles(PROFILES)
+    text = profiles.loopback_profiles(PROFILES)
     assert "ns0:" not in text and 'xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles"' in text
     root = ET.fromstring(text)
     descriptors = {d.findtext(f"{NS}transport_id"): d for d in root.iter(f"{NS}transport_descriptor")}
     builtin = participant(root, "builtin_profile").find(f"{NS}rtps")
-    for transport_id in ("udp", "tcp", upstream.LOOPBACK_TRANSPORT_ID):
+    for transport_id in ("udp", "tcp", profiles.LOOPBACK_TRANSPORT_ID):
         whitelist = descriptors[transport_id].findall(f"{NS}interfaceWhiteList/{NS}address")
         assert [a.text for a in whitelist] == ["127.0.0.1"], transport_id
     assert descriptors["tcp"].findtext(f"{NS}listening_ports/{NS}port") == "7400"
-    assert descriptors[upstream.LOOPBACK_SHM_ID].findtext(f"{NS}type") == "SHM"
+    assert descriptors[profiles.LOOPBACK_SHM_ID].findtext(f"{NS}type") == "SHM"
 
     # the builtin participant: loopback UDP and shared memory instead of every interface
     assert builtin.findtext(f"{NS}useBuiltinTransports") == "false"
     assert [t.text for t in builtin.findall(f"{NS}userTransports/{NS}transport_id")] == [
-        upstream.LOOPBACK_TRANSPORT_ID, upstream.LOOPBACK_SHM_ID]
+        profiles.LOOPBACK_TRANSPORT_ID, profiles.LOOPBACK_SHM_ID]
     assert builtin.findtext(f"{NS}builtin/{NS}discovery_config/{NS}leaseDuration/{NS}sec") == "DURATION_INFINITY"
     for rtps in (builtin, participant(root, "udp_profile").find(f"{NS}rtps")):
         assert addresses(rtps, f"{NS}builtin/{NS}metatrafficUnicastLocatorList") == ["127.0.0.1"]
@@ -61,11 +66,11 @@ def test_loopback_copies_use_only_127_0_0_1_and_no_multicast():
         assert not [p for p in rtps.iter(f"{NS}port")]  # Fast DDS fills the well-known ports
     # intra-process only: Fast DDS drops its unicast locators and discovers over multicast, which a
     # loopback transport with TTL 0 keeps on 127.0.0.1 (as its builtin transport does there)
-    assert upstream.is_intraprocess_only(root, participant(root, "intraprocess_only_profile").find(f"{NS}rtps"))
-    assert not upstream.is_intraprocess_only(root, builtin)
+    assert profiles.is_intraprocess_only(root, participant(root, "intraprocess_only_profile").find(f"{NS}rtps"))
+    assert not profiles.is_intraprocess_only(root, builtin)
     intra = participant(root, "intraprocess_only_profile").find(f"{NS}rtps")
-    assert [t.text for t in intra.findall(f"{NS}userTransports/{NS}transport_id")] == [upstream.LOOPBACK_HOST_ONLY_ID]
-    host_only = descriptors[upstream.LOOPBACK_HOST_ONLY_ID]
+    assert [t.text for t in intra.findall(f"{NS}userTransports/{NS}transport_id")] == [profiles.LOOPBACK_HOST_ONLY_ID]
+    host_only = descriptors[profiles.LOOPBACK_HOST_ONLY_ID]
     assert host_only.findtext(f"{NS}TTL") == "0"
     assert [a.text for a in host_only.findall(f"{NS}interfaceWhiteList/{NS}address")] == ["127.0.0.1"]
     assert intra.find(f"{NS}builtin/{NS}metatrafficUnicastLocatorList") is None
@@ -78,12 +83,12 @@ def test_loopback_copies_use_only_127_0_0_1_and_no_multicast():
     assert root.findtext(f"{NS}profiles/{NS}publisher/{NS}qos/{NS}reliability/{NS}kind") == "RELIABLE"
     assert root.findtext(f"{NS}library_settings/{NS}intraprocess_delivery") == "FULL"
     # a copy of a copy is the copy
-    assert upstream.loopback_profiles(text) == text
+    assert profiles.loopback_profiles(text) == text
 
 
 def test_malformed_profiles_are_bad_input():
     with pytest.raises(InputError, match="malformed XML profiles"):
-        upstream.loopback_profiles("<dds><profiles>")
+        profiles.loopback_profiles("<dds><profiles>")
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +100,7 @@ def workspace(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.mark.compiles
 def test_reads_their_test_list_from_the_cmake_test_file(workspace):
     root, work_dir = workspace
-    tests = upstream.latency_tests((work_dir / "CTestTestfile.cmake").read_text())
+    tests = commands.latency_tests((work_dir / "CTestTestfile.cmake").read_text())
     assert sorted(tests) == ["performance.latency.interprocess_best_effort_udp",
                              "performance.latency.interprocess_best_effort_udp.security",
                              "performance.latency.interprocess_reliable_udp",
@@ -112,50 +117,50 @@ def test_points_the_tests_at_the_copies_and_the_run_certificates(workspace, tmp_
     root, work_dir = workspace
     text = (work_dir / "CTestTestfile.cmake").read_text()
     copies, certs = tmp_path / "copies", tmp_path / "certs"
-    latency_test = work_dir / upstream.LATENCY_TEST
-    pointed = upstream.point_tests_at(text, copies, certs, latency_test)
-    tests = upstream.latency_tests(pointed)
+    latency_test = work_dir / names.LATENCY_TEST
+    pointed = commands.point_tests_at(text, copies, certs, latency_test)
+    tests = commands.latency_tests(pointed)
     assert {Path(t.xml).parent for t in tests.values()} == {copies}
     assert {Path(t.xml).name for t in tests.values()} == {"intraprocess_best_effort.xml",
                                                           "interprocess_best_effort_udp.xml",
                                                           "interprocess_reliable_udp.xml"}
     assert f"CERTS_PATH={certs}" in pointed and "test/certs" not in pointed
-    assert upstream.point_tests_at(pointed, copies, certs, latency_test) == pointed
+    assert commands.point_tests_at(pointed, copies, certs, latency_test) == pointed
     assert "LATENCY_TEST_BIN=/bin/true" in text and "LATENCY_TEST_BIN=/bin/true" not in pointed
     assert pointed.count(f"LATENCY_TEST_BIN={latency_test}") == text.count("LATENCY_TEST_BIN=")
     # a launcher of an earlier pinned run is replaced by LatencyTest itself
-    launcher = tmp_path / upstream.PINNED_LAUNCHER
-    assert upstream.point_tests_at(upstream.point_tests_at(text, copies, certs, launcher), copies, certs,
+    launcher = tmp_path / commands.PINNED_LAUNCHER
+    assert commands.point_tests_at(commands.point_tests_at(text, copies, certs, launcher), copies, certs,
                                    latency_test) == pointed
     latency = root / "src" / "fastdds" / "test" / "performance" / "latency"
     for name, command in tests.items():  # the source's XML is still found behind a copy
-        assert upstream.original_xml(command, copies) == latency / "xml" / Path(command.xml).name
+        assert commands.original_xml(command, copies) == latency / "xml" / Path(command.xml).name
 
 
 def test_csv_names_and_contract_names():
-    assert upstream.expected_csv_name("performance.latency.interprocess_best_effort_udp.security") == \
+    assert names.expected_csv_name("performance.latency.interprocess_best_effort_udp.security") == \
         "measurements_interprocess_best_effort_udp_security.csv"
-    assert upstream.exported_csv_name("x --export_raw_data ./measurements_intraprocess_reliable.csv --domain 3",
+    assert results.exported_csv_name("x --export_raw_data ./measurements_intraprocess_reliable.csv --domain 3",
                                       "performance.latency.whatever") == "measurements_intraprocess_reliable.csv"
-    assert upstream.SUBEXPERIMENT_TESTS["interprocess_best_effort"] == "performance.latency.interprocess_best_effort_udp"
-    assert upstream.SUBEXPERIMENT_TESTS["interprocess_reliable_tcp_security"] == \
+    assert names.SUBEXPERIMENT_TESTS["interprocess_best_effort"] == "performance.latency.interprocess_best_effort_udp"
+    assert names.SUBEXPERIMENT_TESTS["interprocess_reliable_tcp_security"] == \
         "performance.latency.interprocess_reliable_tcp.security"
-    assert set(upstream.SUBEXPERIMENT_TESTS) <= set(s.KNOWN_SUBEXPERIMENTS)
-    assert set(s.DEFAULT_SUBEXPERIMENT_NAMES) <= set(upstream.SUBEXPERIMENT_TESTS)
+    assert set(names.SUBEXPERIMENT_TESTS) <= set(s.KNOWN_SUBEXPERIMENTS)
+    assert set(s.DEFAULT_SUBEXPERIMENT_NAMES) <= set(names.SUBEXPERIMENT_TESTS)
 
 
 def test_selection_of_their_tests():
-    defined = {upstream.SUBEXPERIMENT_TESTS[n] for n in ("intraprocess_best_effort", "interprocess_reliable",
+    defined = {names.SUBEXPERIMENT_TESTS[n] for n in ("intraprocess_best_effort", "interprocess_reliable",
                                                          "interprocess_best_effort_shm")}
-    assert upstream.select_tests(None, defined) == (
+    assert names.select_tests(None, defined) == (
         ["intraprocess_best_effort", "interprocess_reliable", "interprocess_best_effort_shm"],
         [n for n in s.DEFAULT_SUBEXPERIMENT_NAMES if n not in ("intraprocess_best_effort", "interprocess_reliable")])
-    assert upstream.select_tests(["interprocess_reliable"], defined) == (["interprocess_reliable"], [])
+    assert names.select_tests(["interprocess_reliable"], defined) == (["interprocess_reliable"], [])
     with pytest.raises(InputError, match="defines no performance.latency.interprocess_best_effort_tcp"):
-        upstream.select_tests(["interprocess_best_effort_tcp"], defined)
+        names.select_tests(["interprocess_best_effort_tcp"], defined)
     with pytest.raises(InputError, match="no Fast DDS latency test measures floor_udp"):
-        upstream.select_tests(["floor_udp"], defined)
-    assert upstream.test_regex(["interprocess_best_effort"]) == r"^(performance\.latency\.interprocess_best_effort_udp)$"
+        names.select_tests(["floor_udp"], defined)
+    assert names.test_regex(["interprocess_best_effort"]) == r"^(performance\.latency\.interprocess_best_effort_udp)$"
 
 
 # --- each Fast DDS version's names for them: CTestTestfile.cmake as CMake writes it -------------------
@@ -193,37 +198,37 @@ THEIR_TESTS = {
 @pytest.mark.parametrize("version", sorted(THEIR_TESTS))
 def test_finds_each_versions_latency_tests_by_their_real_names(version):
     text = (CTEST_FIXTURES / f"fastdds-{version}.CTestTestfile.cmake").read_text()
-    tests = upstream.latency_tests(text)
-    expected = {sub: upstream.TEST_PREFIX + name for sub, name in THEIR_TESTS[version].items()}
-    assert upstream.subexperiment_tests(tests) == expected
-    subs, lacking = upstream.select_tests(None, set(tests))
+    tests = commands.latency_tests(text)
+    expected = {sub: names.TEST_PREFIX + name for sub, name in THEIR_TESTS[version].items()}
+    assert names.subexperiment_tests(tests) == expected
+    subs, lacking = names.select_tests(None, set(tests))
     assert sorted(subs) == sorted(expected)
     assert lacking == [sub for sub in s.DEFAULT_SUBEXPERIMENT_NAMES if sub not in expected]
     # ctest selects exactly those, and each still finds its XML profile and script
-    regex = re.compile(upstream.test_regex(subs, expected))
+    regex = re.compile(names.test_regex(subs, expected))
     assert sorted(name for name in tests if regex.match(name)) == sorted(expected.values())
     for test in expected.values():
         command = tests[test]
         assert command.script.endswith("/test/performance/latency/latency_tests.py")
-        assert Path(command.xml).name == test[len(upstream.TEST_PREFIX):].split(".")[0] + ".xml"
+        assert Path(command.xml).name == test[len(names.TEST_PREFIX):].split(".")[0] + ".xml"
 
 
 def test_names_of_every_scheme_map_to_one_key():
     for name in ("interprocess_reliable_udp.security", "latency_interprocess_reliable_udp_profile.security",
                  "interprocess_reliable_udp_profile.security"):
-        assert upstream.test_key(upstream.TEST_PREFIX + name) == "interprocess_reliable_udp.security"
-    assert upstream.test_key("performance.latency.intraprocess_best_effort_profile.data_loans_and_sharing") == \
+        assert names.test_key(names.TEST_PREFIX + name) == "interprocess_reliable_udp.security"
+    assert names.test_key("performance.latency.intraprocess_best_effort_profile.data_loans_and_sharing") == \
         "intraprocess_best_effort.data_loans_and_sharing"
-    assert upstream.test_key("performance.throughput.interprocess_best_effort_udp") is None
+    assert names.test_key("performance.throughput.interprocess_best_effort_udp") is None
     # variants without a contract name are not measured
-    assert upstream.subexperiment_tests({"performance.latency.interprocess_best_effort_shm_profile.security",
+    assert names.subexperiment_tests({"performance.latency.interprocess_best_effort_shm_profile.security",
                                          "performance.latency.intraprocess_best_effort_profile.data_sharing"}) == {}
 
 
 def test_how_many_processes_their_script_started():
-    assert upstream.latency_test_processes("Publisher command: LatencyTest publisher\nSubscriber command: x") == 2
-    assert upstream.latency_test_processes("Executable command: LatencyTest both --samples 10000") == 1
-    assert upstream.latency_test_processes("") is None
+    assert results.latency_test_processes("Publisher command: LatencyTest publisher\nSubscriber command: x") == 2
+    assert results.latency_test_processes("Executable command: LatencyTest both --samples 10000") == 1
+    assert results.latency_test_processes("") is None
 
 
 @pytest.fixture(scope="module", params=[("{name}_profile", "fastdds", "3.6.2"),
@@ -245,9 +250,9 @@ def test_run_upstream_finds_the_tests_of_later_naming_schemes(schemed_workspace,
                                                         "interprocess_reliable", "intraprocess_best_effort"]
     entries = files.read_metadata(tmp_path / "e")[s.META_SUBEXPERIMENTS]
     assert entries["interprocess_reliable"]["test"] == \
-        upstream.TEST_PREFIX + scheme.format(name="interprocess_reliable_udp")
+        names.TEST_PREFIX + scheme.format(name="interprocess_reliable_udp")
     assert entries["interprocess_best_effort_security"]["test"] == \
-        upstream.TEST_PREFIX + scheme.format(name="interprocess_best_effort_udp") + ".security"
+        names.TEST_PREFIX + scheme.format(name="interprocess_best_effort_udp") + ".security"
     assert entries["intraprocess_best_effort"]["latency_test_processes"] == 1
     # 2.10 to 3.3.0 run their "interprocess" tests in one process: said in the metadata and on stderr
     one_process = scheme.startswith("latency_")
@@ -283,21 +288,21 @@ def write_csv(path: Path, rows: list[str]) -> None:
 def test_collects_a_passed_tests_csv(tmp_path):
     started = time.time() - 1
     write_csv(tmp_path / "measurements_interprocess_reliable_udp.csv", ["1,16,3.25", "2,16,3.5", "3,64,4.0", "4,64,4.5"])
-    result = upstream.collect("interprocess_reliable", upstream.TestOutcome(True, "", 2.5), tmp_path, started)
+    result = results.collect("interprocess_reliable", results.TestOutcome(True, "", 2.5), tmp_path, started)
     assert (result.outcome, result.error, result.counts) == (s.OUTCOME_OK, None, {16: 2, 64: 2})
     assert result.frame[s.LATENCY].tolist() == [3.25, 3.5, 4.0, 4.5]
 
 
 def test_a_failed_test_or_a_missing_file_is_an_error(tmp_path):
     started = time.time() - 1
-    failed = upstream.collect("intraprocess_reliable", upstream.TestOutcome(False, "a\nError: peer lost\n", 1.0),
+    failed = results.collect("intraprocess_reliable", results.TestOutcome(False, "a\nError: peer lost\n", 1.0),
                               tmp_path, started)
     assert failed.outcome == s.OUTCOME_INCOMPLETE
     assert failed.error == "performance.latency.intraprocess_reliable failed: a | Error: peer lost"
-    silent = upstream.collect("intraprocess_reliable", upstream.TestOutcome(True, "", 1.0), tmp_path, started)
+    silent = results.collect("intraprocess_reliable", results.TestOutcome(True, "", 1.0), tmp_path, started)
     assert silent.error == (f"performance.latency.intraprocess_reliable passed but wrote no "
                             f"measurements_intraprocess_reliable.csv in {tmp_path}")
-    not_run = upstream.collect("intraprocess_reliable", None, tmp_path, started)
+    not_run = results.collect("intraprocess_reliable", None, tmp_path, started)
     assert not_run.outcome == s.OUTCOME_FAILED_TO_START
 
 
@@ -305,17 +310,17 @@ def test_an_old_or_malformed_csv_is_not_collected(tmp_path):
     old = tmp_path / "measurements_intraprocess_reliable.csv"
     write_csv(old, ["1,16,3.0", "2,16,3.0"])
     os.utime(old, (time.time() - 3600,) * 2)
-    stale = upstream.collect("intraprocess_reliable", upstream.TestOutcome(True, "", 1.0), tmp_path, time.time() - 1)
+    stale = results.collect("intraprocess_reliable", results.TestOutcome(True, "", 1.0), tmp_path, time.time() - 1)
     assert stale.outcome == s.OUTCOME_INCOMPLETE and "wrote no" in stale.error
     write_csv(old, ["1,16,-3.0", "2,16,3.0"])
-    malformed = upstream.collect("intraprocess_reliable", upstream.TestOutcome(True, "", 1.0), tmp_path,
+    malformed = results.collect("intraprocess_reliable", results.TestOutcome(True, "", 1.0), tmp_path,
                                  time.time() - 1)
     assert malformed.outcome == s.OUTCOME_INCOMPLETE
     assert "wrote a malformed CSV" in malformed.error and "is negative" in malformed.error
 
 
 def test_certificates_for_latency_test(tmp_path):
-    folder = upstream.generate_certificates(tmp_path / "certs")
+    folder = certificates.generate_certificates(tmp_path / "certs")
     ca = x509.load_pem_x509_certificate((folder / "maincacert.pem").read_bytes())
     for who in ("pub", "sub"):
         cert = x509.load_pem_x509_certificate((folder / f"main{who}cert.pem").read_bytes())
@@ -326,20 +331,20 @@ def test_certificates_for_latency_test(tmp_path):
 
 def test_access_control_documents_for_latency_test_of_3_6(tmp_path):
     # Fast DDS 3.6.2's LatencyTest turns on Access-Permissions with these two files from CERTS_PATH
-    folder = upstream.generate_certificates(tmp_path / "certs")
-    for name in (upstream.GOVERNANCE_FILE, upstream.PERMISSIONS_FILE):
+    folder = certificates.generate_certificates(tmp_path / "certs")
+    for name in (certificates.GOVERNANCE_FILE, certificates.PERMISSIONS_FILE):
         verified = subprocess.run(["openssl", "smime", "-verify", "-text", "-in", str(folder / name), "-CAfile",
                                    str(folder / "maincacert.pem")], capture_output=True, text=True)
         assert verified.returncode == 0, verified.stderr  # signed by the identity CA, as Fast DDS checks
         document = ET.fromstring(verified.stdout)
         ranges = [(r.findtext("min"), r.findtext("max")) for r in document.iter("id_range")]
         assert ranges and set(ranges) == {("0", "230")}  # latency_tests.py's domain: its pid modulo 230
-    governance = ET.fromstring(upstream.performance_governance())
+    governance = ET.fromstring(certificates.performance_governance())
     assert [e.text for e in governance.iter("topic_expression")] == ["LatencyTest_*"]
     assert {e.tag: e.text for e in governance.iter() if e.tag.endswith("protection_kind")} == {
         "discovery_protection_kind": "ENCRYPT", "liveliness_protection_kind": "ENCRYPT",
         "rtps_protection_kind": "ENCRYPT", "metadata_protection_kind": "ENCRYPT", "data_protection_kind": "ENCRYPT"}
-    permissions = (folder / upstream.PERMISSIONS_FILE).read_text()
+    permissions = (folder / certificates.PERMISSIONS_FILE).read_text()
     for who in ("pub", "sub"):
         subject = x509.load_pem_x509_certificate((folder / f"main{who}cert.pem").read_bytes()).subject
         assert subject.rfc4514_string() in permissions
@@ -379,7 +384,7 @@ def test_run_upstream_collects_their_csvs_with_contract_names(workspace, tmp_pat
         done.stderr
     # ctest ran them with the loopback-only copies
     copies = root / "perfgate" / "upstream" / "xml"
-    for command in upstream.latency_tests((work_dir / "CTestTestfile.cmake").read_text()).values():
+    for command in commands.latency_tests((work_dir / "CTestTestfile.cmake").read_text()).values():
         assert Path(command.xml).parent == copies
     assert "<address>127.0.0.1</address>" in (copies / "intraprocess_best_effort.xml").read_text()
     assert "192.168.1.20" not in (copies / "intraprocess_best_effort.xml").read_text()
@@ -455,5 +460,5 @@ def test_run_upstream_usage_errors(workspace, tmp_path, args, message):
 def test_the_clock_overhead_latencytest_subtracts_is_read_from_its_real_output(fastdds_fixtures):
     # Fast DDS 1.9.3's LatencyTest console output, as published beside its measurements
     output = (fastdds_fixtures / "v193" / "publisher_interprocess.out").read_text(errors="replace")
-    assert upstream.clock_overhead_us(output) == 0.0191508
-    assert upstream.clock_overhead_us("no such line") is None
+    assert results.clock_overhead_us(output) == 0.0191508
+    assert results.clock_overhead_us("no such line") is None

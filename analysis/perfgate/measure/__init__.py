@@ -9,4 +9,12 @@ shm            shared-memory files left behind by Fast DDS, removed
 subexperiment  one sub-experiment end to end: lease, supervise, read what was measured, classify
 
 perfgate.run is the command around them (metadata, progress, the loop over sub-experiments).
+
+The upstream engine's parts (perfgate.upstream is its command: Fast DDS' own LatencyTest through ctest):
+
+upstream_names         which of Fast DDS' latency tests measures which sub-experiment, by any of their names
+upstream_profiles      loopback-only copies of their XML profiles (pure)
+upstream_commands      their command lines in CTestTestfile.cmake, pointed at the copies; the pinning launcher
+upstream_certificates  certificates and access-control documents for their security tests
+upstream_results       ctest's JUnit, what LatencyTest printed, each test's CSV collected
 """
