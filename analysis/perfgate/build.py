@@ -3,6 +3,7 @@ performance tests, with perfgate's harness (native/) built in the same workspace
 
     perfgate build --workspace WS (--source DIR | --git-url URL --commit REF) [--fastcdr-source DIR]
                    [--foonathan-memory-source DIR] [--jobs N] [--no-ccache] [--junit F]
+                   [--keep-installs N] [--keep-as NAME]
 
 REF is a commit, tag or branch, `parent:<rev>` (the first parent of <rev>) or
 `merge-base:<rev>,<other>` (where <rev> branched off <other>), resolved with git in the checkout.
@@ -10,6 +11,10 @@ The workspace's layout and the parts of a build: perfgate/fastdds_build/.
 
 Compiler warnings never fail the build (fastdds_build.colcon), and the harness is built against the
 workspace's Fast DDS package, never a system copy: checked with ldd after the build.
+
+A build of a commit (no uncommitted changes) is kept in WS/installs/<commit>/ (the last N, a copy of
+the install with its own record), and a commit kept with the same harness sources and CMake arguments
+is not built again (fastdds_build/kept.py).
 
 The record is written for failed builds too: `perfgate run --workspace` and `perfgate gate
 --workspace` read it, so every experiment names the Fast DDS commit, version and build options, and a
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -29,6 +35,7 @@ from .errors import IncompleteError, InputError, PerfgateError
 from .fastdds_build.colcon import (build_environment, check_tools, cmake_arguments, cmake_version,
                                    colcon_build_command, failed_packages, harness_link_problem,
                                    linked_fastdds_library, run_colcon, write_warnings_launcher)
+from .fastdds_build import kept
 from .fastdds_build.git import parse_revision
 from .fastdds_build.logs import log_tail
 # ab and run read a workspace's build record through this module
@@ -38,7 +45,7 @@ from .fastdds_build.workspace import (FOONATHAN_DIR, SOURCE_DIR, STATE_DIR, plac
                                       workspace_lock)
 from .fastdds_source import (dependency_plan, detect_fastdds, fastcdr_major_needed, installed_cmake_version,
                              read_submodule_pin)
-from .harness import FLOOR_EXECUTABLE, LATENCY_EXECUTABLE
+from .harness import FLOOR_EXECUTABLE, LATENCY_EXECUTABLE, NATIVE_DIR, source_digest
 
 
 def _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_source) -> tuple[Path | None, Path | None, Path | None]:
@@ -58,41 +65,79 @@ def _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_source) -
 
 
 def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_source=None,
-                  foonathan_memory_source=None, jobs=None, no_ccache=False, junit=None) -> int:
+                  foonathan_memory_source=None, jobs=None, no_ccache=False, junit=None,
+                  keep_installs=None, keep_as=None) -> int:
     workspace = Path(workspace).resolve()
+    keep_installs = kept.DEFAULT_KEEP if keep_installs is None else keep_installs
     source, fastcdr, foonathan = _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_memory_source)
+    kept.check_options(keep_installs, keep_as)
     ccache = not no_ccache
     check_tools(ccache)
     started, started_utc = time.monotonic(), utc_now()
     record = {"status": s.BUILD_FAILED, "workspace": str(workspace), "started_utc": started_utc,
               "prefix": str(workspace / "install"), "fastdds": {"repository": git_url, "requested_ref": commit}}
+    reused = None
     with workspace_lock(workspace):
         record_path(workspace).unlink(missing_ok=True)  # no stale record survives a build that breaks
         try:
-            _build(workspace, source, git_url, commit, fastcdr, foonathan, jobs, ccache, record)
+            reused = _build(workspace, source, git_url, commit, fastcdr, foonathan, jobs, ccache, record,
+                            reuse=keep_installs > 0)
+            if reused is not None:  # the workspace's record names the kept copy: WS/install may hold another commit
+                record.clear()
+                record.update(read_record(reused), workspace=str(workspace), reused_utc=utc_now())
             record["status"] = s.BUILD_OK
         except InputError:
             raise  # usage: nothing was built, no record
         except PerfgateError as error:
             record["error"] = record.get("error") or error.message
             record.setdefault("log", str(error.path) if error.path else None)
+            if keep_as is not None:
+                kept.name(workspace, keep_as, None)
             raise
         finally:
-            record["finished_utc"] = utc_now()
-            record["duration_s"] = round(time.monotonic() - started, 1)
+            if reused is None:  # a reused build keeps the times of the build it was
+                record["finished_utc"] = utc_now()
+                record["duration_s"] = round(time.monotonic() - started, 1)
             if record["status"] == s.BUILD_OK or record.get("error"):
                 files.write_text(record_path(workspace), json.dumps(record, indent=2, sort_keys=True) + "\n")
                 if junit is not None:
                     files.write_text(Path(junit), build_junit_xml(record, junit_properties(record)))
+        folder = _keep(workspace, record, reused, keep_installs, keep_as)
     fastdds = record["fastdds"]
+    if reused is not None:
+        print(f"perfgate build: {fastdds['commit']} already built, kept in {reused}")
+        return s.EXIT_OK
     print(f"perfgate build: Fast DDS {fastdds['version']} ({fastdds['package']}, commit "
           f"{fastdds.get('commit') or 'unknown'}) built in {record['duration_s']:.0f} s; prefix {record['prefix']}; "
-          f"harness {record['harness']}")
+          f"harness {record['harness']}" + (f"; kept in {folder}" if folder is not None else ""))
     return s.EXIT_OK
 
 
+def _keep(workspace: Path, record: dict, reused: Path | None, keep_installs: int, keep_as: str | None) -> Path | None:
+    """After a finished build: keep its install (or mark the reused one as used), prune beyond
+    keep_installs, point keep_as at it. Returns the kept folder."""
+    folder = reused
+    try:
+        if reused is not None:
+            kept.touch(reused)
+        elif keep_installs > 0:
+            folder = kept.keep(workspace, record)
+            if folder is None and kept.keepable_commit(record) is None:
+                fastdds = record["fastdds"]
+                why = "the source has uncommitted changes" if fastdds.get("uncommitted_changes") else "no commit is known"
+                print(f"perfgate build: not kept in {kept.installs_dir(workspace)}: {why}", flush=True)
+        kept.prune(workspace, keep_installs)
+        if keep_as is not None:
+            kept.name(workspace, keep_as, folder)
+    except OSError as error:  # the build stands; what is kept is only a shortcut for later builds
+        print(f"perfgate build: warning: {kept.installs_dir(workspace)}: {error}", file=sys.stderr, flush=True)
+    return folder
+
+
 def _build(workspace: Path, source: Path | None, git_url: str | None, commit: str | None, fastcdr: Path | None,
-           foonathan: Path | None, jobs: int | None, ccache: bool, record: dict) -> None:
+           foonathan: Path | None, jobs: int | None, ccache: bool, record: dict, reuse: bool) -> Path | None:
+    """Build into the workspace, filling `record`; or, when `reuse` finds this commit kept with the same
+    harness sources and CMake arguments, build nothing and return its kept folder."""
     origin = prepare_sources(workspace, source, git_url, commit, {FOONATHAN_DIR: foonathan})
     checkout = workspace / "src" / SOURCE_DIR
     identity = detect_fastdds(checkout)
@@ -107,8 +152,12 @@ def _build(workspace: Path, source: Path | None, git_url: str | None, commit: st
     cmake_args = cmake_arguments(ccache, identity.package, cmake_version(), write_warnings_launcher(workspace))
     command = colcon_build_command(workspace, cmake_args)
     environment = build_environment(dict(os.environ), workspace, jobs, ccache)
-    record.update(cmake_args=cmake_args, colcon_command=command, jobs=jobs,
+    record.update(cmake_args=cmake_args, colcon_command=command, jobs=jobs, harness_source=source_digest(NATIVE_DIR),
                   ccache={"enabled": ccache, "dir": environment.get("CCACHE_DIR") if ccache else None})
+    if reuse and kept.keepable_commit({**record, "status": s.BUILD_OK}) is not None:
+        found = kept.reusable(workspace, record["fastdds"]["commit"], record["harness_source"], cmake_args)
+        if found is not None:
+            return found
     print(f"perfgate build: Fast DDS {identity.version} ({identity.package}) in {workspace}; Fast CDR "
           f"{_fastcdr_origin(plan['fastcdr'])}", flush=True)
     code, output = run_colcon(command, environment, workspace / STATE_DIR / "colcon-build.log")
@@ -131,6 +180,7 @@ def _build(workspace: Path, source: Path | None, git_url: str | None, commit: st
         record.update(fastdds_library=library, error=problem)
         raise IncompleteError(problem, harness)
     record.update(harness=str(harness), fastdds_library=library, log=str(workspace / "log" / "latest_build"))
+    return None
 
 
 def _fastcdr_origin(plan: dict) -> str:

@@ -326,6 +326,13 @@ def build_parser() -> argparse.ArgumentParser:
     _option(build, "--jobs", type=_positive_int, default=None, help="parallel compile jobs (default: all cores)")
     _option(build, "--no-ccache", action="store_true", help="compile without ccache")
     _option(build, "--junit", default=None, metavar="F", help="also write a JUnit file with the testcase \"build\"")
+    _option(build, "--keep-installs", type=int, default=None, metavar="N",
+            help="keep the installs of the last N commits built in WS/installs/<commit> (a copy with its own record, "
+                 "usable as a workspace), the least recently built or used removed; a commit kept with the same "
+                 "harness sources and CMake arguments is not built again; 0 keeps none (default: 3)")
+    _option(build, "--keep-as", default=None, metavar="NAME",
+            help="also make WS/installs/NAME (a plain name, e.g. baseline) point at this commit's kept install; "
+                 "pruning keeps what a name points to")
 
     return parser
 

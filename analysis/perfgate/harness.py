@@ -94,12 +94,24 @@ def build_key(source_dir: Path, fastdds_prefix: Path | None, compiler: str) -> s
     checkouts (or the repository and an installed wheel) with the same files cannot share one."""
     digest = hashlib.sha256()
     digest.update(f"source={Path(source_dir).resolve()}\0".encode())
-    for path in sorted(_source_files(source_dir)):
-        digest.update(str(path.relative_to(source_dir)).encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
+    _hash_sources(digest, source_dir)
     digest.update(f"prefix={Path(fastdds_prefix).resolve() if fastdds_prefix else ''}\0".encode())
     digest.update(f"compiler={compiler}\0".encode())
     return digest.hexdigest()[:20]
+
+
+def source_digest(source_dir: Path = NATIVE_DIR) -> str:
+    """A hash of the harness's source files, paths and contents, wherever they are: what a kept install's
+    harness was built from (fastdds_build/kept.py reuses one only for the same sources)."""
+    digest = hashlib.sha256()
+    _hash_sources(digest, Path(source_dir))
+    return digest.hexdigest()
+
+
+def _hash_sources(digest, source_dir: Path) -> None:
+    for path in sorted(_source_files(source_dir)):
+        digest.update(str(path.relative_to(source_dir)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
 
 
 def _source_files(source_dir: Path) -> Iterator[Path]:

@@ -3,6 +3,7 @@ environment (ccache, jobs), running it with a log, and checking that the harness
 workspace's own Fast DDS."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -132,16 +133,27 @@ def cmake_version() -> tuple[int, ...]:
     return release(match.group(1)) if match else (0,)
 
 
-def linked_fastdds_library(executable: Path) -> str | None:
-    """The Fast DDS library the dynamic linker picks for an executable (ldd), or None."""
+def linked_libraries(executable: Path) -> dict[str, str | None]:
+    """Every shared library the dynamic linker picks for an executable (ldd): name -> path (found through
+    $ORIGIN it reads <prefix>/bin/../lib/...: written <prefix>/lib/...), None when not found; empty when
+    ldd cannot say."""
     try:
         listing = subprocess.run(["ldd", str(executable)], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
-        return None
+        return {}
+    libraries: dict[str, str | None] = {}
     for line in listing.splitlines():
-        match = re.match(r"\s*lib(fastrtps|fastdds)\.so\S*\s+=>\s+(\S+)", line)
+        match = re.match(r"\s*(\S+)\s+=>\s+(not found|\S+)", line)
         if match:
-            return match.group(2)
+            libraries[match.group(1)] = None if match.group(2) == "not found" else os.path.normpath(match.group(2))
+    return libraries
+
+
+def linked_fastdds_library(executable: Path) -> str | None:
+    """The Fast DDS library the dynamic linker picks for an executable (ldd), or None."""
+    for name, path in linked_libraries(executable).items():
+        if re.match(r"lib(fastrtps|fastdds)\.so", name) and path is not None:
+            return path
     return None
 
 

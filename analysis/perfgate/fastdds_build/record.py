@@ -27,7 +27,29 @@ def read_record(workspace: Path) -> dict:
         raise InputError(f"malformed build record: {error}", path) from None
     if not isinstance(record, dict) or record.get("status") not in (s.BUILD_OK, s.BUILD_FAILED):
         raise InputError("malformed build record: no status ok/failed", path)
-    return record
+    return _where_it_is(record, Path(workspace))
+
+
+# the paths a kept install's record holds, all inside the kept folder (fastdds_build/kept.py)
+_KEPT_PATHS = ("workspace", "prefix", "harness", "fastdds_library")
+
+
+def _where_it_is(record: dict, folder: Path) -> dict:
+    """A kept install's own record (its prefix is the folder it was written in, `kept_from` the workspace)
+    read from another place, copied or moved there: its paths are those of the copy read, not of the
+    folder it was copied from. Every other record as it is."""
+    prefix, own = record.get("prefix"), record.get("workspace")
+    if "kept_from" not in record or not isinstance(prefix, str) or prefix != own:
+        return record
+    old, new = Path(prefix), folder.resolve()
+    if old == new:
+        return record
+    moved = dict(record)
+    for key in _KEPT_PATHS:
+        value = record.get(key)
+        if isinstance(value, str) and Path(value).is_relative_to(old):
+            moved[key] = str(new / Path(value).relative_to(old))
+    return moved
 
 
 def fastdds_metadata(record: dict) -> dict:
@@ -49,6 +71,8 @@ def fastdds_metadata(record: dict) -> dict:
             "cmake_args": record.get("cmake_args"),
             "ccache": record.get("ccache"),
             "dependencies": record.get("dependencies"),
+            # a kept install (WS/installs/<commit>): the workspace it was built in
+            **({"kept_from": record["kept_from"]} if record.get("kept_from") else {}),
         },
     }
 
