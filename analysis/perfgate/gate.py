@@ -5,7 +5,7 @@ with the platform's baseline -> add to the results store and redraw history -> r
 Markdown summary, `::error` annotations). Each step is the other modules' command function, called directly.
 
 Everything a maintainer could get wrong (platform, requirements, baseline, store, label, output
-folder) is checked before measuring, so a usage error costs seconds, not a run. After measuring,
+folder) is checked before measuring (gate_plan), so a usage error costs seconds, not a run. After measuring,
 a step that cannot finish is recorded and the gate goes on: what finished is still checked and
 reported, and the exit code is 3 (docs/formats.md section 11).
 """
@@ -13,199 +13,19 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from . import files, report
 from . import schema as s
-from .baseline import require_folder_name, require_platform_name
 from .errors import InputError, PerfgateError
-from .measure import options as run_options
 from .fastdds_build.failed_gate import gate_failed_build
 from .fastdds_build.record import read_record
+from .gate_plan import GatePlan, plan_gate
 
-QUICK_SAMPLES = 200
-DEFAULT_PLATFORM = "local"
 DEFAULT_FAIL_THRESHOLD = 0.1  # as `perfgate compare`
 # Which exit code wins: bad input found after measuring (exit 2) makes the verdict meaningless.
 SEVERITY = {s.EXIT_OK: 0, s.EXIT_REGRESSION: 1, s.EXIT_INCOMPLETE: 2, s.EXIT_USAGE: 3}
-
-
-@dataclass(frozen=True)
-class GatePlan:
-    """What the gate will do, decided and validated before anything is measured."""
-
-    output: Path
-    platform: str
-    requirements: Path
-    samples: int
-    payloads: list[int]
-    subexperiments: list[str]
-    label: str
-    baseline: Path | None
-    baseline_note: str
-    store: Path | None
-    unrequested: list[str]  # requirement rows this run does not measure
-    pin_cpus: str | None = None  # as given to `perfgate run --pin-cpus`, validated
-    baseline_build: str | None = None  # the A/B's baseline Fast DDS (perfgate ab --baseline), validated
-    cpu_latency_request: str | None = None  # as given to `perfgate run --cpu-latency`, validated
-    warnings: tuple[str, ...] = ()  # printed and shown in the reports; never a failure
-
-
-# --- planning (all validation happens here) -------------------------------------------------------
-def resolve_platform(platform: str | None, environment: dict) -> str:
-    """--platform, else $PERFGATE_PLATFORM (set once on each reference machine), else `local`."""
-    return require_platform_name(platform or environment.get(s.PLATFORM_ENV) or DEFAULT_PLATFORM)
-
-
-def missing_requirements_message(platform: str, path: Path) -> str:
-    return (f"no requirements for platform {platform!r}; derive them from several runs of a known-good Fast DDS on "
-            f"this machine (`perfgate run --output runs/experiments/<n>` a few times, then `perfgate "
-            f"determine-requirements --experiments-results runs --output-file {path}`; see docs/gate.md), "
-            f"or name a file with --requirements")
-
-
-def uncovered_requirements(requirements, subexperiments: list[str], payloads: list[int]) -> list[str]:
-    """`sub at N B` for every requested sub-experiment and payload the requirements do not cover."""
-    covered = set(zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES].astype(int)))
-    return [f"{sub} at {payload} B" for sub in subexperiments for payload in payloads if (sub, payload) not in covered]
-
-
-def unrequested_requirements(requirements, subexperiments: list[str], payloads: list[int]) -> list[str]:
-    """`sub at N B` for every requirement row this run will not measure: check reports it missing (exit 3)."""
-    requested = {(sub, payload) for sub in subexperiments for payload in payloads}
-    return [f"{sub} at {int(payload)} B" for sub, payload in zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES])
-            if (sub, int(payload)) not in requested]
-
-
-def _require_nonzero_requirements(requirements, path: Path) -> None:
-    """check refuses a requirement of 0.000 us (no percentage over it): found here, before measuring."""
-    for magnitude in s.CHECKED_MAGNITUDES:
-        zero = files.thousandths(requirements[magnitude]) == 0
-        if zero.any():
-            row = requirements[zero].iloc[0]
-            raise InputError(f"{magnitude} requirement of {row[s.EXPERIMENT_TYPE]} at {row[s.BYTES]} B is 0.000 us; "
-                             "a percentage over it is undefined", path, int(row["line"]))
-
-
-def default_label(output: Path, now: datetime) -> str:
-    return f"{output.name}-{now.strftime('%Y%m%dT%H%M%SZ')}"
-
-
-def _resolve_baseline(baseline: str | None, platform: str, this_platform_id: str | None) -> tuple[Path | None, str]:
-    path = Path(baseline) if baseline else Path(s.BASELINES_DIR) / platform
-    if not path.is_dir():
-        if baseline:
-            raise InputError("baseline folder not found", path)
-        return None, (f"no baseline for platform {platform!r} ({path}); store one with "
-                      f"`perfgate promote-baseline --experiment DIR --platform {platform}`")
-    metadata = files.read_metadata(path)
-    if not files.summary_files(path, required=False):
-        raise InputError(f"baseline has no summaries ({s.summary_csv_name('<sub>')})", path)
-    definition = (metadata or {}).get(s.META_LATENCY_DEFINITION, s.ROUND_TRIP)
-    if definition != s.ROUND_TRIP:  # the gate's harness measures the round trip
-        raise InputError(f"baseline records latency definition {definition!r}, the gate measures {s.ROUND_TRIP!r}; "
-                         f"such data is never compared", path)
-    baseline_id = ((metadata or {}).get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID)
-    if this_platform_id and baseline_id and baseline_id != this_platform_id and not baseline:
-        # the platform's stored baseline, on another machine of that name (a newcomer's laptop):
-        # not compared, and said so, rather than refusing the whole gate
-        return None, (f"baseline {path} was measured on platform id {baseline_id}, this machine is "
-                      f"{this_platform_id}: not compared")
-    if this_platform_id and baseline_id and baseline_id != this_platform_id:
-        raise InputError(f"baseline was measured on platform id {baseline_id}, this machine is {this_platform_id}; "
-                         f"such data is never compared (promote a baseline measured here)", path)
-    label = (metadata or {}).get(s.META_LABEL, path.name)
-    return path, f"compared with {path} ({label})"
-
-
-def _validate_store(store: Path, label: str, this_platform_id: str | None) -> None:
-    from . import experiments
-
-    experiments_dir = store / s.STORE_EXPERIMENTS_DIR
-    if (experiments_dir / label).exists():
-        raise InputError(f"the results store already has an experiment labelled {label!r}; choose another --label",
-                         experiments_dir / label)
-    if experiments_dir.is_dir() and any(not p.name.startswith(".") for p in experiments_dir.iterdir()):
-        stored = experiments.load_store(store)
-        experiments.require_comparable(stored)
-        other = next((e for e in stored if e.platform_id and this_platform_id and e.platform_id != this_platform_id),
-                     None)
-        if other is not None:
-            raise InputError(f"the results store holds platform id {other.platform_id} ({other.path}), this machine is "
-                             f"{this_platform_id}; histories of different platforms are never mixed", store)
-
-
-def requirements_platform_warning(requirements: Path, provenance: dict | None, this_platform_id: str | None) -> str | None:
-    """Requirements derived on another platform id may not fit this machine: say so (the limits are
-    still applied: a developer's laptop checks against the reference machine's on purpose)."""
-    platform = (provenance or {}).get("platform")
-    derived_on = platform.get(s.META_PLATFORM_ID) if isinstance(platform, dict) else None
-    if not derived_on or not this_platform_id or derived_on == this_platform_id:
-        return None
-    return (f"{requirements} was derived on platform id {derived_on}, this machine is {this_platform_id}: "
-            "its limits may not fit this machine")
-
-
-def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[int] | None,
-              subexperiments: list[str] | None, platform: str | None, requirements: str | None,
-              baseline: str | None, store: str | None, label: str | None, no_history: bool,
-              fastdds_prefix: str | None, environment: dict, this_platform_id: str | None,
-              pin_cpus: str | None = None, baseline_build: str | None = None,
-              cpu_latency_request: str | None = None, now: datetime) -> GatePlan:
-    platform_name = resolve_platform(platform, environment)
-    requirements_path = (Path(requirements) if requirements
-                         else s.requirements_csv(Path(s.REQUIREMENTS_DIR), platform_name))
-    if not requirements and not requirements_path.exists():
-        raise InputError(missing_requirements_message(platform_name, requirements_path), requirements_path)
-    requirement_table = files.read_requirements(requirements_path)
-    output_path = Path(output)
-    chosen_label = label or default_label(output_path, now)
-    require_folder_name(chosen_label, "label")  # it names the experiment's folder in the store
-    # run's own validation (output folder, sub-experiment names, samples, prefix), before measuring
-    options = run_options.resolve_options(output=output_path,
-                                          samples=samples or (QUICK_SAMPLES if quick else s.DEFAULT_SAMPLES),
-                                          payloads=payloads, subexperiments=subexperiments, label=chosen_label,
-                                          warmup=None, harness=None, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
-                                          timeout=None, cpu_latency_request=cpu_latency_request)
-    gated = [sub.name for sub in options.subexperiments if not sub.is_floor]
-    uncovered = uncovered_requirements(requirement_table, gated, list(options.payloads))
-    if uncovered:
-        shown = ", ".join(uncovered[:5]) + (f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else "")
-        raise InputError(f"the requirements do not cover {shown}", requirements_path)
-    _require_nonzero_requirements(requirement_table, requirements_path)
-    if baseline_build is not None:  # the A/B decides; a stored baseline would be a second, weaker verdict
-        from .ab import parse_arm
-
-        if baseline is not None:
-            raise InputError("--baseline-build and --baseline are two ways to compare: give one")
-        parse_arm(s.AB_ARMS[0], baseline_build)
-        baseline_path, baseline_note = None, f"decided by an A/B against the baseline build {baseline_build}"
-    else:
-        baseline_path, baseline_note = _resolve_baseline(baseline, platform_name, this_platform_id)
-    store_path = Path(store) if store and not no_history else None
-    if store_path is not None:
-        _validate_store(store_path, chosen_label, this_platform_id)
-    return GatePlan(
-        output=output_path,
-        platform=platform_name,
-        requirements=requirements_path,
-        samples=options.samples,
-        payloads=list(options.payloads),
-        subexperiments=[sub.name for sub in options.subexperiments],
-        label=chosen_label,
-        baseline=baseline_path,
-        baseline_note=baseline_note,
-        store=store_path,
-        unrequested=unrequested_requirements(requirement_table, gated, list(options.payloads)),
-        pin_cpus=pin_cpus,
-        baseline_build=baseline_build,
-        cpu_latency_request=cpu_latency_request,
-        warnings=tuple(w for w in [requirements_platform_warning(
-            requirements_path, files.read_json_object(s.requirements_provenance_json(requirements_path),
-                                                      "requirements provenance"), this_platform_id)] if w),
-    )
 
 
 # --- running the steps ----------------------------------------------------------------------------

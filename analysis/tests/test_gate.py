@@ -17,6 +17,7 @@ import pytest
 from conftest import live_processes_of
 from perfgate import check, cli, files, process, report
 from perfgate import gate as gate_module
+from perfgate import gate_plan
 from perfgate import schema as s
 
 GATED = ["intraprocess_best_effort", "interprocess_reliable"]  # intra-process and UDPv4
@@ -282,10 +283,10 @@ def test_pinned_cpus_are_checked_before_measuring_and_passed_to_the_run(workspac
 def plan_for(workspace: Path, baseline: str | None, this_platform_id: str, pin_cpus: str | None = None):
     from datetime import datetime, timezone
 
-    return gate_module.plan_gate(output=str(workspace / "out"), quick=True, samples=None, payloads=PAYLOADS,
-                                 subexperiments=GATED, platform="bench", requirements=None, baseline=baseline,
-                                 store=None, label="first", no_history=False, fastdds_prefix=None, environment={},
-                                 this_platform_id=this_platform_id, now=datetime.now(timezone.utc), pin_cpus=pin_cpus)
+    return gate_plan.plan_gate(output=str(workspace / "out"), quick=True, samples=None, payloads=PAYLOADS,
+                               subexperiments=GATED, platform="bench", requirements=None, baseline=baseline,
+                               store=None, label="first", no_history=False, fastdds_prefix=None, environment={},
+                               this_platform_id=this_platform_id, now=datetime.now(timezone.utc), pin_cpus=pin_cpus)
 
 
 def make_experiment(folder: Path, fastdds_fixtures: Path, subs: dict[str, str], outcome=s.OUTCOME_OK) -> Path:
@@ -398,11 +399,11 @@ def test_an_interrupted_gate_still_writes_its_reports_marked_incomplete(workspac
 def test_requirements_derived_on_another_platform_are_applied_with_a_warning(tmp_path):
     requirements = tmp_path / "req.csv"
     other = {"platform": {s.META_PLATFORM_ID: "aaaaaaaaaaaaaaaa", "cpu_model": "Xeon"}}
-    warning = gate_module.requirements_platform_warning(requirements, other, "bbbbbbbbbbbbbbbb")
+    warning = gate_plan.requirements_platform_warning(requirements, other, "bbbbbbbbbbbbbbbb")
     assert warning == (f"{requirements} was derived on platform id aaaaaaaaaaaaaaaa, this machine is "
                        "bbbbbbbbbbbbbbbb: its limits may not fit this machine")
-    assert gate_module.requirements_platform_warning(requirements, other, "aaaaaaaaaaaaaaaa") is None
-    assert gate_module.requirements_platform_warning(requirements, None, "bbbbbbbbbbbbbbbb") is None  # no provenance
+    assert gate_plan.requirements_platform_warning(requirements, other, "aaaaaaaaaaaaaaaa") is None
+    assert gate_plan.requirements_platform_warning(requirements, None, "bbbbbbbbbbbbbbbb") is None  # no provenance
 
 
 def test_the_warning_reaches_the_reports_of_a_gate(workspace, fastdds_fixtures, capsys):
@@ -410,10 +411,10 @@ def test_the_warning_reaches_the_reports_of_a_gate(workspace, fastdds_fixtures, 
     write_requirements(workspace / "requirements" / "bench.csv", [sub], [16, 32])
     (workspace / "requirements" / "bench_provenance.json").write_text(
         json.dumps({"platform": {s.META_PLATFORM_ID: "aaaaaaaaaaaaaaaa"}}))
-    plan = gate_module.plan_gate(output="out", quick=True, samples=None, payloads=[16, 32], subexperiments=[sub],
-                                 platform="bench", requirements=None, baseline=None, store=None, label="x",
-                                 no_history=False, fastdds_prefix=None, environment={},
-                                 this_platform_id="bbbbbbbbbbbbbbbb", now=gate_module.datetime.now(gate_module.timezone.utc))
+    plan = gate_plan.plan_gate(output="out", quick=True, samples=None, payloads=[16, 32], subexperiments=[sub],
+                               platform="bench", requirements=None, baseline=None, store=None, label="x",
+                               no_history=False, fastdds_prefix=None, environment={},
+                               this_platform_id="bbbbbbbbbbbbbbbb", now=gate_module.datetime.now(gate_module.timezone.utc))
     assert plan.warnings == ("requirements/bench.csv was derived on platform id aaaaaaaaaaaaaaaa, this machine is "
                              "bbbbbbbbbbbbbbbb: its limits may not fit this machine",)
     experiment = make_experiment(workspace / "out", fastdds_fixtures, {sub: "intraprocess"})
