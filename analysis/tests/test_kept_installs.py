@@ -1,0 +1,208 @@
+"""perfgate build keeps the installs of the last few commits (WS/installs/<sha>, docs/build.md "Kept
+installs"): a copy of WS/install that loads its own libraries ($ORIGIN/../lib, checked with ldd) and
+carries its own build record; a commit kept with the same harness sources and CMake arguments is not
+built again; --keep-as names one; pruning keeps the N most recently built or used and every named one.
+
+Small installs compiled here with cc (the copy, the record, the refusal, pruning), and a real colcon
+build of a stand-in Fast DDS 2.9.1 (the system's library, installed by a source of its own) with the
+real harness, through the command line: keep, reuse, names and pruning end to end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import PACKAGE_XML, git_in
+from perfgate import ab, fastdds_source
+from perfgate import harness as native_harness
+from perfgate import schema as s
+from perfgate.fastdds_build import colcon, kept
+from perfgate.fastdds_build import record as build_record
+
+
+def perfgate(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True)
+
+
+def sha(n: int) -> str:
+    return f"{n:x}" * 40 if n < 16 else f"{n:040x}"
+
+
+# --- a small install compiled here: a libfastrtps.so.2.9 and a harness linked to it -----------------
+def make_install(workspace: Path, rpath: str, commit: str, note: str = "") -> dict:
+    """WS/install with bin/perfgate-latency loading lib/libfastrtps.so.2.9 through `rpath` ({install} is
+    WS/install), and the record a finished build leaves."""
+    install = workspace / "install"
+    (install / "lib").mkdir(parents=True, exist_ok=True)
+    (install / "bin").mkdir(exist_ok=True)
+    (workspace / "participant.c").write_text(f'const char *participant(void) {{ return "{note}"; }}\n')
+    (workspace / "main.c").write_text('#include <stdio.h>\nconst char *participant(void);\n'
+                                      'int main(void) { puts(participant()); return 0; }\n')
+    library = install / "lib" / "libfastrtps.so.2.9"
+    subprocess.run(["cc", "-shared", "-fPIC", "-Wl,-soname,libfastrtps.so.2.9", "-o", str(library),
+                    str(workspace / "participant.c")], check=True)
+    harness = install / "bin" / native_harness.LATENCY_EXECUTABLE
+    subprocess.run(["cc", "-o", str(harness), str(workspace / "main.c"), str(library), "-Wl,--enable-new-dtags",
+                    f"-Wl,-rpath,{rpath.format(install=install)}"], check=True)
+    return {"status": s.BUILD_OK, "workspace": str(workspace), "prefix": str(install), "harness": str(harness),
+            "fastdds_library": str(library), "log": str(workspace / "log" / "latest_build"),
+            "fastdds": {"package": "fastrtps", "version": "2.9.1", "commit": commit, "kind": "git",
+                        "uncommitted_changes": False},
+            "dependencies": {"fastcdr": {"from": "system", "version": "1.0.26"}},
+            "cmake_args": colcon.cmake_arguments(ccache=False), "harness_source": "sources-1"}
+
+
+RELOCATABLE = "$ORIGIN/../lib:{install}/lib"  # what perfgate build gives every package now
+ABSOLUTE = "{install}/lib"  # what it gave before
+
+
+def runs(harness: Path) -> str:
+    return subprocess.run([str(harness)], capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.mark.compiles
+def test_a_kept_install_loads_its_own_libraries_and_carries_its_record(tmp_path):
+    workspace = tmp_path / "ws"
+    record = make_install(workspace, RELOCATABLE, sha(1), note="one")
+    folder = kept.keep(workspace, record)
+    assert folder == workspace / "installs" / sha(1)
+    harness = folder / "bin" / native_harness.LATENCY_EXECUTABLE
+    assert colcon.linked_libraries(harness)["libfastrtps.so.2.9"] == str(folder / "lib" / "libfastrtps.so.2.9")
+    # the workspace's install changes with the next build: the copy does not follow it
+    make_install(workspace, RELOCATABLE, sha(2), note="two")
+    assert runs(harness) == "one" and runs(workspace / "install" / "bin" / native_harness.LATENCY_EXECUTABLE) == "two"
+
+    written = json.loads((folder / s.BUILD_RECORD_FILE).read_text())
+    assert {key: written[key] for key in ("workspace", "prefix", "harness", "fastdds_library", "kept_from")} == {
+        "workspace": str(folder), "prefix": str(folder), "harness": str(harness),
+        "fastdds_library": str(folder / "lib" / "libfastrtps.so.2.9"), "kept_from": str(workspace)}
+    assert written["fastdds"] == record["fastdds"] and written["cmake_args"] == record["cmake_args"]
+    assert sorted(p.name for p in (workspace / "installs").iterdir()) == [sha(1)]  # no temporary left
+    # read as a workspace is: its own harness and prefix, the workspace it came from in the metadata
+    assert build_record.harness_paths(build_record.read_record(folder), folder) == (harness, folder)
+    assert build_record.fastdds_metadata(written)["build"]["kept_from"] == str(workspace)
+    arm = ab.parse_arm("baseline", str(folder))
+    assert (arm.harness, arm.fastdds_prefix, arm.build_record["fastdds"]["commit"]) == (harness, folder, sha(1))
+
+
+@pytest.mark.compiles
+def test_a_kept_folder_copied_elsewhere_names_its_own_paths(tmp_path):
+    workspace = tmp_path / "ws"
+    folder = kept.keep(workspace, make_install(workspace, RELOCATABLE, sha(1), note="one"))
+    moved = shutil.copytree(folder, tmp_path / "elsewhere" / "one", symlinks=True)
+    shutil.rmtree(workspace)
+    record = build_record.read_record(moved)
+    assert (record["prefix"], record["harness"], record["fastdds_library"]) == (
+        str(moved), str(moved / "bin" / native_harness.LATENCY_EXECUTABLE), str(moved / "lib" / "libfastrtps.so.2.9"))
+    harness, prefix = build_record.harness_paths(record, moved)
+    assert runs(harness) == "one" and prefix == moved
+
+
+@pytest.mark.compiles
+def test_a_copy_that_would_load_the_workspaces_libraries_is_not_kept(tmp_path, capsys):
+    workspace = tmp_path / "ws"
+    record = make_install(workspace, ABSOLUTE, sha(1))  # an install from before $ORIGIN/../lib
+    assert kept.keep(workspace, record) is None
+    library = workspace / "install" / "lib" / "libfastrtps.so.2.9"
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"perfgate build: warning: {sha(1)} not kept in {workspace / 'installs' / sha(1)}: its harness loads "
+        f"{library}, outside the copy (an install without the RPATH $ORIGIN/../lib: built before perfgate set it?)"]
+    assert list((workspace / "installs").iterdir()) == []  # nothing half-written either
+    # a library the copy cannot find at all is no better
+    missing = {"libfastrtps.so.2.9": None}
+    assert kept.copy_problem(missing, tmp_path, workspace, record) == "its harness finds no libfastrtps.so.2.9"
+    # nor one whose Fast DDS comes from the system while a Fast CDR the workspace built must come along
+    three = {**record, "fastdds": {**record["fastdds"], "package": "fastdds"},
+             "dependencies": {"fastcdr": {"from": "submodule"}}}
+    system = {"libfastdds.so.3.6": str(tmp_path / "copy" / "lib" / "libfastdds.so.3.6"),
+              "libfastcdr.so.2": "/usr/lib/x86_64-linux-gnu/libfastcdr.so.2"}
+    assert kept.copy_problem(system, tmp_path / "copy", workspace, three).startswith(
+        "its harness loads /usr/lib/x86_64-linux-gnu/libfastcdr.so.2, outside the copy")
+
+
+@pytest.mark.parametrize("change", [{"commit": None}, {"commit": "abc123"}, {"uncommitted_changes": True}])
+def test_only_a_clean_full_commit_is_kept(tmp_path, change):
+    record = {"status": s.BUILD_OK, "fastdds": {"commit": sha(1), "uncommitted_changes": False}}
+    assert kept.keepable_commit(record) == sha(1)
+    assert kept.keepable_commit({**record, "fastdds": {**record["fastdds"], **change}}) is None
+    assert kept.keepable_commit({**record, "status": s.BUILD_FAILED}) is None
+    assert kept.keep(tmp_path, {**record, "fastdds": {**record["fastdds"], **change}}) is None
+    assert not (tmp_path / "installs").exists()
+
+
+@pytest.mark.compiles
+def test_reuse_needs_the_same_commit_harness_sources_and_cmake_arguments(tmp_path):
+    workspace = tmp_path / "ws"
+    record = make_install(workspace, RELOCATABLE, sha(1))
+    folder = kept.keep(workspace, record)
+    args, sources = record["cmake_args"], record["harness_source"]
+    assert kept.reusable(workspace, sha(1), sources, args) == folder
+    assert kept.reusable(workspace, sha(2), sources, args) is None
+    assert kept.reusable(workspace, sha(1), "sources-2", args) is None  # native/ changed since
+    assert kept.reusable(workspace, sha(1), sources, args + ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]) is None
+    assert kept.reusable(workspace, None, sources, args) is None
+    (folder / "bin" / native_harness.LATENCY_EXECUTABLE).unlink()
+    assert kept.reusable(workspace, sha(1), sources, args) is None
+
+
+@pytest.mark.compiles
+def test_pruning_keeps_the_most_recently_used_and_every_named_one(tmp_path):
+    workspace = tmp_path / "ws"
+    folders = {}
+    for n in range(1, 6):
+        folders[n] = kept.keep(workspace, make_install(workspace, RELOCATABLE, sha(n)))
+        os.utime(folders[n], (1_000_000 + n, 1_000_000 + n))  # built one after the other
+    kept.touch(folders[1])  # reused just now
+    kept.name(workspace, "baseline", folders[2])
+    kept.name(workspace, "candidate", folders[3])
+    kept.name(workspace, "candidate", folders[4])  # replaced: 3 is no longer named
+    assert os.readlink(workspace / "installs" / "candidate") == sha(4)
+    (workspace / "installs" / f".partial-{sha(9)}").mkdir()  # what a killed build left
+    # by use: 1 (just now), 5, 4, 3, 2; the last two kept, and 4 and 2 for their names
+    assert kept.prune(workspace, 2) == [folders[3]]
+    assert sorted(p.name for p in (workspace / "installs").iterdir()) == sorted(
+        [sha(1), sha(2), sha(4), sha(5), "baseline", "candidate"])
+    assert build_record.read_record(workspace / "installs" / "baseline")["fastdds"]["commit"] == sha(2)
+    kept.name(workspace, "candidate", None)  # a build under that name kept nothing: no stale name
+    assert not (workspace / "installs" / "candidate").exists()
+    assert sorted(kept.prune(workspace, 0)) == [folders[1], folders[4], folders[5]]  # 0: none but the named
+    assert sorted(p.name for p in (workspace / "installs").iterdir()) == [sha(2), "baseline"]
+
+
+@pytest.mark.compiles
+def test_the_same_commit_kept_again_replaces_its_folder(tmp_path):
+    workspace = tmp_path / "ws"
+    kept.name(workspace, "baseline", kept.keep(workspace, make_install(workspace, RELOCATABLE, sha(1), note="old")))
+    record = make_install(workspace, RELOCATABLE, sha(1), note="new")
+    folder = kept.keep(workspace, {**record, "harness_source": "sources-2"})
+    assert runs(folder / "bin" / native_harness.LATENCY_EXECUTABLE) == "new"
+    assert build_record.read_record(workspace / "installs" / "baseline")["harness_source"] == "sources-2"
+    assert sorted(p.name for p in (workspace / "installs").iterdir()) == [sha(1), "baseline"]
+
+
+# --- bad input: exit 2, one line, nothing built ----------------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["--keep-installs", "-1"], "--keep-installs must be 0 (keep none) or more, got -1"),
+    (["--keep-installs", "two"], "argument --keep-installs: invalid int value: 'two'"),
+    (["--keep-as", "../x"], "--keep-as '../x' is not a plain name"),
+    (["--keep-as", "a/b"], "--keep-as 'a/b' is not a plain name"),
+    (["--keep-as", ".hidden"], "is not a plain name"),
+    (["--keep-as", sha(1)], "not a 40-digit commit"),
+    (["--keep-as", "baseline", "--keep-installs", "0"], "--keep-as baseline names a kept install, and "
+                                                        "--keep-installs 0 keeps none"),
+])
+@pytest.mark.heavy
+def test_bad_keep_options_exit_2_before_anything_is_built(tmp_path, args, message):
+    source = tmp_path / "source"
+    source.mkdir()
+    done = perfgate("build", "--workspace", str(tmp_path / "ws"), "--source", str(source), *args)
+    assert done.returncode == s.EXIT_USAGE
+    assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
+    assert not (tmp_path / "ws").exists()
