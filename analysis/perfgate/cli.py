@@ -68,6 +68,22 @@ def _payload_list(text: str) -> list[int]:
     return payloads
 
 
+def _demand_list(text: str) -> list[int]:
+    items = _list_items(text, "samples per burst")
+    bad = [item for item in items if not WHOLE_NUMBER.fullmatch(item) or int(item) == 0]
+    if bad:
+        raise argparse.ArgumentTypeError(f"positive whole numbers separated by commas, got {bad[0]!r} in {text!r}")
+    return [int(item) for item in items]
+
+
+def _millisecond_list(text: str) -> list[int]:
+    items = _list_items(text, "milliseconds")
+    bad = [item for item in items if not WHOLE_NUMBER.fullmatch(item)]
+    if bad:
+        raise argparse.ArgumentTypeError(f"whole milliseconds separated by commas, got {bad[0]!r} in {text!r}")
+    return [int(item) for item in items]
+
+
 def _name_list(text: str) -> list[str]:
     return _list_items(text, "names")
 
@@ -164,6 +180,32 @@ def build_parser() -> argparse.ArgumentParser:
                  "--workspace build (half round trip)")
     _option(run, "--workspace", default=None, metavar="WS",
             help="a `perfgate build` workspace: measure its Fast DDS (and record its commit and build options)")
+
+    # --- throughput (bursts instead of round trips) ---
+    throughput = command("throughput", "perfgate.throughput:command_throughput",
+                         "run the throughput experiment on a real Fast DDS: bursts at a pace, counted by the subscriber")
+    _option(throughput, "--output", required=True, metavar="DIR", help="experiment folder to write (absent or empty)")
+    _option(throughput, "--subexperiments", type=_name_list, default=None,
+            help="latency sub-experiment names whose transport, reliability and security to use (default: the ten); "
+                 "written as throughput_<name>.csv")
+    _option(throughput, "--payloads", type=_payload_list, default=None,
+            help="e.g. 16,1024 (default: all eleven; " + ",".join(map(str, s.QUICK_THROUGHPUT_PAYLOADS)) + " with --quick)")
+    _option(throughput, "--demands", type=_demand_list, default=None,
+            help="samples per burst (default " + ",".join(map(str, s.DEFAULT_DEMANDS)) + ")")
+    _option(throughput, "--recovery-times", type=_millisecond_list, default=None, metavar="MS",
+            help="pause from the start of one burst to the next, in ms (default "
+                 + ",".join(map(str, s.DEFAULT_RECOVERY_TIMES_MS)) + "; 0: back to back)")
+    _option(throughput, "--time", type=_positive_float, default=None, metavar="SECONDS",
+            help=f"length of each test (default {s.DEFAULT_THROUGHPUT_TIME_S:g})")
+    _option(throughput, "--quick", action="store_true",
+            help="payloads " + ",".join(map(str, s.QUICK_THROUGHPUT_PAYLOADS)) + " only: under a minute for the ten")
+    _option(throughput, "--label", default=None, help="experiment label (default: the output folder's name)")
+    _option(throughput, "--pin-cpus", type=_pin_request, default=None, metavar="auto|none|PUB,SUB",
+            help="as for run (default auto)")
+    _option(throughput, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
+            help=CPU_LATENCY_HELP)
+    _option(throughput, "--workspace", default=None, metavar="WS", help="as for run")
+    _option(throughput, "--fastdds-prefix", default=None, metavar="DIR", help="as for run")
 
     # --- ab and verdict (two builds against each other, interleaved) ---
     ab = command("ab", "perfgate.ab:command_ab",

@@ -97,6 +97,11 @@ def _no_duplicates(frame: pd.DataFrame, keys: list[str], path: Path, lines: np.n
         raise InputError(f"duplicate {what} row ({key})", path, lines[index])
 
 
+# for the readers of other tables (throughput_files.py): the same cell checks and messages
+numeric_column = _numeric
+no_duplicate_rows = _no_duplicates
+
+
 # --- the contract's files -----------------------------------------------------------------------
 def read_raw(path: Path) -> pd.DataFrame:
     """Raw measurements: Sample, Payload [Bytes], Latency [us], in measured order."""

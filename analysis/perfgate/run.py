@@ -31,6 +31,7 @@ from .measure.environment import CHILD_ENV, RUN_ID_ENV, scrub_environment
 from .measure.options import RunOptions, cpu_pinning_metadata, resolve_options
 from .measure.subexperiment import SubexperimentResult, median_first_payload, run_subexperiment
 from .measure.supervise import INTERRUPTED
+from .throughput_table import best_subscription_throughput
 
 # --- harness and Fast DDS -----------------------------------------------------------------------
 def fastdds_commit(prefix: Path | None) -> str | None:
@@ -106,6 +107,9 @@ def progress_line(index: int, total: int, result: SubexperimentResult) -> str:
     median = median_first_payload(result.measured.frame)
     if median is not None:
         head += f", median {median[1]:.3f} us at {median[0]} B"
+    best = best_subscription_throughput(result.measured.frame)
+    if best is not None:
+        head += f", up to {best[2]:.1f} Mb/s received ({best[0]} B x {best[1]})"
     return f"{head} ({result.duration_s:.1f} s)"
 
 
@@ -183,7 +187,8 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
                 current = sub
                 result = run_subexperiment(sub, options, paths, environment, Path(workdir))
                 if result.measured.frame is not None:
-                    files.write_csv(options.output / s.raw_csv_name(sub.name), result.measured.frame)
+                    name = s.raw_csv_name(sub.name) if options.throughput is None else s.throughput_csv_name(sub.name)
+                    files.write_csv(options.output / name, result.measured.frame)
                 entries[sub.name] = result.metadata_entry()
                 files.write_metadata(options.output, metadata)
                 print(progress_line(index, len(options.subexperiments), result), flush=True)

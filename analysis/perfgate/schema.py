@@ -101,6 +101,43 @@ COMPARED_MAGNITUDES = (MIN, MEDIAN, P99, MAX)
 LABEL = "Label"
 CHECK_SLUGS = {MEDIAN: "median", P99: "99", MAX: "max"}
 
+# --- the throughput experiment (docs/formats.md section 14) ---------------------------------------
+# Sub-experiment throughput_<latency sub-experiment> runs the latency one's transport, reliability
+# and security with bursts instead of round trips.
+THROUGHPUT_PREFIX = "throughput_"
+DEMAND = "Demand [sample/burst]"
+RECOVERY_TIME = "Recovery time [ms]"
+SENT = "Sent [samples]"
+PUBLICATION_TIME = "Publication time [us]"
+PUBLICATION_RATE = "Publication sample rate [Sample/s]"
+PUBLICATION_THROUGHPUT = "Publication throughput [Mb/s]"
+RECEIVED = "Received [samples]"
+LOST = "Lost [samples]"
+SUBSCRIPTION_TIME = "Subscription time [us]"
+SUBSCRIPTION_RATE = "Subscription sample rate [Sample/s]"
+SUBSCRIPTION_THROUGHPUT = "Subscription throughput [Mb/s]"
+THROUGHPUT_COLUMNS = (PAYLOAD, DEMAND, RECOVERY_TIME, SENT, PUBLICATION_TIME, PUBLICATION_RATE,
+                      PUBLICATION_THROUGHPUT, RECEIVED, LOST, SUBSCRIPTION_TIME, SUBSCRIPTION_RATE,
+                      SUBSCRIPTION_THROUGHPUT)
+# what the harness writes; the rates and Lost are derived from it (perfgate.throughput_table)
+THROUGHPUT_HARNESS_COLUMNS = (PAYLOAD, DEMAND, RECOVERY_TIME, SENT, PUBLICATION_TIME, RECEIVED, SUBSCRIPTION_TIME)
+THROUGHPUT_COUNT_COLUMNS = (PAYLOAD, DEMAND, RECOVERY_TIME, SENT, RECEIVED, LOST)
+DEFAULT_DEMANDS: tuple[int, ...] = (100, 1000)
+DEFAULT_RECOVERY_TIMES_MS: tuple[int, ...] = (5,)
+DEFAULT_THROUGHPUT_TIME_S = 1.0
+QUICK_THROUGHPUT_PAYLOADS: tuple[int, ...] = (16, 16384)
+
+
+def throughput_name(sub: str) -> str:
+    """The throughput sub-experiment of a latency sub-experiment: its Experiment type."""
+    return f"{THROUGHPUT_PREFIX}{sub}"
+
+
+def throughput_csv_name(sub: str) -> str:
+    """sub: the latency sub-experiment's name."""
+    return f"{throughput_name(sub)}.csv"
+
+
 # --- file names (docs/formats.md sections 8 and 9) ---------------------------------------------
 METADATA_FILE = "metadata.json"
 JUNIT_FILE = "junit.xml"

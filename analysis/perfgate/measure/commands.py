@@ -37,8 +37,8 @@ class Turns:
     warmup: int = 0
 
 
-def _payload_text(payloads: tuple[int, ...]) -> str:
-    return ",".join(str(p) for p in payloads)
+def _payload_text(values: tuple[int, ...]) -> str:
+    return ",".join(str(v) for v in values)
 
 
 def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, domain: int,
@@ -56,13 +56,20 @@ def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, d
     ]
     if sub.transport == "tcpv4":
         common += ["--tcp-port", str(own_port(domain))]
-    measuring = [
-        "--samples", str(options.samples),
-        "--warmup", str(options.warmup),
-        "--payloads", _payload_text(options.payloads),
-        "--output", str(csv),
-        "--report", str(report),
-    ]
+    experiment: list[str] = []
+    if options.throughput is not None:  # both sides: the subscriber's reader keeps a whole burst
+        experiment = ["--experiment", "throughput", "--burst-sizes", _payload_text(options.throughput.demands),
+                      "--recovery-times-ms", _payload_text(options.throughput.recovery_times_ms)]
+        measuring = experiment + ["--test-time-ms", str(round(options.throughput.time_s * 1000)),
+                                  "--payloads", _payload_text(options.payloads), "--output", str(csv)]
+    else:
+        measuring = [
+            "--samples", str(options.samples),
+            "--warmup", str(options.warmup),
+            "--payloads", _payload_text(options.payloads),
+            "--output", str(csv),
+            "--report", str(report),
+        ]
     fds: tuple[int, ...] = ()
     if turns is not None:
         measuring += ["--take-turns", str(turns.socket), "--turn-samples", str(turns.samples),
@@ -87,7 +94,7 @@ def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, d
                                        + security("publisher")),
                     measures=True, cpus=(pin[0],) if pin else None, pass_fds=fds),
         ProcessSpec("subscriber", tuple(common + ["--role", "subscriber", "--subscriber-index", "0", "--echo", "on"]
-                                        + echo_delay + security("subscriber")),
+                                        + experiment + echo_delay + security("subscriber")),
                     measures=False, cpus=(pin[1],) if pin else None),
     ]
 

@@ -22,9 +22,25 @@ DEFAULT_WARMUP = 100
 # security stays well under a millisecond), so only a hang reaches it.
 STARTUP_ALLOWANCE_S = 60.0
 ROUND_TRIP_BUDGET_S = 0.002
+# a throughput test's own time, plus the harness's waits for acknowledgements (5 s) and a report (3 s)
+TEST_ALLOWANCE_S = 10.0
 
 
 # --- options ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ThroughputSettings:
+    """The throughput experiment's tests: every payload x demand x recovery time, for time_s each."""
+
+    demands: tuple[int, ...]
+    recovery_times_ms: tuple[int, ...]
+    time_s: float
+
+    def timeout_s(self, payloads: int) -> float:
+        """Start-up, then per test its time, its recovery and the wait for its report and acknowledgements."""
+        tests = payloads * len(self.demands) * len(self.recovery_times_ms)
+        return STARTUP_ALLOWANCE_S + tests * (self.time_s + max(self.recovery_times_ms) / 1000 + TEST_ALLOWANCE_S)
+
+
 @dataclass(frozen=True)
 class RunOptions:
     output: Path
@@ -41,6 +57,7 @@ class RunOptions:
     # sub-experiment -> ns the echoing side busy-waits before each echo (perfgate ab --inject-delay-ns)
     echo_delay_ns: Mapping[str, int] = field(default_factory=dict)
     cpu_latency: str = cpu_latency.LATENCY_SYSTEM  # awake: idle CPUs kept polling while measuring (cpu_latency.py)
+    throughput: ThroughputSettings | None = None  # bursts instead of round trips (perfgate throughput)
 
 
 def default_timeout(samples: int, warmup: int, payloads: int) -> float:

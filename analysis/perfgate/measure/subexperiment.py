@@ -68,6 +68,28 @@ def read_measured(csv: Path, report: Path | None, payloads: tuple[int, ...], sam
     return Measured(frame if not frame.empty else None, counts, lost, shortfall(counts, samples))
 
 
+def read_throughput_measured(csv: Path, options: RunOptions) -> Measured:
+    """The throughput tests the harness finished (it writes them even when it could not go on)."""
+    from ..throughput_files import read_harness_throughput
+    from ..throughput_table import expected_tests, keys_of, throughput_table
+
+    settings = options.throughput
+    expected = expected_tests(options.payloads, settings.demands, settings.recovery_times_ms)
+    if not csv.exists():
+        return Measured(None, {}, {}, "the harness wrote no measurements")
+    try:
+        table = throughput_table(read_harness_throughput(csv))
+    except InputError as error:
+        return Measured(None, {}, {}, f"the harness wrote a malformed CSV: {error}")
+    done = keys_of(table)
+    if done != expected[:len(done)]:
+        return Measured(None, {}, {}, "the harness measured tests not asked for, or out of order")
+    missing = expected[len(done):]
+    problem = (f"{len(missing)} of {len(expected)} throughput tests not finished, from {missing[0][0]} B x "
+               f"{missing[0][1]}, {missing[0][2]} ms") if missing else None
+    return Measured(table if not table.empty else None, {}, {}, problem)
+
+
 def _lost_samples(report: Path | None) -> dict[int, int]:
     if report is None or not report.exists():
         return {}
@@ -78,7 +100,7 @@ def _lost_samples(report: Path | None) -> dict[int, int]:
 
 
 def median_first_payload(frame: pd.DataFrame | None) -> tuple[int, float] | None:
-    if frame is None or frame.empty:
+    if frame is None or frame.empty or s.LATENCY not in frame.columns:  # a throughput table has no latency
         return None
     payload = int(frame[s.PAYLOAD].iloc[0])
     return payload, float(frame.loc[frame[s.PAYLOAD] == payload, s.LATENCY].median())
@@ -176,7 +198,10 @@ def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: Har
                 supervision = supervise(specs, environment, private, options.timeout_s, cancel)
             else:
                 supervision = Supervision(s.OUTCOME_FAILED_TO_START, failure)
-            measured = read_measured(csv, None if sub.is_floor else report, options.payloads, options.samples)
+            if options.throughput is not None:
+                measured = read_throughput_measured(csv, options)
+            else:
+                measured = read_measured(csv, None if sub.is_floor else report, options.payloads, options.samples)
         finally:
             shutil.rmtree(private, ignore_errors=True)
             removed = remove_orphaned_shm(shm_before)

@@ -1,0 +1,131 @@
+"""throughput: the `perfgate throughput` command: Fast DDS' throughput experiment (bursts of samples
+at a pace, counted by the subscriber) for the latency experiment's transports, reliabilities and
+security, written as throughput_<sub>.csv per sub-experiment (docs/formats.md section 14).
+
+The measuring machinery is the latency experiment's (perfgate.measure: leased domains, pinned
+processes, DDS Security files, supervision); only the harness's mode and the table differ.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+from . import files, platform_info
+from . import harness as native_harness
+from . import schema as s
+from .errors import InputError
+from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
+from .measure.environment import RUN_ID_ENV, scrub_environment
+from .measure.options import ThroughputSettings, resolve_options
+from .run import initial_metadata, prepare_harness, run_all
+
+MAX_DEMAND = 100000  # the harness's largest burst: its writer keeps a whole burst
+MAX_RECOVERY_MS = 60000
+MAX_TIME_S = 600.0
+LOST_RELIABLE = "reliable sub-experiment lost samples"
+
+
+def plan_settings(demands, recovery_times_ms, time_s) -> ThroughputSettings:
+    """The tests to run; InputError (exit 2) for what the harness could not do."""
+    demands = tuple(int(d) for d in (demands or s.DEFAULT_DEMANDS))
+    recovery = tuple(int(r) for r in (recovery_times_ms if recovery_times_ms is not None else s.DEFAULT_RECOVERY_TIMES_MS))
+    time_s = s.DEFAULT_THROUGHPUT_TIME_S if time_s is None else float(time_s)
+    if not recovery:
+        raise InputError("--recovery-times lists no recovery time")
+    for what, values, low, high in (("--demands", demands, 1, MAX_DEMAND), ("--recovery-times", recovery, 0, MAX_RECOVERY_MS)):
+        bad = [v for v in values if not low <= v <= high]
+        if bad:
+            raise InputError(f"{what}: {bad[0]} is outside {low} to {high}")
+        if len(set(values)) != len(values):
+            raise InputError(f"{what} names {sorted(v for v in values if values.count(v) > 1)[0]} twice")
+    if not 0 < time_s <= MAX_TIME_S:
+        raise InputError(f"--time must be more than 0 and at most {MAX_TIME_S:.0f} seconds, got {time_s:g}")
+    if round(time_s * 1000) < 1:
+        raise InputError(f"--time must be at least a millisecond, got {time_s:g}")
+    return ThroughputSettings(demands, recovery, time_s)
+
+
+def reliable_losses(output: Path, subexperiments) -> list[str]:
+    """'<sub>: N lost at P B x D' for every reliable sub-experiment that lost samples."""
+    from .throughput_files import read_throughput
+
+    found = []
+    for sub in subexperiments:
+        path = output / s.throughput_csv_name(sub.name)
+        if sub.reliability != "reliable" or not path.is_file():
+            continue
+        table = read_throughput(path)
+        lossy = table[table[s.LOST] > 0]
+        found += [f"{sub.name}: {int(row[s.LOST])} of {int(row[s.SENT])} lost at {int(row[s.PAYLOAD])} B x "
+                  f"{int(row[s.DEMAND])}" for _, row in lossy.iterrows()]
+    return found
+
+
+def command_throughput(*, output, subexperiments=None, payloads=None, demands=None, recovery_times=None, time=None,
+                       quick=False, label=None, pin_cpus=None, workspace=None, fastdds_prefix=None,
+                       cpu_latency_request=None) -> int:
+    names = list(subexperiments) if subexperiments else list(s.DEFAULT_SUBEXPERIMENT_NAMES)
+    floors = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].is_floor]
+    if floors:
+        raise InputError(f"{floors[0]} measures plain sockets, not Fast DDS: it has no throughput experiment")
+    settings = plan_settings(demands, recovery_times, time)
+    if quick and payloads is None:
+        payloads = list(s.QUICK_THROUGHPUT_PAYLOADS)
+    build_record = None
+    if workspace is not None:
+        if fastdds_prefix is not None:
+            raise InputError("--workspace names the Fast DDS prefix: drop --fastdds-prefix")
+        build_record = read_record(workspace)
+        harness, fastdds_prefix = harness_paths(build_record, Path(workspace))
+    else:
+        harness = None
+    # samples and warm-up are the latency experiment's; a throughput test is timed instead
+    options = resolve_options(output=output, samples=2, payloads=payloads, subexperiments=names, label=label,
+                              warmup=0, harness=harness, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
+                              timeout=None, cpu_latency_request=cpu_latency_request)
+    options = replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
+    environment, ignored = scrub_environment(os.environ)
+    run_id = uuid.uuid4().hex
+    environment[RUN_ID_ENV] = run_id
+    paths = prepare_harness(options)
+    version = native_harness.fastdds_version(paths)
+    platform = platform_info.this_machine()
+    for warning in platform["warnings"]:
+        print(f"perfgate throughput: warning: {warning}", file=sys.stderr)
+    for name in ignored:
+        print(f"perfgate throughput: warning: ignoring {name} (Fast DDS configuration from the environment)",
+              file=sys.stderr)
+    tests = len(options.payloads) * len(settings.demands) * len(settings.recovery_times_ms)
+    print(f"perfgate throughput: {len(options.subexperiments)} sub-experiment(s) x {tests} test(s) of "
+          f"{settings.time_s:g} s (payloads {','.join(map(str, options.payloads))} B; demands "
+          f"{','.join(map(str, settings.demands))} samples/burst; recovery {','.join(map(str, settings.recovery_times_ms))} ms)",
+          flush=True)
+    options.output.mkdir(parents=True, exist_ok=True)
+    metadata = throughput_metadata(initial_metadata(options, paths, version, platform, ignored, run_id), settings)
+    if build_record is not None:
+        metadata[s.META_FASTDDS] = fastdds_metadata(build_record)
+    files.write_metadata(options.output, metadata)
+    failures = run_all(options, paths, environment, metadata)
+    losses = reliable_losses(options.output, options.subexperiments)
+    for loss in losses:
+        print(f"perfgate throughput: {LOST_RELIABLE}: {loss}", file=sys.stderr)
+    if failures:
+        print(f"perfgate throughput: {len(failures)} of {len(options.subexperiments)} sub-experiments did not finish: "
+              f"{', '.join(failures)}", file=sys.stderr)
+        return s.EXIT_INCOMPLETE
+    return s.EXIT_REGRESSION if losses else s.EXIT_OK
+
+
+def throughput_metadata(metadata: dict, settings: ThroughputSettings) -> dict:
+    """The run's metadata with the latency experiment's round-trip fields replaced by the tests'."""
+    for key in (s.META_SAMPLES, "warmup", s.META_LATENCY_DEFINITION):
+        metadata.pop(key, None)
+    metadata[s.META_HARNESS].pop("warmup", None)
+    metadata["kind"] = "throughput"
+    metadata["throughput"] = {"demands": list(settings.demands), "recovery_times_ms": list(settings.recovery_times_ms),
+                              "time_s": settings.time_s,
+                              "names": {sub: s.throughput_name(sub) for sub in metadata["requested_subexperiments"]}}
+    return metadata
