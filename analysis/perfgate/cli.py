@@ -207,6 +207,15 @@ def build_parser() -> argparse.ArgumentParser:
     _option(throughput, "--workspace", default=None, metavar="WS", help="as for run")
     _option(throughput, "--fastdds-prefix", default=None, metavar="DIR", help="as for run")
 
+    check_tp = command("check-throughput", "perfgate.throughput_check:command_check_throughput",
+                       "check throughput tables against throughput requirements (a minimum per test); JUnit, plots")
+    _option(check_tp, "--requirements", required=True, metavar="CSV",
+            help="Experiment type,Bytes,Demand,Recovery time,Subscription throughput[,Lost [%%]]")
+    _option(check_tp, "--experiment-directory", required=True, metavar="DIR", help="a perfgate throughput folder")
+    _option(check_tp, "--junit", default=None, metavar="FILE", help="also write JUnit (testcases Throughput[16 B x 1000])")
+    _option(check_tp, "--plots-directory", default=None, metavar="DIR", help="default: <experiment>/plots")
+    _no_plots(check_tp)
+
     # --- ab and verdict (two builds against each other, interleaved) ---
     ab = command("ab", "perfgate.ab:command_ab",
                  "measure a candidate Fast DDS against a baseline in interleaved, pinned rounds, then decide")

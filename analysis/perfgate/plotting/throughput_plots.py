@@ -1,0 +1,62 @@
+"""Throughput plots: a sub-experiment's subscription throughput against payload, one line per demand
+(and recovery time), its requirement minimums beside it; failed requirements in red."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .. import schema as s
+from .common import (FAILED_COLOUR, SUBEXPERIMENT_COLOURS, new_figure, payload_axis,
+                     round_log_ticks, save)
+
+THROUGHPUT_LABEL = "Subscription throughput [Mb/s]"
+REQUIREMENT_MARKER = "_"  # a bar at the minimum
+
+
+def throughput_figure(name: str, table: pd.DataFrame, checks: pd.DataFrame | None) -> Figure:
+    """checks: the throughput check rows of this sub-experiment (Check == Throughput), or None."""
+    figure, axes = new_figure(f"{name}: throughput received")
+    groups = list(table.groupby([s.DEMAND, s.RECOVERY_TIME], sort=True))
+    several_recoveries = table[s.RECOVERY_TIME].nunique() > 1
+    values = [table[s.SUBSCRIPTION_THROUGHPUT].to_numpy(float)]
+    for index, ((demand, recovery), rows) in enumerate(groups):
+        colour = SUBEXPERIMENT_COLOURS[index % len(SUBEXPERIMENT_COLOURS)]
+        label = f"{demand} samples/burst" + (f", {recovery} ms recovery" if several_recoveries else "")
+        rows = rows.sort_values(s.PAYLOAD)
+        axes.plot(rows[s.PAYLOAD], rows[s.SUBSCRIPTION_THROUGHPUT], marker="o", color=colour, label=label)
+        lost = rows[rows[s.LOST] > 0]
+        if not lost.empty:  # where samples were lost, say how many
+            for _, row in lost.iterrows():
+                axes.annotate(f"{100 * row[s.LOST] / row[s.SENT]:.0f}% lost", (row[s.PAYLOAD], row[s.SUBSCRIPTION_THROUGHPUT]),
+                              textcoords="offset points", xytext=(4, -12), fontsize=8, color=colour)
+        if checks is not None and not checks.empty:
+            mine = checks[(checks["Demand"] == demand) & (checks["Recovery time"] == recovery)]
+            if not mine.empty:
+                values.append(mine[s.REQUIREMENT].to_numpy(float))
+                axes.scatter(mine[s.BYTES], mine[s.REQUIREMENT], marker=REQUIREMENT_MARKER, s=400, linewidths=2.5,
+                             color=colour, zorder=3)
+                failed = mine[mine[s.STATUS] == s.FAILED]
+                axes.scatter(failed[s.BYTES], failed[s.EXPERIMENT], marker="x", s=120, linewidths=2.5,
+                             color=FAILED_COLOUR, zorder=4)
+    if checks is not None and not checks.empty:
+        axes.scatter([], [], marker=REQUIREMENT_MARKER, s=200, linewidths=2.5, color="black",
+                     label="requirement (minimum), in its demand's colour")
+        axes.scatter([], [], marker="x", s=80, linewidths=2.5, color=FAILED_COLOUR, label="below its requirement")
+    payload_axis(axes, table[s.PAYLOAD])
+    finite = np.concatenate(values)
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    if finite.size:
+        low, high = finite.min() / 1.5, finite.max() * 1.5
+        axes.set_ylim(low, high)
+        axes.set_yscale("log")
+        round_log_ticks(axes.yaxis, low, high)
+    axes.set_ylabel(f"{THROUGHPUT_LABEL} (log scale)")
+    axes.legend(loc="upper left", fontsize=9)
+    return figure
+
+
+def draw_throughput(name: str, table: pd.DataFrame, checks: pd.DataFrame | None, path: Path) -> Path:
+    return save(throughput_figure(name, table, checks), path)

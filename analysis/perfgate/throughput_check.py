@@ -1,0 +1,225 @@
+"""throughput_check: an experiment's throughput tables against the platform's throughput requirements
+(docs/formats.md section 14), and the JUnit of that check. Pure: frames in, a check table out.
+
+Each requirement row (Experiment type, Bytes, Demand, Recovery time) asks for a minimum Subscription
+throughput, compared as the CSV writes it (three decimals): equal passes. Samples lost by a reliable
+sub-experiment always fail (reliable delivery loses nothing); a best-effort one is held to the row's
+Lost [%] where the row gives one. A required test that was not measured is an error (exit 3).
+"""
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import files
+from . import schema as s
+from .junit import annotation_path, suite_properties
+from .throughput_files import (REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_LOST, REQUIREMENT_RECOVERY,
+                               REQUIREMENT_THROUGHPUT)
+
+THROUGHPUT_CHECK = "Throughput"
+LOST_CHECK = "Lost"
+CHECK_TABLE_COLUMNS = (s.EXPERIMENT_TYPE, s.CHECK, s.BYTES, REQUIREMENT_DEMAND, REQUIREMENT_RECOVERY, s.REQUIREMENT,
+                       s.EXPERIMENT, s.STATUS, "line")
+SUITE_PREFIX = "throughput."
+FAILURE_TYPE = "throughput_regression"
+ERROR_TYPE = "missing_measurements"
+
+
+@dataclass
+class ThroughputCheck:
+    table: pd.DataFrame  # CHECK_TABLE_COLUMNS, in requirement order
+    missing: list[tuple[str, int, int, int, int, str]] = field(default_factory=list)  # sub, B, demand, ms, line, why
+
+    @property
+    def failed(self) -> int:
+        return int((self.table[s.STATUS] == s.FAILED).sum())
+
+    @property
+    def exit_code(self) -> int:
+        if self.missing:
+            return s.EXIT_INCOMPLETE
+        return s.EXIT_REGRESSION if self.failed else s.EXIT_OK
+
+
+def base_subexperiment(name: str) -> s.SubExperiment | None:
+    """The latency sub-experiment whose transport a throughput_<sub> name runs, or None."""
+    if not name.startswith(s.THROUGHPUT_PREFIX):
+        return None
+    return s.KNOWN_SUBEXPERIMENTS.get(name[len(s.THROUGHPUT_PREFIX):])
+
+
+def lost_percent(sent: int, lost: int) -> float:
+    return 100.0 * lost / sent if sent else 0.0
+
+
+def check_throughput(tables: dict[str, pd.DataFrame], requirements: pd.DataFrame) -> ThroughputCheck:
+    """tables: throughput sub-experiment name (throughput_<sub>) -> its throughput table."""
+    rows, missing = [], []
+    for _, req in requirements.iterrows():
+        name = req[s.EXPERIMENT_TYPE]
+        key = (int(req[REQUIREMENT_BYTES]), int(req[REQUIREMENT_DEMAND]), int(req[REQUIREMENT_RECOVERY]))
+        table = tables.get(name)
+        found = pd.DataFrame() if table is None else table[
+            (table[s.PAYLOAD] == key[0]) & (table[s.DEMAND] == key[1]) & (table[s.RECOVERY_TIME] == key[2])]
+        if found.empty:
+            why = "the test was not measured" if table is not None else f"no {name}.csv"
+            missing.append((name, *key, int(req["line"]), why))
+            continue
+        measured = found.iloc[0]
+        minimum = float(req[REQUIREMENT_THROUGHPUT])
+        value = float(measured[s.SUBSCRIPTION_THROUGHPUT])
+        rows.append((name, THROUGHPUT_CHECK, *key, minimum, value,
+                     s.PASSED if files.thousandths([value])[0] >= files.thousandths([minimum])[0] else s.FAILED,
+                     int(req["line"])))
+        base = base_subexperiment(name)
+        reliable = base is not None and base.reliability == "reliable"
+        allowed = 0.0 if reliable else req.get(REQUIREMENT_LOST, math.nan)
+        if allowed is not None and not (isinstance(allowed, float) and math.isnan(allowed)):
+            lost = lost_percent(int(measured[s.SENT]), int(measured[s.LOST]))
+            over = int(measured[s.LOST]) > 0 if reliable else \
+                files.thousandths([lost])[0] > files.thousandths([float(allowed)])[0]
+            rows.append((name, LOST_CHECK, *key, float(allowed), lost, s.FAILED if over else s.PASSED,
+                         int(req["line"])))
+    return ThroughputCheck(pd.DataFrame(rows, columns=list(CHECK_TABLE_COLUMNS)), missing)
+
+
+# --- JUnit ------------------------------------------------------------------------------------------
+def testcase_name(check: str, payload: int, demand: int, recovery_ms: int, several_recoveries: bool) -> str:
+    """`Throughput[16 B x 1000]`; with the recovery time where one payload and demand have several."""
+    recovery = f", {recovery_ms} ms" if several_recoveries else ""
+    return f"{check}[{payload} B x {demand}{recovery}]"
+
+
+def several_recoveries(requirements: pd.DataFrame, name: str) -> bool:
+    """Whether a payload and demand of this sub-experiment are required at several recovery times (then
+    the testcase names carry the recovery time)."""
+    required = requirements[requirements[s.EXPERIMENT_TYPE] == name]
+    return bool(required.duplicated([REQUIREMENT_BYTES, REQUIREMENT_DEMAND], keep=False).any())
+
+
+def _describe(row) -> str:
+    if row[s.CHECK] == THROUGHPUT_CHECK:
+        return (f"subscription throughput {files.format_float(row[s.EXPERIMENT])} Mb/s < requirement "
+                f"{files.format_float(row[s.REQUIREMENT])} Mb/s")
+    if row[s.REQUIREMENT] == 0:
+        return f"lost {files.format_float(row[s.EXPERIMENT])} % of its samples; reliable delivery loses none"
+    return f"lost {files.format_float(row[s.EXPERIMENT])} % > allowed {files.format_float(row[s.REQUIREMENT])} %"
+
+
+def build_throughput_junit(result: ThroughputCheck, requirements: pd.DataFrame, requirements_path: Path,
+                           metadata: dict | None) -> str:
+    """One <testsuite> per throughput sub-experiment, one <testcase> per check of a requirement row, with
+    the row's file and line; a required test without measurements is an <error>."""
+    file_attribute = annotation_path(requirements_path)
+    properties = suite_properties(metadata)
+    properties.pop("latency_definition", None)
+    root = ET.Element("testsuites", name="perfgate throughput")
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for name in dict.fromkeys(requirements[s.EXPERIMENT_TYPE]):
+        several = several_recoveries(requirements, name)
+        suite = ET.SubElement(root, "testsuite", name=f"{SUITE_PREFIX}{name}")
+        props = ET.SubElement(suite, "properties")
+        for key, value in properties.items():
+            ET.SubElement(props, "property", name=key, value=value)
+        counts = {"tests": 0, "failures": 0, "errors": 0}
+
+        def case(title: str, line: int) -> ET.Element:
+            counts["tests"] += 1
+            return ET.SubElement(suite, "testcase", name=title, classname=f"{SUITE_PREFIX}{name}",
+                                 file=file_attribute, line=str(line), time="0")
+
+        for sub, payload, demand, recovery, line, why in (m for m in result.missing if m[0] == name):
+            element = ET.SubElement(case(testcase_name(THROUGHPUT_CHECK, payload, demand, recovery, several), line),
+                                    "error", type=ERROR_TYPE,
+                                    message=f"no measurements for {sub} at {payload} B x {demand}: {why}")
+            element.text = f"The requirement at {file_attribute}:{line} has no measured result: {why}."
+            counts["errors"] += 1
+        for _, row in result.table[result.table[s.EXPERIMENT_TYPE] == name].iterrows():
+            title = testcase_name(row[s.CHECK], int(row[s.BYTES]), int(row[REQUIREMENT_DEMAND]),
+                                  int(row[REQUIREMENT_RECOVERY]), several)
+            element = case(title, int(row["line"]))
+            if row[s.STATUS] == s.FAILED:
+                message = f"{name} at {int(row[s.BYTES])} B x {int(row[REQUIREMENT_DEMAND])}: {_describe(row)}"
+                failure = ET.SubElement(element, "failure", type=FAILURE_TYPE, message=message)
+                failure.text = f"{message}. Requirement: {file_attribute}:{int(row['line'])}"
+                counts["failures"] += 1
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+        suite.set("skipped", "0")
+        suite.set("time", "0")
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# --- the command ------------------------------------------------------------------------------------
+THROUGHPUT_CHECKS_FILE = "throughput_checks.csv"
+
+
+def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_path: Path) -> dict[str, pd.DataFrame]:
+    """The throughput tables the requirements name. A named sub-experiment this experiment did not
+    measure at all is a requirement that can never be met here: bad input (exit 2), not missing data."""
+    from .errors import InputError
+    from .throughput_files import read_throughput
+
+    tables = {}
+    for name in dict.fromkeys(requirements[s.EXPERIMENT_TYPE]):
+        path = experiment_dir / f"{name}.csv"
+        if not path.is_file():
+            line = int(requirements.loc[requirements[s.EXPERIMENT_TYPE] == name, "line"].iloc[0])
+            raise InputError(f"requires {name}, which {experiment_dir} did not measure (no {path.name})",
+                             requirements_path, line)
+        tables[name] = read_throughput(path)
+    return tables
+
+
+def command_check_throughput(*, requirements, experiment_directory, junit=None, plots_directory=None,
+                             no_plots=False) -> int:
+    import sys
+
+    from . import outputs
+    from .plotting.throughput_plots import draw_throughput
+    from .throughput_files import read_throughput_requirements
+
+    outputs.require_paths(requirements=requirements, experiment_directory=experiment_directory, junit=junit,
+                          plots_directory=plots_directory)
+    experiment_dir = files.require_dir(Path(experiment_directory), "experiment folder")
+    requirements_path = Path(requirements)
+    required = read_throughput_requirements(requirements_path)
+    tables = read_tables(experiment_dir, required, requirements_path)
+    plots = Path(plots_directory) if plots_directory else experiment_dir / s.PLOTS_DIR
+    if junit is not None:
+        outputs.require_writable(Path(junit), "JUnit file")
+        outputs.require_not_input(Path(junit), [requirements_path], "JUnit file")
+    result = check_throughput(tables, required)
+    with outputs.write_errors_as_input_errors():
+        files.write_csv(experiment_dir / THROUGHPUT_CHECKS_FILE, result.table.drop(columns=["line"]))
+        if junit is not None:
+            files.write_text(Path(junit), build_throughput_junit(result, required, requirements_path,
+                                                                 files.read_metadata(experiment_dir)))
+        if not no_plots:
+            plots.mkdir(parents=True, exist_ok=True)
+            for name, table in tables.items():
+                mine = result.table[(result.table[s.EXPERIMENT_TYPE] == name) & (result.table[s.CHECK] == THROUGHPUT_CHECK)]
+                draw_throughput(name, table, mine, plots / f"{name}.png")
+    for name in tables:
+        mine = result.table[result.table[s.EXPERIMENT_TYPE] == name]
+        print(f"{name}: {len(mine)} checks, {int((mine[s.STATUS] == s.FAILED).sum())} failed")
+        for _, row in mine[mine[s.STATUS] == s.FAILED].iterrows():
+            title = testcase_name(row[s.CHECK], int(row[s.BYTES]), int(row[REQUIREMENT_DEMAND]),
+                                  int(row[REQUIREMENT_RECOVERY]), several_recoveries(required, name))
+            print(f"  {title}: {_describe(row)}")
+    for sub, payload, demand, recovery, line, why in result.missing:
+        print(f"perfgate check-throughput: error: no measurements for {sub} at {payload} B x {demand}, {recovery} ms "
+              f"({requirements_path}:{line}): {why}", file=sys.stderr)
+    print(f"{len(result.table)} throughput checks: {result.failed} failed; {len(result.missing)} required test(s) "
+          "without measurements")
+    return result.exit_code
