@@ -163,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     _option(run, "--subexperiments", type=_name_list, default=None,
             help="comma-separated sub-experiment names (default: the ten of the contract, then the machine's "
                  "floor: " + ",".join(s.FLOOR_SUBEXPERIMENT_NAMES) + ")")
+    _option(run, "--subscribers", type=_positive_int, default=None, metavar="N",
+            help="also <sub>_1to<N> for each selected latency sub-experiment: N subscribers (2 to 16)")
     _option(run, "--label", default=None, help="experiment label (default: the output folder's name)")
     _option(run, "--warmup", type=int, default=None, help="unrecorded round trips before each payload (default 100)")
     _option(run, "--harness", default=None, metavar="PATH", help="harness executable (default: build native/ on first use)")

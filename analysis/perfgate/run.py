@@ -132,13 +132,14 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperiments=None, label=None,
                 warmup=None, harness=None, fastdds_prefix=None, pin_cpus=None, timeout=None,
-                engine=s.ENGINE_HARNESS, workspace=None, cpu_latency_request=None) -> int:
+                engine=s.ENGINE_HARNESS, workspace=None, cpu_latency_request=None, subscribers=None) -> int:
     if engine == s.ENGINE_UPSTREAM:  # Fast DDS' own latency tests (perfgate.upstream)
         return upstream.command_upstream(output=output, workspace=workspace, subexperiments=subexperiments,
                                          label=label, samples=samples, payloads=payloads, pin_cpus=pin_cpus,
                                          cpu_latency_request=cpu_latency_request,
                                          harness_options={"--warmup": warmup, "--harness": harness,
-                                                          "--fastdds-prefix": fastdds_prefix, "--timeout": timeout})
+                                                          "--fastdds-prefix": fastdds_prefix, "--timeout": timeout,
+                                                          "--subscribers": subscribers})
     build_record = None
     if workspace is not None:  # a `perfgate build` workspace: its harness, its Fast DDS, its record
         if harness is not None or fastdds_prefix is not None:
@@ -147,7 +148,8 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
         harness, fastdds_prefix = harness_paths(build_record, Path(workspace))
     options = resolve_options(output=output, samples=samples, payloads=payloads, subexperiments=subexperiments,
                               label=label, warmup=warmup, harness=harness, fastdds_prefix=fastdds_prefix,
-                              pin_cpus=pin_cpus, timeout=timeout, cpu_latency_request=cpu_latency_request)
+                              pin_cpus=pin_cpus, timeout=timeout, cpu_latency_request=cpu_latency_request,
+                              subscribers=subscribers)
     environment, ignored = scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[RUN_ID_ENV] = run_id

@@ -5,6 +5,7 @@ docs/formats.md specifies them for users (section numbers below).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ class SubExperiment:
     reliability: str  # "best_effort" or "reliable"
     security: bool
     is_floor: bool = False  # plain socket ping-pong: the machine's floor, never checked by default
+    subscribers: int = 1  # one-to-many (`<sub>_1to<N>`): N subscribers, the round trip to the last one
 
 
 SUBEXPERIMENTS: tuple[SubExperiment, ...] = (
@@ -45,9 +47,65 @@ EXTRA_SUBEXPERIMENTS: tuple[SubExperiment, ...] = (
 )
 DEFAULT_SUBEXPERIMENT_NAMES: tuple[str, ...] = tuple(s.name for s in SUBEXPERIMENTS)
 FLOOR_SUBEXPERIMENT_NAMES: tuple[str, ...] = tuple(s.name for s in EXTRA_SUBEXPERIMENTS if s.is_floor)
-KNOWN_SUBEXPERIMENTS: dict[str, SubExperiment] = {
-    s.name: s for s in SUBEXPERIMENTS + EXTRA_SUBEXPERIMENTS
-}
+
+# One-to-many: `<sub>_1to<N>` is latency sub-experiment <sub> (not a floor) with N subscribers. Names
+# are resolved, not listed (15 bases x 15 counts would drown every list of names); above 16 the
+# subscribers outnumber any reference machine's cores many times over.
+ONE_TO_MANY_INFIX = "_1to"
+MAX_SUBSCRIBERS = 16
+_FIXED_SUBEXPERIMENTS: dict[str, SubExperiment] = {s.name: s for s in SUBEXPERIMENTS + EXTRA_SUBEXPERIMENTS}
+
+
+def one_to_many_name(sub: str, subscribers: int) -> str:
+    return f"{sub}{ONE_TO_MANY_INFIX}{subscribers}"
+
+
+def resolve_subexperiment(name: str) -> SubExperiment:
+    """The sub-experiment a name stands for; ValueError with one line saying why for a name no run writes."""
+    if name in _FIXED_SUBEXPERIMENTS:
+        return _FIXED_SUBEXPERIMENTS[name]
+    base, infix, count = str(name).rpartition(ONE_TO_MANY_INFIX)
+    if not infix or base not in _FIXED_SUBEXPERIMENTS:
+        raise ValueError(f"unknown sub-experiment {name!r}")
+    if _FIXED_SUBEXPERIMENTS[base].is_floor:
+        raise ValueError(f"sub-experiment {name!r}: {base} is a floor (plain sockets), it has no subscribers")
+    if not count.isdigit() or str(int(count)) != count or not 2 <= int(count) <= MAX_SUBSCRIBERS:
+        raise ValueError(f"sub-experiment {name!r}: one-to-many takes 2 to {MAX_SUBSCRIBERS} subscribers "
+                         f"({base}{ONE_TO_MANY_INFIX}2 .. {base}{ONE_TO_MANY_INFIX}{MAX_SUBSCRIBERS})")
+    return dataclasses.replace(_FIXED_SUBEXPERIMENTS[base], name=name, subscribers=int(count))
+
+
+class _KnownSubexperiments(dict):
+    """The named sub-experiments, in order, and every one-to-many name besides.
+
+    Iterating gives the fixed names (the ten, then the extras); `in`, `[]` and `get` also resolve
+    `<sub>_1to<N>`, so every module that looks a name up accepts one-to-many names unchanged.
+    """
+
+    def __missing__(self, name):
+        try:
+            return resolve_subexperiment(name)
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __contains__(self, name) -> bool:
+        try:
+            return isinstance(name, str) and bool(self[name])
+        except KeyError:
+            return False
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+
+KNOWN_SUBEXPERIMENTS: dict[str, SubExperiment] = _KnownSubexperiments(_FIXED_SUBEXPERIMENTS)
+
+
+def checked_by_default(name: str) -> bool:
+    """Whether requirements must cover a measured sub-experiment: the floors and the one-to-many ones
+    are measured for reference and checked only when the requirements list them."""
+    sub = KNOWN_SUBEXPERIMENTS.get(name)
+    return sub is None or not (sub.is_floor or sub.subscribers > 1)
 
 # --- payloads and samples -----------------------------------------------------------------------
 PAYLOADS: tuple[int, ...] = tuple(16 << i for i in range(11))  # 16 B .. 16 KiB

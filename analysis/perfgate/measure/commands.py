@@ -43,7 +43,8 @@ def _payload_text(values: tuple[int, ...]) -> str:
 
 def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, domain: int,
                      csv: Path, report: Path, security_dir: Path | None, turns: Turns | None = None) -> list[ProcessSpec]:
-    """perfgate-latency: one "both" process for intra-process delivery, else publisher then subscriber."""
+    """perfgate-latency: one "both" process for intra-process delivery (its N subscribers inside), else the
+    publisher, then its N subscribers (their order is their index; the last echoes)."""
     common = [
         str(harness),
         "--transport", sub.transport,
@@ -87,16 +88,33 @@ def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, d
         # one of them for seconds, and one vCPU here runs the round trip 1.7x slower than the other
         # (docs/verdict.md, "The intra-process round trip").
         cpus = (pin[0],) if pin and turns is not None else tuple(sorted(set(pin))) if pin else None
-        return [ProcessSpec("both", tuple(common + ["--role", "both"] + measuring + echo_delay),
+        return [ProcessSpec("both", tuple(common + ["--role", "both", "--subscribers", str(sub.subscribers)]
+                                          + measuring + echo_delay),
                             measures=True, cpus=cpus, pass_fds=fds)]
-    return [
-        ProcessSpec("publisher", tuple(common + ["--role", "publisher", "--subscribers", "1"] + measuring
-                                       + security("publisher")),
-                    measures=True, cpus=(pin[0],) if pin else None, pass_fds=fds),
-        ProcessSpec("subscriber", tuple(common + ["--role", "subscriber", "--subscriber-index", "0", "--echo", "on"]
-                                        + experiment + echo_delay + security("subscriber")),
-                    measures=False, cpus=(pin[1],) if pin else None),
-    ]
+    publisher = ProcessSpec("publisher", tuple(common + ["--role", "publisher", "--subscribers", str(sub.subscribers)]
+                                               + measuring + security("publisher")),
+                            measures=True, cpus=(pin[0],) if pin else None, pass_fds=fds)
+    subscribers = []
+    for index, name in enumerate(subscriber_names(sub)):
+        echoes = index == sub.subscribers - 1  # the round trip is to the last subscriber
+        subscribers.append(ProcessSpec(name, tuple(
+            common + ["--role", "subscriber", "--subscribers", str(sub.subscribers), "--subscriber-index", str(index),
+                      "--echo", "on" if echoes else "off"]
+            + experiment + (echo_delay if echoes else []) + security(name)),
+            measures=False, cpus=(pin[1],) if pin else None))
+    return [publisher] + subscribers
+
+
+def subscriber_names(sub: s.SubExperiment) -> list[str]:
+    """The subscriber processes' roles, which are also their security identities' names."""
+    if sub.subscribers == 1:
+        return ["subscriber"]
+    return [f"subscriber-{index}" for index in range(sub.subscribers)]
+
+
+def participant_names(sub: s.SubExperiment) -> list[str]:
+    """Every identity a secure sub-experiment needs (perfgate.security.generate_security_files)."""
+    return ["publisher"] + subscriber_names(sub)
 
 
 def floor_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, port: int,

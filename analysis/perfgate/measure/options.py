@@ -103,6 +103,18 @@ def cpu_pinning_metadata(pin: tuple[int, int] | None, requested: str | None = No
             "requested": s.PIN_AUTO if requested is None else str(requested)}
 
 
+def one_to_many_names(names: list[str], subscribers: int | None) -> list[str]:
+    """--subscribers N: `<sub>_1to<N>` of every named latency sub-experiment with one subscriber."""
+    if subscribers is None:
+        return []
+    if not 2 <= int(subscribers) <= s.MAX_SUBSCRIBERS:
+        raise InputError(f"--subscribers takes 2 to {s.MAX_SUBSCRIBERS} (one subscriber is every other "
+                         f"sub-experiment), got {subscribers}")
+    bases = [s.KNOWN_SUBEXPERIMENTS[n] for n in names]
+    added = [s.one_to_many_name(b.name, int(subscribers)) for b in bases if not b.is_floor and b.subscribers == 1]
+    return [name for name in added if name not in names]  # named already: measured once
+
+
 def check_output_folder(output: Path) -> None:
     if output.exists() and not output.is_dir():
         raise InputError("output is a file, not a folder", output)
@@ -111,14 +123,18 @@ def check_output_folder(output: Path) -> None:
 
 
 def resolve_options(*, output, samples, payloads, subexperiments, label, warmup, harness,
-                    fastdds_prefix, pin_cpus, timeout, cpu_latency_request=None) -> RunOptions:
+                    fastdds_prefix, pin_cpus, timeout, cpu_latency_request=None, subscribers=None) -> RunOptions:
     """Validate the command line; InputError (exit 2) before anything is built or written."""
     output = Path(output)
     check_output_folder(output)
     names = list(subexperiments) if subexperiments else list(DEFAULT_RUN_SUBEXPERIMENTS)
-    unknown = [n for n in names if n not in s.KNOWN_SUBEXPERIMENTS]
-    if unknown:
-        raise InputError(f"unknown sub-experiment {unknown[0]!r}; known: {', '.join(s.KNOWN_SUBEXPERIMENTS)}")
+    for name in names:
+        try:
+            s.resolve_subexperiment(name)
+        except ValueError as error:
+            known = f"; known: {', '.join(s.KNOWN_SUBEXPERIMENTS)}, and <sub>{s.ONE_TO_MANY_INFIX}<N>"
+            raise InputError(f"{error}{known if str(error).startswith('unknown') else ''}") from None
+    names += one_to_many_names(names, subscribers)
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputError(f"sub-experiment {duplicated[0]!r} is named twice")

@@ -18,7 +18,7 @@ from .. import schema as s
 from ..clock import utc_now
 from ..errors import InputError
 from ..harness import HarnessPaths
-from .commands import ProcessSpec, Turns, floor_commands, latency_commands, describe
+from .commands import ProcessSpec, Turns, floor_commands, latency_commands, describe, participant_names
 from .domains import lease_domain, own_port
 from .options import RunOptions
 from .shm import fastdds_shm_files, remove_orphaned_shm
@@ -131,6 +131,7 @@ class SubexperimentResult:
             "reliability": self.sub.reliability,
             "security": self.sub.security,
             "floor": self.sub.is_floor,
+            "subscribers": self.sub.subscribers,
             "domain": self.domain,
             "port": self.port,
             "started_utc": self.started_utc,
@@ -226,7 +227,7 @@ def _commands(sub: s.SubExperiment, options: RunOptions, paths: HarnessPaths, do
         try:
             from .. import security  # cryptography loads slowly: only for secure sub-experiments
 
-            security.generate_security_files(security_dir, domain, ["publisher", "subscriber"])
+            security.generate_security_files(security_dir, domain, participant_names(sub))
         except Exception as error:  # any failure here is this sub-experiment's, the run goes on
             return [], f"could not generate the security files: {error}"
     return latency_commands(sub, options, paths.latency, domain, csv, report, security_dir, turns), None
