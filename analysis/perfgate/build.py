@@ -114,8 +114,8 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
 
 
 def _keep(workspace: Path, record: dict, reused: Path | None, keep_installs: int, keep_as: str | None) -> Path | None:
-    """After a finished build: keep its install (or mark the reused one as used), prune beyond
-    keep_installs, point keep_as at it. Returns the kept folder."""
+    """After a finished build: keep its install (or mark the reused one as used), point keep_as at it,
+    prune beyond keep_installs. Returns the kept folder."""
     folder = reused
     try:
         if reused is not None:
@@ -126,9 +126,9 @@ def _keep(workspace: Path, record: dict, reused: Path | None, keep_installs: int
                 fastdds = record["fastdds"]
                 why = "the source has uncommitted changes" if fastdds.get("uncommitted_changes") else "no commit is known"
                 print(f"perfgate build: not kept in {kept.installs_dir(workspace)}: {why}", flush=True)
-        kept.prune(workspace, keep_installs)
-        if keep_as is not None:
+        if keep_as is not None:  # first: a name moved off a folder no longer protects it
             kept.name(workspace, keep_as, folder)
+        kept.prune(workspace, keep_installs)
     except OSError as error:  # the build stands; what is kept is only a shortcut for later builds
         print(f"perfgate build: warning: {kept.installs_dir(workspace)}: {error}", file=sys.stderr, flush=True)
     return folder

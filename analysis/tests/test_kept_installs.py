@@ -206,3 +206,122 @@ def test_bad_keep_options_exit_2_before_anything_is_built(tmp_path, args, messag
     assert done.returncode == s.EXIT_USAGE
     assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
     assert not (tmp_path / "ws").exists()
+
+
+# --- end to end: a stand-in Fast DDS 2.9.1 built with the real harness, through the command line ------
+# The system's libfastrtps installed by a source of its own, with a CMake package that names that copy:
+# the harness builds against it and loads it from the workspace, as it does a real Fast DDS's.
+STAND_IN_CMAKE = """cmake_minimum_required(VERSION 3.16)
+project(fastrtps VERSION "2.9.1" LANGUAGES CXX)
+include(CMakePackageConfigHelpers)
+install(FILES "{library}" DESTINATION lib RENAME libfastrtps.so.2.9)
+install(FILES note.txt DESTINATION share/fastrtps)
+file(WRITE "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config.cmake" [=[
+get_filename_component(_prefix "${{CMAKE_CURRENT_LIST_DIR}}/../../.." ABSOLUTE)
+find_package(fastcdr REQUIRED)
+find_package(foonathan_memory REQUIRED)
+if(NOT TARGET fastrtps)
+  add_library(fastrtps SHARED IMPORTED)
+  set_target_properties(fastrtps PROPERTIES IMPORTED_LOCATION "${{_prefix}}/lib/libfastrtps.so.2.9"
+    IMPORTED_SONAME libfastrtps.so.2.9 INTERFACE_LINK_LIBRARIES "fastcdr;foonathan_memory")
+endif()
+]=])
+write_basic_package_version_file("${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config-version.cmake" VERSION 2.9.1
+                                 COMPATIBILITY SameMajorVersion)
+install(FILES "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config.cmake"
+              "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config-version.cmake" DESTINATION share/fastrtps/cmake)
+"""
+
+
+def system_fastrtps() -> Path | None:
+    listing = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    match = re.search(r"libfastrtps\.so\.2\.\d+ \(.*?\) => (\S+)", listing)
+    return Path(match.group(1)).resolve() if match else None
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    """Commits c1 <- c2 <- c3 of the stand-in (each installs its own note), built one after the other in
+    one workspace as CI does: c1 as baseline, c2 as candidate, c2's parent as baseline (kept: reused),
+    c3 unnamed, then c3 again as candidate keeping 1. Every step's output and the folders after it."""
+    library = system_fastrtps()
+    if library is None or fastdds_source.installed_cmake_version("fastcdr") is None:
+        pytest.skip("needs the system's Fast DDS 2.x and Fast CDR (ci/debian-packages.txt)")
+    root = tmp_path_factory.mktemp("kept")
+    origin = root / "origin"
+    origin.mkdir()
+    (origin / "CMakeLists.txt").write_text(STAND_IN_CMAKE.format(library=library))
+    (origin / "package.xml").write_text(PACKAGE_XML.format(name="fastrtps", version="2.9.1"))
+    git_in(origin, "init", "-q")
+    commits = {}
+    for name in ("c1", "c2", "c3"):
+        (origin / "note.txt").write_text(f"{name}\n")
+        git_in(origin, "add", ".")
+        git_in(origin, "commit", "-qm", name)
+        commits[name] = git_in(origin, "rev-parse", "HEAD")
+    workspace, url = root / "ws", f"file://{origin}"
+    steps, log = {}, workspace / "perfgate" / "colcon-build.log"
+    for step, ref, options in (("c1", commits["c1"], ["--keep-as", "baseline", "--keep-installs", "2", "--jobs", "1"]),
+                               ("c2", commits["c2"], ["--keep-as", "candidate", "--keep-installs", "2"]),
+                               ("parent", f"parent:{commits['c2']}", ["--keep-as", "baseline", "--keep-installs", "2"]),
+                               ("c3", commits["c3"], ["--keep-installs", "2"]),
+                               ("c3 again", commits["c3"], ["--keep-as", "candidate", "--keep-installs", "1"])):
+        colcon_log = log.stat().st_mtime_ns if log.is_file() else None
+        done = perfgate("build", "--workspace", str(workspace), "--git-url", url, "--commit", ref, *options)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        steps[step] = {"done": done, "colcon_ran": log.stat().st_mtime_ns != colcon_log,
+                       "installs": sorted(p.name for p in (workspace / "installs").iterdir()),
+                       "names": {p.name: os.readlink(p) for p in (workspace / "installs").iterdir() if p.is_symlink()},
+                       "record": build_record.read_record(workspace)}
+    return workspace, commits, steps
+
+
+@pytest.mark.compiles
+def test_a_built_commit_is_kept_and_its_copy_runs_on_its_own_library(builds):
+    workspace, commits, steps = builds
+    folder = workspace / "installs" / commits["c1"]
+    first = steps["c1"]
+    assert first["colcon_ran"] and first["installs"] == [commits["c1"], "baseline"]
+    assert first["done"].stdout.strip().splitlines()[-1].endswith(f"; kept in {folder}")
+    harness = folder / "bin" / native_harness.LATENCY_EXECUTABLE
+    runpath = subprocess.run(["readelf", "-d", str(harness)], capture_output=True, text=True).stdout
+    assert f"Library runpath: [$ORIGIN/../lib:{workspace / 'install' / 'lib'}]" in runpath
+    assert colcon.linked_fastdds_library(harness) == str(folder / "lib" / "libfastrtps.so.2.9")
+    assert native_harness.fastdds_version(native_harness.HarnessPaths(harness, harness, folder)) == "2.9.1"
+    assert (folder / "share" / "fastrtps" / "note.txt").read_text() == "c1\n"  # c1's install, whatever WS holds now
+    arm = ab.parse_arm("baseline", str(workspace / "installs" / "baseline"))
+    assert arm.harness == harness and arm.build_record["fastdds"]["commit"] == commits["c1"]
+    assert arm.build_record["kept_from"] == str(workspace) and arm.build_record["harness_source"] == \
+        native_harness.source_digest()
+
+
+@pytest.mark.compiles
+def test_a_kept_commit_is_not_built_again(builds):
+    workspace, commits, steps = builds
+    folder = workspace / "installs" / commits["c1"]
+    reuse = steps["parent"]
+    assert not reuse["colcon_ran"] and "Starting >>>" not in reuse["done"].stdout
+    assert reuse["done"].stdout.strip().splitlines()[-1] == \
+        f"perfgate build: {commits['c1']} already built, kept in {folder}"
+    # WS/install holds c2 now: the workspace's record names the kept copy of what was asked
+    record = reuse["record"]
+    assert (record["prefix"], record["harness"], record["workspace"]) == (
+        str(folder), str(folder / "bin" / native_harness.LATENCY_EXECUTABLE), str(workspace))
+    assert record["fastdds"]["commit"] == commits["c1"] and "reused_utc" in record
+    assert build_record.harness_paths(record, workspace) == (folder / "bin" / native_harness.LATENCY_EXECUTABLE, folder)
+    assert reuse["names"] == {"baseline": commits["c1"], "candidate": commits["c2"]}
+
+
+@pytest.mark.compiles
+def test_names_protect_their_folders_and_pruning_keeps_the_last_n(builds):
+    workspace, commits, steps = builds
+    c1, c2, c3 = commits["c1"], commits["c2"], commits["c3"]
+    # three kept with --keep-installs 2: c2, the least recently used, stays as "candidate"
+    assert steps["c3"]["colcon_ran"] and steps["c3"]["installs"] == sorted([c1, c2, c3, "baseline", "candidate"])
+    assert steps["c3"]["record"]["prefix"] == str(workspace / "install")  # built: the workspace's own install
+    # c3 again as candidate, keeping 1: reused; c2 is no longer named and goes, c1 stays as "baseline"
+    last = steps["c3 again"]
+    assert not last["colcon_ran"]
+    assert last["installs"] == sorted([c1, c3, "baseline", "candidate"])
+    assert last["names"] == {"baseline": c1, "candidate": c3}
+    assert (workspace / "installs" / "candidate" / "share" / "fastrtps" / "note.txt").read_text() == "c3\n"
