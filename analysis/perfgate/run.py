@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
-from . import __version__, cpu_latency, files, platform_info, scratch, upstream
+from . import __version__, cpu_latency, files, platform_info, resources_table, scratch, upstream
 from . import harness as native_harness
 from . import schema as s
 from .clock import load_average, utc_now
@@ -28,6 +28,7 @@ from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .harness import HarnessPaths
 from .measure.commands import DISCOVERY_TIMEOUT_S, SAMPLE_TIMEOUT_MS, describe
 from .measure.environment import CHILD_ENV, RUN_ID_ENV, scrub_environment
+from .measure import resources
 from .measure.options import RunOptions, cpu_pinning_metadata, resolve_options
 from .measure.subexperiment import SubexperimentResult, median_first_payload, run_subexperiment
 from .measure.supervise import INTERRUPTED
@@ -184,14 +185,20 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
         with terminate_as_interrupt(), cpu_latency.hold_awake(options.cpu_latency) as awake, \
                 scratch.scratch_folder("run") as workdir:
             metadata["cpu_latency"] = awake
+            metadata[s.META_RESOURCE_SAMPLING] = resources.sampling_metadata()
             cpu_latency.warn("perfgate run", awake)
             for index, sub in enumerate(options.subexperiments, 1):
                 current = sub
-                result = run_subexperiment(sub, options, paths, environment, Path(workdir))
+                with resources.collecting() as collected:
+                    result = run_subexperiment(sub, options, paths, environment, Path(workdir))
                 if result.measured.frame is not None:
                     name = s.raw_csv_name(sub.name) if options.throughput is None else s.throughput_csv_name(sub.name)
                     files.write_csv(options.output / name, result.measured.frame)
                 entries[sub.name] = result.metadata_entry()
+                if collected.samples:  # kept whatever the outcome: a failed run's memory can be its story
+                    table = resources.samples_frame(collected.samples)
+                    files.write_csv(options.output / s.resources_csv_name(sub.name), table)
+                    entries[sub.name][s.META_RESOURCES] = resources_table.summary_metadata(table)
                 files.write_metadata(options.output, metadata)
                 print(progress_line(index, len(options.subexperiments), result), flush=True)
                 if result.outcome != s.OUTCOME_OK:

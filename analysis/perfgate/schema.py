@@ -367,3 +367,42 @@ VERDICT_HEATMAP_PNG = "verdict_heatmap.png"  # in <ab dir>/plots/
 FASTDDS_SYSTEM_SPEC = "system"  # perfgate ab --baseline/--candidate: the system Fast DDS
 PIN_AUTO = "auto"  # --pin-cpus auto (the default): two distinct CPUs, isolated ones first
 PIN_NONE = "none"
+
+# --- resources of the harness processes (measure.resources / resources_table; docs/formats.md section 15)
+# resources_<sub>.csv beside the raw CSV, one row per process and sampling interval; the check of
+# requirements/<platform>_resources.json writes resource_checks.csv (the prefix differs on purpose:
+# `resources_*.csv` are the samples, one per sub-experiment).
+RESOURCES_PREFIX = "resources_"
+RESOURCE_TIME = "time[ms]"
+RESOURCE_ROLE = "role"
+RESOURCE_CPU = "cpu[%]"
+RESOURCE_RSS = "rss[KB]"
+RESOURCE_VSZ = "vsz[KB]"
+RESOURCE_COLUMNS = (RESOURCE_TIME, RESOURCE_ROLE, RESOURCE_CPU, RESOURCE_RSS, RESOURCE_VSZ)
+ROLE = "Role"
+RESOURCE_CHECKS_FILE = "resource_checks.csv"
+RESOURCE_CHECK_COLUMNS = (EXPERIMENT_TYPE, ROLE, CHECK, REQUIREMENT, EXPERIMENT, DIFFERENCE, PERCENT_OVER, STATUS)
+RESOURCES_REQUIREMENTS_SUFFIX = "_resources.json"
+META_RESOURCES = "resources"  # inside each META_SUBEXPERIMENTS entry: peak and mean per role
+META_RESOURCE_SAMPLING = "resource_sampling"  # top level: interval and source
+
+
+def resources_csv_name(sub: str) -> str:
+    return f"{RESOURCES_PREFIX}{sub}.csv"
+
+
+def sub_from_resources_csv(path: Path) -> str | None:
+    name = Path(path).name
+    if name.startswith(RESOURCES_PREFIX) and name.endswith(".csv") and len(name) > len(RESOURCES_PREFIX) + 4:
+        return name[len(RESOURCES_PREFIX):-len(".csv")]
+    return None
+
+
+def resources_requirements_json(requirements_csv: Path) -> Path:
+    """requirements/<platform>_resources.json beside requirements/<platform>.csv."""
+    path = Path(requirements_csv)
+    return path.with_name(path.stem + RESOURCES_REQUIREMENTS_SUFFIX)
+
+
+def resources_png(plots_dir: Path, sub: str) -> Path:
+    return sub_plots_dir(plots_dir, sub) / "resources.png"

@@ -1,5 +1,6 @@
 """Supervising a sub-experiment's harness processes: started in order, watched (a peer that dies or
-stops, a discovery that never completes, a time limit, a cancel), and none left behind."""
+stops, a discovery that never completes, a time limit, a cancel), and none left behind; inside
+measure.resources.collecting(), each process's CPU and memory sampled while it runs."""
 from __future__ import annotations
 
 import contextlib
@@ -15,6 +16,7 @@ from typing import Callable
 
 
 from .. import schema as s
+from . import resources
 from .commands import DISCOVERY_TIMEOUT_S, ProcessSpec
 
 READY_LINE = "ready"
@@ -246,23 +248,27 @@ def supervise(specs: list[ProcessSpec], environment: dict[str, str], cwd: Path, 
               cancel: threading.Event | None = None) -> Supervision:
     """Start the processes in order (each once the previous is ready), watch them, leave none behind."""
     processes: list[HarnessProcess] = []
-    try:
-        result = _start_and_watch(specs, processes, environment, cwd, timeout_s, cancel)
-    finally:
-        for process in processes:
-            process.kill()
+    with resources.sampling() as sampler:
+        try:
+            result = _start_and_watch(specs, processes, environment, cwd, timeout_s, cancel, sampler)
+        finally:
+            for process in processes:
+                process.kill()
     result.exit_codes = {p.role: p.popen.returncode for p in processes}
     return result
 
 
 def _start_and_watch(specs: list[ProcessSpec], processes: list[HarnessProcess], environment: dict[str, str],
-                     cwd: Path, timeout_s: float, cancel: threading.Event | None) -> Supervision:
+                     cwd: Path, timeout_s: float, cancel: threading.Event | None,
+                     sampler: resources.ResourceSampler | None) -> Supervision:
     started = time.monotonic()
     for spec in specs:
         try:
             HarnessProcess(spec, environment, cwd, register=processes.append)
         except OSError as error:
             return Supervision(s.OUTCOME_FAILED_TO_START, f"could not start the {spec.role}: {error}")
+        if sampler is not None:
+            sampler.watch(processes[-1].popen.pid, spec.role)
         failure = _wait_ready(processes[-1], processes[:-1], READY_TIMEOUT_S, cancel)
         if failure is not None:
             return failure

@@ -1,0 +1,365 @@
+"""resources_table: what the harness processes used, per sub-experiment and role, and its check against
+requirements/<platform>_resources.json (docs/formats.md section 15).
+
+Pure but for the readers: resources_<sub>.csv in, peak and mean of cpu[%] and rss[KB] per role out;
+the requirements (a JSON object in the style of the ROS 2 benchmarks) in, check rows out, each
+carrying the line of the JSON key that set its limit, for JUnit's pull-request annotations.
+
+What is checked against what: cpu[%] against each role's mean (a 0.2 s reading is one 10 ms clock
+tick in 5 %, and any process is busy for a moment while discovery runs, so a peak says little);
+rss[KB] against its peak (the memory the machine must have); lost[%] against the lost round trips of
+metadata.json over all round trips tried; late[%] against the share of the recorded round trips
+above the sub-experiment's `late_limit_us`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import csv_lines, files
+from . import schema as s
+from .errors import InputError
+
+CPU, RSS = "cpu", "rss"
+LOST, LATE = "lost", "late"
+TOTAL_ROLE = "total"  # the rows of latency_total: the sub-experiment's round trips as a whole
+RESOURCE_KEYS = {s.RESOURCE_CPU: CPU, s.RESOURCE_RSS: RSS}
+LATENCY_KEYS = {"lost[%]": LOST, "late[%]": LATE}
+TOP_KEYS = ("platform", "resources", "resources_by_subexperiment", "latency_total", "late_limit_us")
+UNITS = {CPU: "%", RSS: "KB", LOST: "%", LATE: "%"}
+MISSING = "missing"
+
+
+# --- resources_<sub>.csv ---------------------------------------------------------------------------------
+def read_resources(path: Path) -> pd.DataFrame:
+    path = Path(path)
+    frame, lines = csv_lines.read_csv(path, s.RESOURCE_COLUMNS, "resources")
+    roles = frame[s.RESOURCE_ROLE].astype(str).str.strip()
+    empty = (roles == "") | frame[s.RESOURCE_ROLE].isna()
+    if empty.any():
+        raise InputError("'role' is empty", path, int(lines[int(np.flatnonzero(empty.to_numpy())[0])]))
+    clean = pd.DataFrame({
+        s.RESOURCE_TIME: files.numeric_column(frame, s.RESOURCE_TIME, path, lines, integer=False),
+        s.RESOURCE_ROLE: roles,
+        s.RESOURCE_CPU: files.numeric_column(frame, s.RESOURCE_CPU, path, lines, integer=False),
+        s.RESOURCE_RSS: files.numeric_column(frame, s.RESOURCE_RSS, path, lines, integer=True),
+        s.RESOURCE_VSZ: files.numeric_column(frame, s.RESOURCE_VSZ, path, lines, integer=True),
+    })
+    clean.attrs[files.ROW_LINES] = lines
+    return clean
+
+
+def resources_files(experiment_dir: Path) -> dict[str, Path]:
+    found = {}
+    for path in sorted(Path(experiment_dir).glob(f"{s.RESOURCES_PREFIX}*.csv")):
+        sub = s.sub_from_resources_csv(path)
+        if sub is not None:
+            found[sub] = path
+    return found
+
+
+@dataclass(frozen=True)
+class RoleSummary:
+    role: str
+    samples: int
+    cpu_peak: float
+    cpu_mean: float
+    rss_peak: int
+    rss_mean: float
+
+
+def role_summaries(frame: pd.DataFrame) -> list[RoleSummary]:
+    """Per role, in the order the roles first appear (the order the processes started)."""
+    found = []
+    for role, rows in frame.groupby(s.RESOURCE_ROLE, sort=False):
+        found.append(RoleSummary(str(role), len(rows), float(rows[s.RESOURCE_CPU].max()),
+                                 float(rows[s.RESOURCE_CPU].mean()), int(rows[s.RESOURCE_RSS].max()),
+                                 float(rows[s.RESOURCE_RSS].mean())))
+    return found
+
+
+def summary_metadata(frame: pd.DataFrame) -> dict:
+    """metadata.json's `resources` entry of a sub-experiment."""
+    return {r.role: {"samples": r.samples, "cpu_peak_percent": round(r.cpu_peak, 3),
+                     "cpu_mean_percent": round(r.cpu_mean, 3), "rss_peak_kb": r.rss_peak,
+                     "rss_mean_kb": round(r.rss_mean, 3)} for r in role_summaries(frame)}
+
+
+def summary_line(sub: str, frame: pd.DataFrame) -> str:
+    parts = [f"{r.role} cpu peak {r.cpu_peak:.1f} % mean {r.cpu_mean:.1f} %, rss peak {r.rss_peak} KB "
+             f"mean {r.rss_mean:.0f} KB" for r in role_summaries(frame)]
+    return f"{sub} resources: " + "; ".join(parts)
+
+
+# --- requirements/<platform>_resources.json ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Limit:
+    value: float
+    line: int
+
+
+@dataclass
+class ResourceRequirements:
+    path: Path
+    platform: str
+    resources: dict[str, Limit]  # check (cpu, rss) -> limit
+    by_subexperiment: dict[str, dict[str, Limit]]
+    latency_total: dict[str, Limit]  # check (lost, late) -> limit
+    late_limit_us: dict[str, Limit]
+
+    def resource_limits(self, sub: str) -> dict[str, Limit]:
+        return {**self.resources, **self.by_subexperiment.get(sub, {})}
+
+
+def key_line(text: str, keys: list[str]) -> int:
+    """The line of the last of `keys`, each looked for after the one before it; 1 when not found."""
+    position = 0
+    for key in keys:
+        found = text.find(json.dumps(key), position)
+        if found < 0:
+            return 1
+        position = found
+    return text.count("\n", 0, position) + 1
+
+
+def _object(value, keys: list[str], allowed, text: str, path: Path) -> dict:
+    where = ".".join(keys)
+    if not isinstance(value, dict):
+        raise InputError(f"{where!r} is {value!r}; expected an object", path, key_line(text, keys))
+    for key in value:
+        if key not in allowed:
+            known = "not a sub-experiment of perfgate" if len(allowed) > 5 else f"known: {', '.join(allowed)}"
+            raise InputError(f"unknown key {key!r} in {where or 'the top level'!r} ({known})", path,
+                             key_line(text, keys + [key]))
+    return value
+
+
+def _number(value, keys: list[str], text: str, path: Path, *, zero_allowed: bool) -> Limit:
+    where, line = ".".join(keys), key_line(text, keys)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise InputError(f"{where!r} is {value!r}; expected a number", path, line)
+    if value < 0 or (value == 0 and not zero_allowed):
+        raise InputError(f"{where!r} is {value!r}; expected a number above 0", path, line)
+    return Limit(float(value), line)
+
+
+def _limits(value, keys: list[str], names: dict[str, str], text: str, path: Path, *, zero_allowed: bool) -> dict[str, Limit]:
+    return {names[key]: _number(number, keys + [key], text, path, zero_allowed=zero_allowed)
+            for key, number in _object(value, keys, tuple(names), text, path).items()}
+
+
+def read_resource_requirements(path: Path) -> ResourceRequirements:
+    """InputError (exit 2), one line naming the file and the key's line, for anything but the schema."""
+    path = Path(path)
+    data = files.read_json_object(path, "resource requirements")
+    if data is None:
+        raise InputError("resource requirements file not found", path)
+    text = path.read_text(encoding="utf-8")
+    _object(data, [], TOP_KEYS, text, path)
+    platform = data.get("platform")
+    if not isinstance(platform, str) or not platform:
+        raise InputError(f"'platform' is {platform!r}; expected the platform's name", path, key_line(text, ["platform"]))
+    by_sub = {}
+    for sub, value in _object(data.get("resources_by_subexperiment", {}), ["resources_by_subexperiment"],
+                              tuple(s.KNOWN_SUBEXPERIMENTS), text, path).items():
+        by_sub[sub] = _limits(value, ["resources_by_subexperiment", sub], RESOURCE_KEYS, text, path, zero_allowed=False)
+    late_limits = {sub: _number(value, ["late_limit_us", sub], text, path, zero_allowed=False)
+                   for sub, value in _object(data.get("late_limit_us", {}), ["late_limit_us"],
+                                             tuple(s.KNOWN_SUBEXPERIMENTS), text, path).items()}
+    return ResourceRequirements(
+        path, platform,
+        _limits(data.get("resources", {}), ["resources"], RESOURCE_KEYS, text, path, zero_allowed=False),
+        by_sub,
+        _limits(data.get("latency_total", {}), ["latency_total"], LATENCY_KEYS, text, path, zero_allowed=True),
+        late_limits)
+
+
+# --- the check (pure, given what was read) -----------------------------------------------------------------
+@dataclass(frozen=True)
+class ResourceCheckRow:
+    subexperiment: str
+    role: str
+    check: str  # cpu, rss, lost, late
+    requirement: float
+    experiment: float | None  # None: not measured (then `reason`)
+    line: int
+    detail: str = ""  # how the value was taken: "mean", "peak", "above 500 us"
+    reason: str = ""
+
+    @property
+    def status(self) -> str:
+        if self.experiment is None:
+            return MISSING
+        return s.FAILED if files.thousandths([self.experiment])[0] > files.thousandths([self.requirement])[0] else s.PASSED
+
+    @property
+    def name(self) -> str:
+        return testcase_name(self.role, self.check)
+
+    def describe(self) -> str:
+        unit = UNITS[self.check]
+        measured = f"{self.role} {self.check}" + (f" {self.detail}" if self.detail else "")
+        if self.experiment is None:
+            return f"no measurement of {self.subexperiment} {measured}: {self.reason}"
+        sign = ">" if self.status == s.FAILED else "<="
+        return (f"{self.subexperiment}: {measured} {files.format_float(self.experiment)} {unit} {sign} requirement "
+                f"{files.format_float(self.requirement)} {unit}{percent_text(self.experiment, self.requirement)}")
+
+
+def testcase_name(role: str, check: str) -> str:
+    """`Resources[publisher rss]`: one check of one role of one sub-experiment, in the output and in JUnit."""
+    return f"Resources[{role} {check}]"
+
+
+def percent_over(experiment: float, requirement: float) -> float:
+    """(Experiment - Requirement) / Requirement x 100 at the 3 decimals written; NaN for a requirement of 0."""
+    low, high = files.thousandths([requirement, experiment])
+    return float("nan") if low == 0 else (high - low) / low * 100.0
+
+
+def percent_text(experiment: float, requirement: float) -> str:
+    percent = percent_over(experiment, requirement)
+    return "" if np.isnan(percent) else f" ({percent:+.2f}%)"
+
+
+def expected_roles(sub: str, frame: pd.DataFrame | None) -> list[str]:
+    """The roles a sub-experiment's processes have (measure.commands), then any other the file holds."""
+    known = s.KNOWN_SUBEXPERIMENTS.get(sub)
+    roles = [] if known is None else (["server", "client"] if known.is_floor else
+                                      ["both"] if known.transport == "intraprocess" else ["publisher", "subscriber"])
+    if frame is not None:
+        roles += [role for role in dict.fromkeys(frame[s.RESOURCE_ROLE]) if role not in roles]
+    return roles
+
+
+@dataclass
+class SubResources:
+    """What one sub-experiment measured, as far as the check needs it; None where it is missing."""
+
+    frame: pd.DataFrame | None
+    frame_missing: str = ""
+    latencies: np.ndarray | None = None
+    latencies_missing: str = ""
+    lost: tuple[int, int] | None = None  # (lost, tried)
+    lost_missing: str = ""
+
+
+def check_subexperiment(sub: str, measured: SubResources, required: ResourceRequirements) -> list[ResourceCheckRow]:
+    rows = []
+    limits = required.resource_limits(sub)
+    summaries = {} if measured.frame is None else {r.role: r for r in role_summaries(measured.frame)}
+    for role in expected_roles(sub, measured.frame):
+        for check, limit in limits.items():
+            summary = summaries.get(role)
+            value = None if summary is None else summary.cpu_mean if check == CPU else float(summary.rss_peak)
+            reason = measured.frame_missing or f"no {role} rows in {s.resources_csv_name(sub)}"
+            rows.append(ResourceCheckRow(sub, role, check, limit.value, value, limit.line,
+                                         "mean" if check == CPU else "peak", "" if value is not None else reason))
+    if LOST in required.latency_total:
+        limit = required.latency_total[LOST]
+        value = None if measured.lost is None else (100.0 * measured.lost[0] / measured.lost[1] if measured.lost[1] else 0.0)
+        rows.append(ResourceCheckRow(sub, TOTAL_ROLE, LOST, limit.value, value, limit.line, "", measured.lost_missing))
+    if LATE in required.latency_total:
+        limit = required.latency_total[LATE]
+        if sub not in required.late_limit_us:
+            raise InputError(f"'latency_total.late[%]' is required but 'late_limit_us' has no limit for {sub}",
+                             required.path, limit.line)
+        late_us = required.late_limit_us[sub].value
+        value = None
+        if measured.latencies is not None and len(measured.latencies):
+            over = files.thousandths(measured.latencies) > files.thousandths([late_us])[0]
+            value = 100.0 * float(over.sum()) / len(over)
+        rows.append(ResourceCheckRow(sub, TOTAL_ROLE, LATE, limit.value, value, limit.line,
+                                     f"above {files.format_float(late_us)} us",
+                                     measured.latencies_missing or "no round trips"))
+    return rows
+
+
+def check_table(rows: list[ResourceCheckRow]) -> pd.DataFrame:
+    """resource_checks.csv: the measured rows (the missing ones are JUnit errors and stderr lines)."""
+    kept = [row for row in rows if row.experiment is not None]
+    return pd.DataFrame({
+        s.EXPERIMENT_TYPE: [row.subexperiment for row in kept],
+        s.ROLE: [row.role for row in kept],
+        s.CHECK: [row.check for row in kept],
+        s.REQUIREMENT: [row.requirement for row in kept],
+        s.EXPERIMENT: [row.experiment for row in kept],
+        s.DIFFERENCE: [abs(row.experiment - row.requirement) for row in kept],
+        s.PERCENT_OVER: [percent_over(row.experiment, row.requirement) for row in kept],
+        s.STATUS: [row.status for row in kept],
+    }, columns=list(s.RESOURCE_CHECK_COLUMNS))
+
+
+# --- reading an experiment for the check ------------------------------------------------------------------
+def requirements_path(given: str | None, latency_requirements: Path) -> tuple[Path | None, bool]:
+    """(the resource requirements, whether they were named): --resources-requirements, else
+    <stem>_resources.json beside the latency requirements when it exists, else none."""
+    if given is not None:
+        return Path(given), True
+    beside = s.resources_requirements_json(latency_requirements)
+    return (beside, False) if beside.exists() else (None, False)
+
+
+def read_sub_resources(experiment_dir: Path, sub: str, metadata: dict | None, paths: dict[str, Path]) -> SubResources:
+    measured = SubResources(None)
+    if sub in paths:
+        measured.frame = read_resources(paths[sub])
+    else:
+        measured.frame_missing = f"no {s.resources_csv_name(sub)} in the experiment folder"
+    raw = Path(experiment_dir) / s.raw_csv_name(sub)
+    if raw.is_file():
+        measured.latencies = files.read_raw(raw)[s.LATENCY].to_numpy()
+    else:
+        measured.latencies_missing = f"no {s.raw_csv_name(sub)} in the experiment folder"
+    entry = ((metadata or {}).get(s.META_SUBEXPERIMENTS) or {}).get(sub)
+    try:
+        lost = sum(int(n) for n in entry["lost_samples"].values())
+        measured.lost = (lost, lost + sum(int(n) for n in entry["measured_samples"].values()))
+    except (TypeError, KeyError, AttributeError, ValueError):
+        measured.lost_missing = f"no lost_samples and measured_samples of {sub} in {s.METADATA_FILE}"
+    return measured
+
+
+@dataclass
+class ResourceCheck:
+    path: Path
+    rows: list[ResourceCheckRow] = field(default_factory=list)
+    not_checked: str = ""  # why nothing was checked, when nothing was
+
+    @property
+    def failed(self) -> int:
+        return sum(row.status == s.FAILED for row in self.rows)
+
+    @property
+    def missing(self) -> int:
+        return sum(row.status == MISSING for row in self.rows)
+
+
+def check_experiment_resources(experiment_dir: Path, path: Path, explicit: bool, subs: list[str],
+                               metadata: dict | None) -> ResourceCheck:
+    """The checked sub-experiments' resources. Requirements found beside the latency ones (not named)
+    and an experiment without any resources_<sub>.csv (older tooling, the upstream engine): nothing
+    checked, with a note; otherwise a sub-experiment without its file is missing data (exit 3)."""
+    required = read_resource_requirements(path)
+    paths = resources_files(experiment_dir)
+    if not paths and not explicit:
+        return ResourceCheck(path, not_checked=f"no {s.resources_csv_name('<sub>')} in the experiment folder")
+    rows = []
+    for sub in subs:
+        rows += check_subexperiment(sub, read_sub_resources(experiment_dir, sub, metadata, paths), required)
+    return ResourceCheck(path, rows)
+
+
+def outcome_lines(result: ResourceCheck) -> list[str]:
+    if result.not_checked:
+        return [f"resources not checked against {result.path}: {result.not_checked}"]
+    lines = []
+    for sub in dict.fromkeys(row.subexperiment for row in result.rows):
+        rows = [row for row in result.rows if row.subexperiment == sub]
+        lines.append(f"{sub}: {len(rows)} resource checks, {sum(r.status == s.FAILED for r in rows)} failed")
+        lines += [f"  FAILED {row.name}: {row.describe()}" for row in rows if row.status == s.FAILED]
+    return lines
