@@ -218,6 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
     _option(check_tp, "--plots-directory", default=None, metavar="DIR", help="default: <experiment>/plots")
     _no_plots(check_tp)
 
+    derive_tp = command("determine-throughput-requirements",
+                        "perfgate.throughput_requirements:command_determine_throughput_requirements",
+                        "throughput minimums from several runs of one build (smallest / (1 + margin))")
+    _option(derive_tp, "--experiments-results", required=True, metavar="DIR", help="folder of perfgate throughput runs")
+    _option(derive_tp, "--output-file", required=True, metavar="CSV")
+    _option(derive_tp, "--margin", type=_non_negative_float, default=1.0,
+            help="requirement = smallest measured / (1 + margin) (default 1.0: half)")
+
     # --- ab and verdict (two builds against each other, interleaved) ---
     ab = command("ab", "perfgate.ab:command_ab",
                  "measure a candidate Fast DDS against a baseline in interleaved, pinned rounds, then decide")
