@@ -159,7 +159,7 @@ COMPARED_MAGNITUDES = (MIN, MEDIAN, P99, MAX)
 LABEL = "Label"
 CHECK_SLUGS = {MEDIAN: "median", P99: "99", MAX: "max"}
 
-# --- the throughput experiment (docs/formats.md section 14) ---------------------------------------
+# --- the throughput experiment (docs/formats.md section 15) ---------------------------------------
 # Sub-experiment throughput_<latency sub-experiment> runs the latency one's transport, reliability
 # and security with bursts instead of round trips.
 THROUGHPUT_PREFIX = "throughput_"

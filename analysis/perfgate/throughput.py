@@ -1,6 +1,6 @@
 """throughput: the `perfgate throughput` command: Fast DDS' throughput experiment (bursts of samples
 at a pace, counted by the subscriber) for the latency experiment's transports, reliabilities and
-security, written as throughput_<sub>.csv per sub-experiment (docs/formats.md section 14).
+security, written as throughput_<sub>.csv per sub-experiment (docs/formats.md section 15).
 
 The measuring machinery is the latency experiment's (perfgate.measure: leased domains, pinned
 processes, DDS Security files, supervision); only the harness's mode and the table differ.

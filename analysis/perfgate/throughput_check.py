@@ -1,5 +1,5 @@
 """throughput_check: an experiment's throughput tables against the platform's throughput requirements
-(docs/formats.md section 14), and the JUnit of that check. Pure: frames in, a check table out.
+(docs/formats.md section 15), and the JUnit of that check. Pure: frames in, a check table out.
 
 Each requirement row (Experiment type, Bytes, Demand, Recovery time) asks for a minimum Subscription
 throughput, compared as the CSV writes it (three decimals): equal passes. Samples lost by a reliable

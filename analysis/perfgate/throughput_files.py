@@ -1,4 +1,4 @@
-"""throughput_files: reading the throughput experiment's tables (docs/formats.md section 14): the
+"""throughput_files: reading the throughput experiment's tables (docs/formats.md section 15): the
 harness's counts, the contract's throughput_<sub>.csv, and throughput requirements. Each bad cell is
 an InputError naming the file and line (exit 2)."""
 from __future__ import annotations

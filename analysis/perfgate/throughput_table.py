@@ -1,5 +1,5 @@
 """throughput_table: what the harness counted per throughput test -> the contract's throughput table
-(docs/formats.md section 14): rates, throughput and lost samples. Pure: a frame in, a frame out.
+(docs/formats.md section 15): rates, throughput and lost samples. Pure: a frame in, a frame out.
 
 Per test (payload x demand x recovery time): Sent is what the writer took in the test time, Publication
 time runs from the test's start to the end of its last burst; Received is what the subscriber got,
