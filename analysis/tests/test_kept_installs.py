@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PACKAGE_XML, git_in
+from conftest import BROKEN, PACKAGE_XML, git_in, make_source
 from perfgate import ab, fastdds_source
 from perfgate import harness as native_harness
 from perfgate import schema as s
@@ -273,6 +273,11 @@ def builds(tmp_path_factory):
                        "installs": sorted(p.name for p in (workspace / "installs").iterdir()),
                        "names": {p.name: os.readlink(p) for p in (workspace / "installs").iterdir() if p.is_symlink()},
                        "record": build_record.read_record(workspace)}
+    # a local source with a change not committed: built, not kept, and the name it asked for is gone
+    (origin / "note.txt").write_text("c3 and a change\n")
+    done = perfgate("build", "--workspace", str(workspace), "--source", str(origin), "--keep-as", "candidate")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    steps["dirty"] = {"done": done, "installs": sorted(p.name for p in (workspace / "installs").iterdir())}
     return workspace, commits, steps
 
 
@@ -281,7 +286,7 @@ def test_a_built_commit_is_kept_and_its_copy_runs_on_its_own_library(builds):
     workspace, commits, steps = builds
     folder = workspace / "installs" / commits["c1"]
     first = steps["c1"]
-    assert first["colcon_ran"] and first["installs"] == [commits["c1"], "baseline"]
+    assert first["colcon_ran"] and first["installs"] == sorted([commits["c1"], "baseline"])
     assert first["done"].stdout.strip().splitlines()[-1].endswith(f"; kept in {folder}")
     harness = folder / "bin" / native_harness.LATENCY_EXECUTABLE
     runpath = subprocess.run(["readelf", "-d", str(harness)], capture_output=True, text=True).stdout
@@ -324,4 +329,26 @@ def test_names_protect_their_folders_and_pruning_keeps_the_last_n(builds):
     assert not last["colcon_ran"]
     assert last["installs"] == sorted([c1, c3, "baseline", "candidate"])
     assert last["names"] == {"baseline": c1, "candidate": c3}
-    assert (workspace / "installs" / "candidate" / "share" / "fastrtps" / "note.txt").read_text() == "c3\n"
+    assert (workspace / "installs" / c3 / "share" / "fastrtps" / "note.txt").read_text() == "c3\n"
+
+
+@pytest.mark.compiles
+def test_a_source_with_uncommitted_changes_is_built_not_kept(builds):
+    workspace, commits, steps = builds
+    dirty = steps["dirty"]
+    assert f"perfgate build: not kept in {workspace / 'installs'}: the source has uncommitted changes" in \
+        dirty["done"].stdout
+    assert dirty["done"].stderr.strip().splitlines()[-1] == \
+        f"perfgate build: warning: --keep-as candidate: nothing kept, {workspace / 'installs' / 'candidate'} removed"
+    assert dirty["installs"] == sorted([commits["c1"], commits["c3"], "baseline"])
+    assert (workspace / "install" / "share" / "fastrtps" / "note.txt").read_text() == "c3 and a change\n"
+
+
+@pytest.mark.compiles
+def test_a_failed_build_leaves_no_name_pointing_at_another_commit(tmp_path):
+    workspace = tmp_path / "ws"
+    kept.name(workspace, "candidate", kept.keep(workspace, make_install(workspace, RELOCATABLE, sha(1))))
+    done = perfgate("build", "--workspace", str(workspace), "--source", str(make_source(tmp_path / "s", body=BROKEN)),
+                    "--keep-as", "candidate", "--no-ccache")
+    assert done.returncode == s.EXIT_INCOMPLETE
+    assert sorted(p.name for p in (workspace / "installs").iterdir()) == [sha(1)]  # kept, no longer named
