@@ -252,8 +252,9 @@ def read_experiment_summaries(experiment_dir: Path) -> tuple[dict[str, pd.DataFr
 
 
 def command_check(requirements, experiment_directory, plots_directory, print_summaries=False, junit=None,
-                  no_plots=False) -> int:
+                  no_plots=False, resources_requirements=None) -> int:
     from . import junit as junit_xml  # junit builds on this module's checks
+    from . import resources_table
 
     outputs.require_paths(requirements=requirements, experiment_directory=experiment_directory,
                         plots_directory=plots_directory, junit=junit)
@@ -262,6 +263,7 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
     summaries, summary_paths = read_experiment_summaries(experiment_dir)
     result = check_experiment(summaries, required, requirements_path=requirements_path, summary_paths=summary_paths)
     metadata = files.read_metadata(experiment_dir)  # read before anything is written: it may be malformed
+    resources = resources_table.prepare_check(experiment_dir, resources_requirements, list(result.reports), metadata)
     # every output location is tried before the first report is written
     for sub in result.reports:
         outputs.require_writable(experiment_dir / s.check_csv_name(sub), "check report")
@@ -279,9 +281,10 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
         write_check_record(experiment_dir, requirements_path, result)
         if junit is not None:
             files.write_text(Path(junit), junit_xml.build_junit_xml(result.reports, required, requirements_path,
-                                                                    result.missing, metadata))
+                                                                    result.missing, metadata, resources))
         if not no_plots:
             draw_check_plots(result.reports, Path(plots_directory), jobs=os.cpu_count() or 1)
+        resources_table.write_resource_outputs(experiment_dir, resources, None if no_plots else Path(plots_directory))
 
     if print_summaries:
         for sub, report in result.reports.items():
@@ -293,4 +296,4 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
     checks = sum(len(report) for report in result.reports.values())
     print(f"{checks} checks in {len(result.reports)} sub-experiment(s): {result.failed} failed; "
           f"{len(result.missing)} required payload result(s) without measurements")
-    return result.exit_code
+    return resources_table.report(resources, result.exit_code)

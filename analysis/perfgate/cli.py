@@ -288,6 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     _option(check, "--plots-directory", required=True, metavar="D")
     _option(check, "--print-summaries", action="store_true", help="print each check report")
     _option(check, "--junit", default=None, metavar="F", help="also write the JUnit file")
+    _option(check, "--resources-requirements", default=None, metavar="F",
+            help="also check the harness processes' resources (requirements/<platform>_resources.json)")
     _no_plots(check)
 
     junit = command("junit", "perfgate.junit:command_junit", "JUnit XML from an experiment folder's check reports")

@@ -23,6 +23,8 @@ SUITE_PREFIX = "latency."
 FAILURE_TYPE = "latency_regression"
 ERROR_TYPE = "missing_measurements"
 UNKNOWN = "unknown"
+RESOURCE_SUITE_PREFIX = "resources."
+RESOURCE_FAILURE_TYPE = "resource_regression"
 
 
 def suite_name(sub: str) -> str:
@@ -65,9 +67,10 @@ def _ordered_subs(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame) 
 
 
 def build_junit_xml(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame, requirements_path: Path,
-                    missing: list[MissingData], metadata: dict | None) -> str:
+                    missing: list[MissingData], metadata: dict | None, resources=None) -> str:
     """The JUnit document. Every requirement row without a report row is an <error>, with the reason
-    from `missing` where it names one."""
+    from `missing` where it names one. `resources` (a resources_table.ResourceCheck) adds a suite
+    `resources.<sub>` per sub-experiment after the latency suites."""
     file_attribute = annotation_path(requirements_path)
     reasons = {(item.subexperiment, item.bytes): item.reason for item in missing}
     properties = suite_properties(metadata)
@@ -117,11 +120,41 @@ def build_junit_xml(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame
             totals[key] += value
         suite.set("skipped", "0")
         suite.set("time", "0")
+    if resources is not None and resources.path is not None:
+        _resource_suites(root, resources, properties, totals)
     for key, value in totals.items():
         root.set(key, str(value))
     root.set("time", "0")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _resource_suites(root: ET.Element, resources, properties: dict[str, str], totals: dict[str, int]) -> None:
+    """`Resources[publisher rss]` testcases, each at the line of the JSON key that set its limit."""
+    file_attribute = annotation_path(resources.path)
+    for sub in dict.fromkeys(row.subexperiment for row in resources.rows):
+        suite = ET.SubElement(root, "testsuite", name=f"{RESOURCE_SUITE_PREFIX}{sub}")
+        props = ET.SubElement(suite, "properties")
+        for name, value in properties.items():
+            ET.SubElement(props, "property", name=name, value=value)
+        counts = {"tests": 0, "failures": 0, "errors": 0}
+        for row in (row for row in resources.rows if row.subexperiment == sub):
+            case = ET.SubElement(suite, "testcase", name=row.name, classname=f"{RESOURCE_SUITE_PREFIX}{sub}",
+                                 file=file_attribute, line=str(row.line), time="0")
+            counts["tests"] += 1
+            if row.status == s.FAILED:
+                failure = ET.SubElement(case, "failure", type=RESOURCE_FAILURE_TYPE, message=row.describe())
+                failure.text = f"{row.describe()}. Requirement: {file_attribute}:{row.line}"
+                counts["failures"] += 1
+            elif row.experiment is None:
+                error = ET.SubElement(case, "error", type=ERROR_TYPE, message=row.describe())
+                error.text = f"The requirement at {file_attribute}:{row.line} has no measured result: {row.reason}."
+                counts["errors"] += 1
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+        suite.set("skipped", "0")
+        suite.set("time", "0")
 
 
 def junit_exit_code(xml_totals: dict[str, int]) -> int:

@@ -14,13 +14,14 @@ above the sub-experiment's `late_limit_us`.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import csv_lines, files
+from . import csv_lines, files, outputs
 from . import schema as s
 from .errors import InputError
 
@@ -202,12 +203,17 @@ class ResourceCheckRow:
 
     def describe(self) -> str:
         unit = UNITS[self.check]
-        measured = f"{self.role} {self.check}" + (f" {self.detail}" if self.detail else "")
+        measured = f"{self.role} {self.check}" + (f" ({self.detail})" if self.detail else "")
         if self.experiment is None:
             return f"no measurement of {self.subexperiment} {measured}: {self.reason}"
         sign = ">" if self.status == s.FAILED else "<="
-        return (f"{self.subexperiment}: {measured} {files.format_float(self.experiment)} {unit} {sign} requirement "
-                f"{files.format_float(self.requirement)} {unit}{percent_text(self.experiment, self.requirement)}")
+        return (f"{self.subexperiment}: {measured} {value_text(self.check, self.experiment)} {unit} {sign} requirement "
+                f"{value_text(self.check, self.requirement)} {unit}{percent_text(self.experiment, self.requirement)}")
+
+
+def value_text(check: str, value: float) -> str:
+    """Memory in whole KB, as the resources CSV holds it; shares as the CSV files write floats."""
+    return f"{value:.0f}" if check == RSS else files.format_float(value)
 
 
 def testcase_name(role: str, check: str) -> str:
@@ -262,7 +268,8 @@ def check_subexperiment(sub: str, measured: SubResources, required: ResourceRequ
     if LOST in required.latency_total:
         limit = required.latency_total[LOST]
         value = None if measured.lost is None else (100.0 * measured.lost[0] / measured.lost[1] if measured.lost[1] else 0.0)
-        rows.append(ResourceCheckRow(sub, TOTAL_ROLE, LOST, limit.value, value, limit.line, "", measured.lost_missing))
+        rows.append(ResourceCheckRow(sub, TOTAL_ROLE, LOST, limit.value, value, limit.line,
+                                     "of the round trips tried", measured.lost_missing))
     if LATE in required.latency_total:
         limit = required.latency_total[LATE]
         if sub not in required.late_limit_us:
@@ -274,7 +281,7 @@ def check_subexperiment(sub: str, measured: SubResources, required: ResourceRequ
             over = files.thousandths(measured.latencies) > files.thousandths([late_us])[0]
             value = 100.0 * float(over.sum()) / len(over)
         rows.append(ResourceCheckRow(sub, TOTAL_ROLE, LATE, limit.value, value, limit.line,
-                                     f"above {files.format_float(late_us)} us",
+                                     f"round trips above {files.format_float(late_us)} us",
                                      measured.latencies_missing or "no round trips"))
     return rows
 
@@ -295,20 +302,9 @@ def check_table(rows: list[ResourceCheckRow]) -> pd.DataFrame:
 
 
 # --- reading an experiment for the check ------------------------------------------------------------------
-def requirements_path(given: str | None, latency_requirements: Path) -> tuple[Path | None, bool]:
-    """(the resource requirements, whether they were named): --resources-requirements, else
-    <stem>_resources.json beside the latency requirements when it exists, else none."""
-    if given is not None:
-        return Path(given), True
-    beside = s.resources_requirements_json(latency_requirements)
-    return (beside, False) if beside.exists() else (None, False)
-
-
-def read_sub_resources(experiment_dir: Path, sub: str, metadata: dict | None, paths: dict[str, Path]) -> SubResources:
-    measured = SubResources(None)
-    if sub in paths:
-        measured.frame = read_resources(paths[sub])
-    else:
+def read_sub_resources(experiment_dir: Path, sub: str, metadata: dict | None, frames: dict[str, pd.DataFrame]) -> SubResources:
+    measured = SubResources(frames.get(sub))
+    if measured.frame is None:
         measured.frame_missing = f"no {s.resources_csv_name(sub)} in the experiment folder"
     raw = Path(experiment_dir) / s.raw_csv_name(sub)
     if raw.is_file():
@@ -326,9 +322,9 @@ def read_sub_resources(experiment_dir: Path, sub: str, metadata: dict | None, pa
 
 @dataclass
 class ResourceCheck:
-    path: Path
+    frames: dict[str, pd.DataFrame]  # every resources_<sub>.csv of the folder, for the plots
+    path: Path | None = None  # the resource requirements, when given
     rows: list[ResourceCheckRow] = field(default_factory=list)
-    not_checked: str = ""  # why nothing was checked, when nothing was
 
     @property
     def failed(self) -> int:
@@ -339,27 +335,47 @@ class ResourceCheck:
         return sum(row.status == MISSING for row in self.rows)
 
 
-def check_experiment_resources(experiment_dir: Path, path: Path, explicit: bool, subs: list[str],
-                               metadata: dict | None) -> ResourceCheck:
-    """The checked sub-experiments' resources. Requirements found beside the latency ones (not named)
-    and an experiment without any resources_<sub>.csv (older tooling, the upstream engine): nothing
-    checked, with a note; otherwise a sub-experiment without its file is missing data (exit 3)."""
-    required = read_resource_requirements(path)
-    paths = resources_files(experiment_dir)
-    if not paths and not explicit:
-        return ResourceCheck(path, not_checked=f"no {s.resources_csv_name('<sub>')} in the experiment folder")
+def prepare_check(experiment_dir: Path, given: str | None, subs: list[str], metadata: dict | None) -> ResourceCheck:
+    """Everything read and checked before `perfgate check` writes anything: every resources_<sub>.csv
+    (plotted whether or not there are resource requirements), and with requirements the rows of the
+    sub-experiments the latency check checked. A checked sub-experiment without its resources file,
+    raw measurements or metadata is missing data (exit 3), as in the latency check."""
+    frames = {sub: read_resources(path) for sub, path in resources_files(experiment_dir).items()}
+    if given is None:
+        return ResourceCheck(frames)
+    outputs.require_paths(resources_requirements=given)
+    required = read_resource_requirements(Path(given))
     rows = []
     for sub in subs:
-        rows += check_subexperiment(sub, read_sub_resources(experiment_dir, sub, metadata, paths), required)
-    return ResourceCheck(path, rows)
+        rows += check_subexperiment(sub, read_sub_resources(experiment_dir, sub, metadata, frames), required)
+    outputs.require_writable(Path(experiment_dir) / s.RESOURCE_CHECKS_FILE, "resource check report")
+    return ResourceCheck(frames, Path(given), rows)
 
 
-def outcome_lines(result: ResourceCheck) -> list[str]:
-    if result.not_checked:
-        return [f"resources not checked against {result.path}: {result.not_checked}"]
-    lines = []
+def write_resource_outputs(experiment_dir: Path, result: ResourceCheck, plots_dir: Path | None) -> None:
+    if result.path is not None:
+        files.write_csv(Path(experiment_dir) / s.RESOURCE_CHECKS_FILE, check_table(result.rows))
+    if plots_dir is not None and result.frames:
+        from .plotting import resource_plots
+
+        for sub, frame in result.frames.items():
+            resource_plots.draw_resources(frame, sub, s.resources_png(plots_dir, sub))
+
+
+def report(result: ResourceCheck, latency_exit: int) -> int:
+    """Print the resource checks after the latency check's lines; the exit code of both (3 over 1 over 0)."""
+    if result.path is None:
+        return latency_exit
     for sub in dict.fromkeys(row.subexperiment for row in result.rows):
         rows = [row for row in result.rows if row.subexperiment == sub]
-        lines.append(f"{sub}: {len(rows)} resource checks, {sum(r.status == s.FAILED for r in rows)} failed")
-        lines += [f"  FAILED {row.name}: {row.describe()}" for row in rows if row.status == s.FAILED]
-    return lines
+        print(f"{sub}: {len(rows)} resource checks, {sum(r.status == s.FAILED for r in rows)} failed")
+        for row in rows:
+            if row.status == s.FAILED:
+                print(f"  FAILED {row.name}: {row.describe()}")
+    for row in result.rows:
+        if row.status == MISSING:
+            print(f"perfgate check: error: {result.path}:{row.line}: {row.describe()}", file=sys.stderr)
+    print(f"{len(result.rows)} resource checks: {result.failed} failed, {result.missing} without measurements")
+    if result.missing or latency_exit == s.EXIT_INCOMPLETE:
+        return s.EXIT_INCOMPLETE
+    return s.EXIT_REGRESSION if result.failed or latency_exit == s.EXIT_REGRESSION else latency_exit
