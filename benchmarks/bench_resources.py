@@ -12,7 +12,7 @@ the A/A). Sampling passes when the median over rounds of on / off lies within th
 range that holds the middle 80 % of the rounds' off2 / off ratios (widened to cover their median
 absolute deviation from 1 at least).
 
-Prints the machine's load before and after; figures: docs/formats.md section 15.
+Prints the machine's load before and after; figures: docs/formats.md section 16.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """resources_table: what the harness processes used, per sub-experiment and role, and its check against
-requirements/<platform>_resources.json (docs/formats.md section 15).
+requirements/<platform>_resources.json (docs/formats.md section 16).
 
 Pure but for the readers: resources_<sub>.csv in, peak and mean of cpu[%] and rss[KB] per role out;
 the requirements (a JSON object in the style of the ROS 2 benchmarks) in, check rows out, each

@@ -197,7 +197,8 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
                 entries[sub.name] = result.metadata_entry()
                 if collected.samples:  # kept whatever the outcome: a failed run's memory can be its story
                     table = resources.samples_frame(collected.samples)
-                    files.write_csv(options.output / s.resources_csv_name(sub.name), table)
+                    named = sub.name if options.throughput is None else s.throughput_name(sub.name)
+                    files.write_csv(options.output / s.resources_csv_name(named), table)
                     entries[sub.name][s.META_RESOURCES] = resources_table.summary_metadata(table)
                 files.write_metadata(options.output, metadata)
                 print(progress_line(index, len(options.subexperiments), result), flush=True)

@@ -368,7 +368,7 @@ FASTDDS_SYSTEM_SPEC = "system"  # perfgate ab --baseline/--candidate: the system
 PIN_AUTO = "auto"  # --pin-cpus auto (the default): two distinct CPUs, isolated ones first
 PIN_NONE = "none"
 
-# --- resources of the harness processes (measure.resources / resources_table; docs/formats.md section 15)
+# --- resources of the harness processes (measure.resources / resources_table; docs/formats.md section 16)
 # resources_<sub>.csv beside the raw CSV, one row per process and sampling interval; the check of
 # requirements/<platform>_resources.json writes resource_checks.csv (the prefix differs on purpose:
 # `resources_*.csv` are the samples, one per sub-experiment).

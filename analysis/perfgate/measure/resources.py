@@ -15,7 +15,7 @@ Only `perfgate run` (and `perfgate throughput`, through run.run_all) samples: it
 sampler could add to them.
 
 PERFGATE_RESOURCE_SAMPLING=off turns sampling off, for benchmarks/bench_resources.py: the latency
-measured with and without it, interleaved (docs/formats.md section 15 has its figures).
+measured with and without it, interleaved (docs/formats.md section 16 has its figures).
 
 No dependency beyond /proc (psutil is not one of perfgate's): the parsing below is pure and tested on
 real /proc text.
@@ -171,7 +171,7 @@ class ResourceSampler:
 
 
 def samples_frame(samples: list[Sample]) -> pd.DataFrame:
-    """resources_<sub>.csv's table (docs/formats.md section 15), in the order sampled."""
+    """resources_<sub>.csv's table (docs/formats.md section 16), in the order sampled."""
     return pd.DataFrame({
         s.RESOURCE_TIME: [sample.time_ms for sample in samples],
         s.RESOURCE_ROLE: [sample.role for sample in samples],
