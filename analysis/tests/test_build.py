@@ -453,7 +453,7 @@ def test_the_gate_workflow_builds_fast_dds_before_the_gate():
     assert step["if"] == "${{ inputs.fastdds-ref != '' && inputs.fastdds-prefix == '' }}"
     assert "ci/build_fastdds.sh" in step["run"]
     used = set(re.findall(r"(--[a-z][a-z-]+)", step["run"]))
-    assert used == {"--workspace", "--git-url", "--commit"}
+    assert used == {"--workspace", "--git-url", "--commit", "--keep-as"}
     usage = perfgate("build", "--help").stdout
     assert all(option in usage for option in used)
     gate = steps[ids.index("gate")]

@@ -210,11 +210,12 @@ def test_perfgate_options_in_the_scripts_exist(calls):
 
 def test_a_fastdds_ref_is_built_with_colcon_and_the_gate_measures_that_workspace(calls):
     [build_script] = stage_scripts(calls, "Fast DDS")
-    assert 'ci/build_fastdds.sh --workspace "${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in build_script
-    assert '--git-url "$FASTDDS_REPOSITORY" --commit "$FASTDDS_REF"' in build_script
+    assert 'workspace="${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in build_script
+    assert 'ci/build_fastdds.sh --workspace "$workspace" --git-url "$FASTDDS_REPOSITORY" --commit "$FASTDDS_REF" ' \
+           '--keep-as candidate' in _joined(build_script)
     # the options of every ci/build_fastdds.sh call (the script's git commands have options of their own)
     build_options = _build_options(build_script)
-    assert build_options == {"--workspace", "--git-url", "--commit"}
+    assert build_options == {"--workspace", "--git-url", "--commit", "--keep-as"}
     assert sorted(o for o in build_options if o not in _help("build")) == []
     # a failed build (3) is left for the gate, which reports it as the JUnit error "build"
     assert '[ "$code" -ne 3 ]' in build_script
@@ -222,26 +223,33 @@ def test_a_fastdds_ref_is_built_with_colcon_and_the_gate_measures_that_workspace
     assert 'args+=(--workspace "${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}")' in gate_script
 
 
+def _joined(script: str) -> str:
+    """The script with its continued lines joined (one space where the break was)."""
+    return re.sub(r"\s*\\\n\s*", " ", script)
+
+
 def _build_options(script: str) -> set[str]:
     """The options given to ci/build_fastdds.sh (continued lines joined), not git's."""
-    joined = re.sub(r"\\\n\s*", " ", script)
-    return {option for line in joined.splitlines() if "ci/build_fastdds.sh" in line
+    return {option for line in _joined(script).splitlines() if "ci/build_fastdds.sh" in line
             for option in _options(line.split("ci/build_fastdds.sh", 1)[1].split("||")[0])}
 
 
 # --- the A/B against a baseline build (docs/ci.md "A/B against the parent / merge base") -------------
-BASELINE_WORKSPACE = '"${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}-baseline"'
+BASELINE_BUILD = '"${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}/installs/baseline"'
+BASELINE_CALL = 'ci/build_fastdds.sh --workspace "$workspace" --git-url "$FASTDDS_REPOSITORY" --commit "$commit" ' \
+                '--keep-as baseline'
 
 
-def test_the_baseline_is_built_next_to_the_candidate_and_decides_the_gate(calls):
+def test_the_baseline_is_built_first_in_the_same_workspace_and_decides_the_gate(calls):
     [build_script] = stage_scripts(calls, "Fast DDS")
-    assert f"--workspace {BASELINE_WORKSPACE}" in build_script
-    assert '--git-url "$FASTDDS_REPOSITORY" --commit "$commit"' in build_script
-    # after the candidate: not when its build failed (the gate reports it); a failed baseline fails (3)
-    assert build_script.index("--commit \"$FASTDDS_REF\"") < build_script.index(BASELINE_WORKSPACE)
-    assert 'if [ -n "$BASELINE_REF" ] && [ "$code" -eq 0 ]; then' in build_script
+    joined = _joined(build_script)
+    # the baseline first (usually kept from an earlier build: not built again), then the candidate over
+    # its build tree; a failed baseline fails (3) before the candidate is built
+    assert BASELINE_CALL in joined and "-baseline" not in joined
+    assert joined.index(BASELINE_CALL) < joined.index('--commit "$FASTDDS_REF"')
+    assert 'if [ -n "$BASELINE_REF" ]; then' in build_script
     [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
-    assert f"args+=(--baseline-build {BASELINE_WORKSPACE})" in gate_script
+    assert f"args+=(--baseline-build {BASELINE_BUILD})" in gate_script
     assert 'if [ -n "$BASELINE_REF" ]; then' in gate_script
 
 
@@ -250,8 +258,8 @@ def test_the_baseline_is_built_next_to_the_candidate_and_decides_the_gate(calls)
 # to `perfgate build --commit` (which resolves them: test_build.py); the stand-in for
 # ci/build_fastdds.sh records what it is given.
 FAKE_BUILD = """#!/usr/bin/env bash
-echo "CCACHE_DIR=${CCACHE_DIR:-} $*" >> "$FAKE_BUILD_CALLS"
-if [[ "$*" == *-baseline* ]]; then exit "${FAKE_BASELINE_EXIT:-0}"; fi
+echo "$*" >> "$FAKE_BUILD_CALLS"
+if [[ "$*" == *"--keep-as baseline"* ]]; then exit "${FAKE_BASELINE_EXIT:-0}"; fi
 exit "${FAKE_CANDIDATE_EXIT:-0}"
 """
 
@@ -294,9 +302,9 @@ def test_the_fast_dds_stage_builds_the_parent_or_merge_base(calls, fastdds_histo
                                       {"BASELINE_REF": baseline_ref.format(**commits)})
     assert result.returncode == 0, result.stdout + result.stderr
     workspace = tmp_path / "workspace"
-    assert built == [f"CCACHE_DIR= --workspace {workspace} --git-url file://{origin} --commit {commits[candidate]}",
-                     f"CCACHE_DIR={workspace}/ccache --workspace {workspace}-baseline --git-url file://{origin} "
-                     f"--commit {form.format(**commits)}"]
+    assert built == [f"--workspace {workspace} --git-url file://{origin} --commit {form.format(**commits)} "
+                     "--keep-as baseline",
+                     f"--workspace {workspace} --git-url file://{origin} --commit {commits[candidate]} --keep-as candidate"]
     # and perfgate build resolves that --commit to the baseline meant
     assert fetch_git(f"file://{origin}", form.format(**commits), tmp_path / "resolved") == commits[expected]
 
@@ -306,15 +314,17 @@ def test_the_fast_dds_stage_without_an_ab_or_after_a_failed_build(calls, fastdds
     [script] = stage_scripts(calls, "Fast DDS")
     # no BASELINE_REF: today's single build
     result, built = run_fastdds_stage(script, tmp_path / "none", origin, commits["M"], {"BASELINE_REF": ""})
-    assert result.returncode == 0 and len(built) == 1 and "-baseline" not in built[0]
-    # the candidate did not build: left for the gate (JUnit error "build"), no baseline is built
+    assert result.returncode == 0 and built == [
+        f"--workspace {tmp_path / 'none' / 'workspace'} --git-url file://{origin} --commit {commits['M']} "
+        "--keep-as candidate"]
+    # the candidate did not build (after its baseline): left for the gate (JUnit error "build")
     result, built = run_fastdds_stage(script, tmp_path / "failed", origin, commits["M"],
                                       {"BASELINE_REF": "parent", "FAKE_CANDIDATE_EXIT": "3"})
-    assert result.returncode == 0 and len(built) == 1
-    # the baseline could not be fetched or built: the build fails (3), nothing to compare with
+    assert result.returncode == 0 and len(built) == 2 and built[1].endswith("--keep-as candidate")
+    # the baseline could not be fetched or built: the build fails (3) before the candidate, nothing to compare with
     result, built = run_fastdds_stage(script, tmp_path / "baseline", origin, commits["M"],
                                       {"BASELINE_REF": "parent", "FAKE_BASELINE_EXIT": "3"})
-    assert result.returncode == 3 and len(built) == 2
+    assert result.returncode == 3 and len(built) == 1 and built[0].endswith("--keep-as baseline")
     assert f"baseline Fast DDS: parent:{commits['M']} could not be fetched or built" in result.stderr
 
 
@@ -333,6 +343,7 @@ def test_the_fast_dds_stage_refuses_a_baseline_it_cannot_find(calls, fastdds_his
     # a baseline that cannot be fetched: perfgate build says why (exit 3), and so does the stage
     result, built = run_fastdds_stage(script, tmp_path / "unknown", origin, commits["F2"],
                                       {"BASELINE_REF": "merge-base:no-such-branch", "FAKE_BASELINE_EXIT": "3"})
-    assert result.returncode == 3 and len(built) == 2
-    assert built[1].endswith(f"--commit merge-base:{commits['F2']},no-such-branch")
+    assert result.returncode == 3 and built == [
+        f"--workspace {tmp_path / 'unknown' / 'workspace'} --git-url file://{origin} "
+        f"--commit merge-base:{commits['F2']},no-such-branch --keep-as baseline"]
     assert f"baseline Fast DDS: merge-base:{commits['F2']},no-such-branch could not be fetched" in result.stderr

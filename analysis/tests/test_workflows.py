@@ -369,28 +369,32 @@ def test_gate_takes_a_baseline_ref_for_an_ab(workflows):
         assert "parent" in baseline_ref["description"] and "merge-base:<ref>" in baseline_ref["description"]
     job = gate["jobs"]["gate"]
     names = [step.get("id") for step in steps(job)]
-    # the baseline is built after the candidate (skipped when that failed), before the gate
-    assert names.index("build") < names.index("baseline") < names.index("gate")
+    # the baseline first (usually kept from an earlier job: not built again), then the candidate in the
+    # same workspace, over the baseline's build tree, then the gate
+    assert names.index("baseline") < names.index("build") < names.index("gate")
     baseline = step_named(job, "baseline")
     assert baseline["name"] == "Build the baseline Fast DDS (perfgate build)"
-    assert baseline["if"] == ("${{ inputs.baseline-ref != '' && inputs.fastdds-ref != '' "
-                              "&& steps.build.outputs.exit-code != '3' }}")
+    assert baseline["if"] == "${{ inputs.baseline-ref != '' && inputs.fastdds-ref != '' }}"
     assert baseline["env"]["BASELINE_REF"] == "${{ inputs.baseline-ref }}"
     assert baseline["env"]["FASTDDS_REF"] == "${{ inputs.fastdds-ref }}"
     run = baseline["run"]
     # one perfgate build call: parent and merge-base: are resolved in Python, with no git in the step
     assert run.count("ci/build_fastdds.sh") == 1 and not re.search(r"\bgit\s", run)
-    assert 'workspace="$candidate-baseline"' in run and 'candidate="${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in run
-    assert "ci/build_fastdds.sh --workspace \"$workspace\"" in run
-    assert 'echo "workspace=$workspace" >> "$GITHUB_OUTPUT"' in run
+    assert 'workspace="${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in run and "-baseline" not in run
+    assert "ci/build_fastdds.sh --workspace \"$workspace\"" in run and '--commit "$commit" --keep-as baseline' in run
+    assert 'echo "build=$workspace/installs/baseline" >> "$GITHUB_OUTPUT"' in run
     # a failed baseline build (3) fails the job with an ::error (and is the workflow's exit code)
     assert 'if [ "$code" -eq 3 ]; then fail ' in run and "::error title=Baseline Fast DDS::" in run
     assert job["outputs"]["exit-code"] == "${{ steps.gate.outputs.exit-code || steps.baseline.outputs.exit-code }}"
     # the candidate's build tells whether it failed (then the gate reports it and nothing is compared)
-    assert 'echo "exit-code=$code" >> "$GITHUB_OUTPUT"' in step_named(job, "build")["run"]
+    candidate = step_named(job, "build")["run"]
+    assert 'echo "exit-code=$code" >> "$GITHUB_OUTPUT"' in candidate
+    assert 'workspace="${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in candidate
+    assert '--commit "$FASTDDS_REF" --keep-as candidate' in candidate
     gate_step = step_named(job, "gate")
-    assert gate_step["env"]["BASELINE_WORKSPACE"] == "${{ steps.baseline.outputs.workspace }}"
-    assert 'args+=(--baseline-build "$BASELINE_WORKSPACE")' in gate_step["run"]
+    assert gate_step["env"]["BASELINE_BUILD"] == "${{ steps.baseline.outputs.build }}"
+    assert gate_step["env"]["FASTDDS_WORKSPACE"] == "${{ steps.build.outputs.workspace }}"
+    assert 'args+=(--baseline-build "$BASELINE_BUILD")' in gate_step["run"]
     # fastdds-ref is required, and parent / merge-base: need it built here (no fastdds-prefix)
     checks = step_named(job, "fastdds")
     assert checks["env"]["BASELINE_REF"] == "${{ inputs.baseline-ref }}"
@@ -423,7 +427,7 @@ def _build_options(script: str) -> set[str]:
 def test_baseline_build_options_exist(workflows):
     run = step_named(workflows["gate.yml"]["jobs"]["gate"], "baseline")["run"]
     used = _build_options(run)
-    assert used == {"--workspace", "--git-url", "--commit"}
+    assert used == {"--workspace", "--git-url", "--commit", "--keep-as"}
     usage = subprocess.run([sys.executable, "-m", "perfgate.cli", "build", "--help"], capture_output=True, text=True)
     assert usage.returncode == 0, usage.stderr
     assert sorted(option for option in used if option not in usage.stdout) == []
@@ -436,27 +440,54 @@ def test_baseline_build_options_exist(workflows):
 # `merge-base:<ref>` to `perfgate build --commit` (which resolves them: test_build.py); the stand-in
 # for ci/build_fastdds.sh records what it is given.
 FAKE_BUILD = """#!/usr/bin/env bash
-echo "CCACHE_DIR=${CCACHE_DIR:-} $*" >> "$FAKE_BUILD_CALLS"
-if [[ "$*" == *-baseline* ]]; then exit "${FAKE_BASELINE_EXIT:-0}"; fi
+echo "$*" >> "$FAKE_BUILD_CALLS"
+if [[ "$*" == *"--keep-as baseline"* ]]; then exit "${FAKE_BASELINE_EXIT:-0}"; fi
+exit "${FAKE_CANDIDATE_EXIT:-0}"
 """
 
 
 def run_baseline_step(script: str, tmp_path: Path, environment: dict[str, str]):
     """Run a baseline script as a runner would; ci/build_fastdds.sh is a stand-in."""
+    [result], calls, outputs = run_build_steps([script], tmp_path, environment)
+    return result, calls, outputs[0]
+
+
+def run_build_steps(scripts: list[str], tmp_path: Path, environment: dict[str, str]):
+    """Run the scripts of steps one after the other as a runner would (each its own $GITHUB_OUTPUT);
+    ci/build_fastdds.sh is a stand-in. (results, the stand-in's calls, each step's outputs)"""
     workspace = tmp_path / "workspace"
-    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci").mkdir(parents=True)
     (tmp_path / "ci" / "build_fastdds.sh").write_text(FAKE_BUILD)
     (tmp_path / "ci" / "build_fastdds.sh").chmod(0o755)
-    (tmp_path / "script.sh").write_text(script)
-    for name in ("calls", "output"):
-        (tmp_path / name).write_text("")
-    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
-                   "PERFGATE_WORKSPACE": str(workspace), "FAKE_BUILD_CALLS": str(tmp_path / "calls"),
-                   "GITHUB_OUTPUT": str(tmp_path / "output"), **environment}
-    # GitHub's `run:` shell on Linux is `bash -e {0}`
-    result = subprocess.run(["bash", "-e", str(tmp_path / "script.sh")], cwd=tmp_path, env=environment,
-                            capture_output=True, text=True, timeout=120)
-    return result, (tmp_path / "calls").read_text().splitlines(), (tmp_path / "output").read_text().splitlines()
+    (tmp_path / "calls").write_text("")
+    results, outputs = [], []
+    for index, script in enumerate(scripts):
+        (tmp_path / f"script{index}.sh").write_text(script)
+        (tmp_path / f"output{index}").write_text("")
+        step_environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
+                            "PERFGATE_WORKSPACE": str(workspace), "FAKE_BUILD_CALLS": str(tmp_path / "calls"),
+                            "GITHUB_OUTPUT": str(tmp_path / f"output{index}"), **environment}
+        # GitHub's `run:` shell on Linux is `bash -e {0}`
+        results.append(subprocess.run(["bash", "-e", str(tmp_path / f"script{index}.sh")], cwd=tmp_path,
+                                      env=step_environment, capture_output=True, text=True, timeout=120))
+        outputs.append((tmp_path / f"output{index}").read_text().splitlines())
+    return results, (tmp_path / "calls").read_text().splitlines(), outputs
+
+
+def test_the_baseline_then_the_candidate_in_one_workspace(workflows, tmp_path):
+    job = workflows["gate.yml"]["jobs"]["gate"]
+    scripts = [step_named(job, "baseline")["run"], step_named(job, "build")["run"]]
+    environment = {"BASELINE_REF": "parent", "FASTDDS_REF": "abc123", "FASTDDS_REPOSITORY": "eProsima/Fast-DDS"}
+    results, calls, outputs = run_build_steps(scripts, tmp_path / "ok", environment)
+    workspace, url = tmp_path / "ok" / "workspace", "https://github.com/eProsima/Fast-DDS.git"
+    assert [result.returncode for result in results] == [0, 0]
+    assert calls == [f"--workspace {workspace} --git-url {url} --commit parent:abc123 --keep-as baseline",
+                     f"--workspace {workspace} --git-url {url} --commit abc123 --keep-as candidate"]
+    # the gate gets the baseline's kept install and the workspace, which holds the candidate
+    assert outputs == [[f"build={workspace}/installs/baseline"], [f"workspace={workspace}", "exit-code=0"]]
+    # a candidate that does not build is left for the gate (the JUnit error "build")
+    results, calls, outputs = run_build_steps(scripts, tmp_path / "failed", {**environment, "FAKE_CANDIDATE_EXIT": "3"})
+    assert [result.returncode for result in results] == [0, 0] and outputs[1][-1] == "exit-code=3"
 
 
 @pytest.mark.parametrize("baseline_ref, candidate, form, expected", [
@@ -476,9 +507,9 @@ def test_baseline_step_builds_the_parent_or_merge_base(workflows, fastdds_histor
         "FASTDDS_REPOSITORY": "eProsima/Fast-DDS"})
     assert result.returncode == 0, result.stdout + result.stderr
     workspace = tmp_path / "workspace"
-    assert calls == [f"CCACHE_DIR={workspace}/ccache --workspace {workspace}-baseline --git-url "
-                     f"https://github.com/eProsima/Fast-DDS.git --commit {form.format(**commits)}"]
-    assert output == [f"workspace={workspace}-baseline"]
+    assert calls == [f"--workspace {workspace} --git-url https://github.com/eProsima/Fast-DDS.git "
+                     f"--commit {form.format(**commits)} --keep-as baseline"]
+    assert output == [f"build={workspace}/installs/baseline"]
     # and perfgate build resolves that --commit to the baseline meant
     assert fetch_git(f"file://{origin}", form.format(**commits), tmp_path / "resolved") == commits[expected]
 
