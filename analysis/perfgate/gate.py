@@ -152,6 +152,31 @@ def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | N
     return str(record["headline"]) if record and "headline" in record else None
 
 
+def run_throughput(plan: GatePlan, steps: Steps, quick: bool, workspace: str | None,
+                   fastdds_prefix: str | None) -> str | None:
+    """The throughput experiment in <output>/throughput/, checked against the platform's throughput
+    requirements where it has them; its headline, or None when it was not asked for."""
+    if "throughput" not in plan.experiments:
+        return None
+    from . import throughput, throughput_check
+
+    folder = plan.output / s.THROUGHPUT_DIR
+    subs = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor]
+    measured = steps.call("throughput", throughput.command_throughput,
+                          "not every throughput sub-experiment finished (see throughput/metadata.json)",
+                          output=str(folder), subexperiments=subs, quick=quick, label=f"{plan.label}-throughput",
+                          pin_cpus=plan.pin_cpus, workspace=workspace, fastdds_prefix=fastdds_prefix,
+                          cpu_latency_request=plan.cpu_latency_request)
+    if plan.throughput_requirements is None:
+        return throughput_check.measured_headline(folder, measured)
+    if not any(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv")):
+        return f"{report.INCOMPLETE}: no throughput measured"
+    code = steps.call("throughput check", throughput_check.command_check_throughput, None,
+                      requirements=str(plan.throughput_requirements), experiment_directory=str(folder),
+                      junit=str(folder / s.JUNIT_FILE), plots_directory=None, no_plots=steps.interrupted)
+    return throughput_check.checked_headline(folder, max(code, measured, key=SEVERITY.__getitem__))
+
+
 def ab_annotations(ab_dir: Path) -> list[str]:
     """One `::error` per failed A/B test: no file or line (the regression is in Fast DDS, not in a
     file of this repository), the sub-experiment and statistic in the title."""
@@ -179,7 +204,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                  label: str | None = None, summary_markdown: str | None = None, annotations: bool = False,
                  no_history: bool = False, fail_threshold: float = DEFAULT_FAIL_THRESHOLD,
                  workspace: str | None = None, pin_cpus: str | None = None, baseline_build: str | None = None,
-                 cpu_latency_request: str | None = None) -> int:
+                 cpu_latency_request: str | None = None, experiments: list[str] | None = None) -> int:
     from .platform_info import this_machine
 
     if workspace is not None:  # a `perfgate build` workspace: its Fast DDS, or its failed build (exit 3)
@@ -193,12 +218,15 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                      platform=platform, requirements=requirements, baseline=baseline, store=store, label=label,
                      no_history=no_history, fastdds_prefix=fastdds_prefix, environment=environment,
                      pin_cpus=pin_cpus or environment.get(s.PIN_CPUS_ENV) or None, baseline_build=baseline_build,
-                     cpu_latency_request=cpu_latency_request,
+                     cpu_latency_request=cpu_latency_request, experiments=experiments,
                      this_platform_id=this_machine().get(s.META_PLATFORM_ID), now=datetime.now(timezone.utc))
     print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "
           + (f"results store {plan.store}" if plan.store else "not added to a results store")
-          + (f"; A/B against {plan.baseline_build} decides" if plan.baseline_build else ""))
+          + (f"; A/B against {plan.baseline_build} decides" if plan.baseline_build else "")
+          + ("; throughput " + (f"checked against {plan.throughput_requirements}" if plan.throughput_requirements
+                                else "measured (no throughput requirements for this platform)")
+             if "throughput" in plan.experiments else ""))
     for warning in plan.warnings:
         print(f"perfgate gate: warning: {warning}", file=sys.stderr)
     if plan.unrequested:
@@ -210,10 +238,11 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     with terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
         compared = run_steps(plan, steps, fastdds_prefix, fail_threshold, workspace)
         plan.output.mkdir(parents=True, exist_ok=True)
+        throughput_headline = run_throughput(plan, steps, quick, workspace, fastdds_prefix)
         ab_headline = run_ab(plan, steps, quick, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
     results = report.load(plan.output, plan.requirements, baseline_compared=compared,
                           baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
-                          warnings=list(plan.warnings))
+                          warnings=list(plan.warnings), throughput_headline=throughput_headline)
     html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None)
     ab_markdown = plan.output / s.AB_DIR / s.REPORT_MARKDOWN
     if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary

@@ -17,6 +17,10 @@ from .measure import options as run_options
 
 QUICK_SAMPLES = 200
 DEFAULT_PLATFORM = "local"
+# What `--experiments` may name. Latency always runs (the A/B and the requirement checks are its);
+# throughput is asked for: its quick run adds about a minute, its full one four to five.
+EXPERIMENTS = ("latency", "throughput")
+DEFAULT_EXPERIMENTS = ("latency",)
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ class GatePlan:
     baseline_build: str | None = None  # the A/B's baseline Fast DDS (perfgate ab --baseline), validated
     cpu_latency_request: str | None = None  # as given to `perfgate run --cpu-latency`, validated
     warnings: tuple[str, ...] = ()  # printed and shown in the reports; never a failure
+    experiments: tuple[str, ...] = DEFAULT_EXPERIMENTS
+    throughput_requirements: Path | None = None  # requirements/<platform>_throughput.csv, when it exists
 
 
 
@@ -75,6 +81,28 @@ def _require_nonzero_requirements(requirements, path: Path) -> None:
             row = requirements[zero].iloc[0]
             raise InputError(f"{magnitude} requirement of {row[s.EXPERIMENT_TYPE]} at {row[s.BYTES]} B is 0.000 us; "
                              "a percentage over it is undefined", path, int(row["line"]))
+
+
+def resolve_experiments(experiments: list[str] | None) -> tuple[str, ...]:
+    chosen = tuple(experiments) if experiments else DEFAULT_EXPERIMENTS
+    unknown = [e for e in chosen if e not in EXPERIMENTS]
+    if unknown:
+        raise InputError(f"--experiments: unknown experiment {unknown[0]!r}; known: {', '.join(EXPERIMENTS)}")
+    if "latency" not in chosen:
+        raise InputError("--experiments must include latency (the A/B verdict and the requirement checks are its)")
+    return tuple(e for e in EXPERIMENTS if e in chosen)
+
+
+def throughput_requirements_path(requirements: Path, platform: str) -> Path | None:
+    """requirements/<platform>_throughput.csv beside the latency requirements, read here so that a bad
+    file costs seconds; None when the platform has none (throughput is then measured, not checked)."""
+    from .throughput_files import read_throughput_requirements
+
+    path = requirements.with_name(f"{platform}_throughput.csv")
+    if not path.is_file():
+        return None
+    read_throughput_requirements(path)
+    return path
 
 
 def default_label(output: Path, now: datetime) -> str:
@@ -141,8 +169,10 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
               baseline: str | None, store: str | None, label: str | None, no_history: bool,
               fastdds_prefix: str | None, environment: dict, this_platform_id: str | None,
               pin_cpus: str | None = None, baseline_build: str | None = None,
-              cpu_latency_request: str | None = None, now: datetime) -> GatePlan:
+              cpu_latency_request: str | None = None, experiments: list[str] | None = None,
+              now: datetime) -> GatePlan:
     platform_name = resolve_platform(platform, environment)
+    chosen_experiments = resolve_experiments(experiments)
     requirements_path = (Path(requirements) if requirements
                          else s.requirements_csv(Path(s.REQUIREMENTS_DIR), platform_name))
     if not requirements and not requirements_path.exists():
@@ -190,6 +220,9 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         pin_cpus=pin_cpus,
         baseline_build=baseline_build,
         cpu_latency_request=cpu_latency_request,
+        experiments=chosen_experiments,
+        throughput_requirements=(throughput_requirements_path(requirements_path, platform_name)
+                                 if "throughput" in chosen_experiments else None),
         warnings=tuple(w for w in [requirements_platform_warning(
             requirements_path, files.read_json_object(s.requirements_provenance_json(requirements_path),
                                                       "requirements provenance"), this_platform_id)] if w),

@@ -184,6 +184,7 @@ DEFAULT_DEMANDS: tuple[int, ...] = (100, 1000)
 DEFAULT_RECOVERY_TIMES_MS: tuple[int, ...] = (5,)
 DEFAULT_THROUGHPUT_TIME_S = 1.0
 QUICK_THROUGHPUT_PAYLOADS: tuple[int, ...] = (16, 16384)
+THROUGHPUT_DIR = "throughput"  # the gate's throughput experiment, inside its output folder
 
 
 def throughput_name(sub: str) -> str:

@@ -28,6 +28,7 @@ CHECK_TABLE_COLUMNS = (s.EXPERIMENT_TYPE, s.CHECK, s.BYTES, REQUIREMENT_DEMAND, 
 SUITE_PREFIX = "throughput."
 FAILURE_TYPE = "throughput_regression"
 ERROR_TYPE = "missing_measurements"
+THROUGHPUT_CHECKS_FILE = "throughput_checks.csv"
 
 
 @dataclass
@@ -160,8 +161,29 @@ def build_throughput_junit(result: ThroughputCheck, requirements: pd.DataFrame, 
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+# --- headlines for the gate's reports ---------------------------------------------------------------------
+def measured_headline(folder: Path, code: int) -> str:
+    """A throughput run without requirements: measured, not checked (reliable losses still fail)."""
+    tables = sorted(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
+    if code == s.EXIT_INCOMPLETE or not tables:
+        return f"INCOMPLETE: throughput measured for {len(tables)} sub-experiment(s), not all finished"
+    if code == s.EXIT_REGRESSION:
+        return f"REGRESSION: a reliable throughput sub-experiment lost samples ({len(tables)} measured)"
+    return f"MEASURED: throughput of {len(tables)} sub-experiment(s), no throughput requirements to check"
+
+
+def checked_headline(folder: Path, code: int) -> str:
+    path = folder / THROUGHPUT_CHECKS_FILE
+    table = pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=[s.STATUS])
+    failed = int((table[s.STATUS] == s.FAILED).sum())
+    if code == s.EXIT_INCOMPLETE:
+        return f"INCOMPLETE: {len(table)} throughput checks, {failed} failed; a required test or sub-experiment missing"
+    if failed:
+        return f"REGRESSION: {failed} of {len(table)} throughput checks failed"
+    return f"PASS: all {len(table)} throughput checks passed"
+
+
 # --- the command ------------------------------------------------------------------------------------
-THROUGHPUT_CHECKS_FILE = "throughput_checks.csv"
 
 
 def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_path: Path) -> dict[str, pd.DataFrame]:

@@ -262,3 +262,45 @@ def test_a_subscriber_killed_mid_run_is_exit_3_within_10_s_keeping_the_finished_
     assert len(table) in (1, 2) and table.iloc[0][s.PAYLOAD] == 16 and table.iloc[0][s.LOST] == 0
     entry = files.read_metadata(output)[s.META_SUBEXPERIMENTS]["interprocess_reliable"]
     assert entry[s.META_OUTCOME] != s.OUTCOME_OK and entry["error"]
+
+
+# --- in the gate -----------------------------------------------------------------------------------------------
+@pytest.mark.fastdds
+def test_the_gate_measures_and_checks_throughput_when_asked(harness_paths, tmp_path):
+    requirements = tmp_path / "requirements" / "rig.csv"
+    requirements.parent.mkdir()
+    subs = ["interprocess_best_effort", "interprocess_reliable"]
+    rows = [{s.EXPERIMENT_TYPE: sub, s.BYTES: payload, s.MEDIAN: 1e5, s.P99: 1e5, s.MAX: 1e5}
+            for sub in subs for payload in (16, 1024)]
+    files.write_csv(requirements, pd.DataFrame(rows, columns=list(s.REQUIREMENT_COLUMNS)))
+    # the platform's throughput requirements beside its latency ones: one that any machine meets, and
+    # one that none does (10 Tb/s), on its own line
+    (tmp_path / "requirements" / "rig_throughput.csv").write_text(
+        "Experiment type,Bytes,Demand,Recovery time,Subscription throughput\n"
+        "throughput_interprocess_best_effort,16,100,5,0.001\n"
+        "throughput_interprocess_reliable,16384,1000,5,10000000\n")
+    output = tmp_path / "gate"
+    summary = tmp_path / "summary.md"
+    completed = perfgate("gate", "--output", str(output), "--platform", "rig", "--requirements", str(requirements),
+                         "--quick", "--subexperiments", ",".join(subs), "--payloads", "16,1024", "--no-history",
+                         "--experiments", "latency,throughput", "--summary-markdown", str(summary))
+    assert completed.returncode == s.EXIT_REGRESSION, completed.stdout + completed.stderr
+    assert "throughput checked against" in completed.stdout
+    assert "throughput REGRESSION" in completed.stdout.splitlines()[-2]
+    folder = output / s.THROUGHPUT_DIR
+    table = read_throughput(folder / s.throughput_csv_name("interprocess_reliable"))
+    assert sorted(set(table[s.PAYLOAD])) == list(s.QUICK_THROUGHPUT_PAYLOADS)  # the quick throughput run
+    cases = {case.get("name"): case for case in ET.parse(folder / s.JUNIT_FILE).getroot().iter("testcase")}
+    assert cases["Throughput[16 B x 100]"].find("failure") is None
+    assert cases["Throughput[16384 B x 1000]"].find("failure") is not None
+    assert cases["Throughput[16384 B x 1000]"].get("line") == "3"
+    assert "Throughput: REGRESSION: 1 of 3 throughput checks failed" in summary.read_text()
+    assert "Throughput: REGRESSION" in (output / s.REPORT_HTML).read_text()
+
+
+def test_the_gate_refuses_an_unknown_experiment_before_measuring(tmp_path):
+    completed = perfgate("gate", "--output", str(tmp_path / "out"), "--platform", "vm-2core-x64",
+                         "--experiments", "latency,speed")
+    assert completed.returncode == s.EXIT_USAGE
+    assert "unknown experiment 'speed'; known: latency, throughput" in completed.stderr
+    assert not (tmp_path / "out").exists()

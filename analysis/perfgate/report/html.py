@@ -128,6 +128,9 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
            *([f'<div class="verdict {_e(result.ab_status)}">A/B against the baseline build: '
               f'{_e(results.ab_headline)} (<a href="{s.AB_DIR}/{s.REPORT_HTML}">A/B report</a>)</div>']
              if results.ab_headline else []),
+           *([f'<div class="verdict {_e(result.throughput_status)}">Throughput: {_e(results.throughput_headline)} '
+              f'(<a href="{s.THROUGHPUT_DIR}/">throughput/</a>: tables, checks, plots)</div>']
+             if results.throughput_headline else []),
            f'<dl class="meta">{meta}<dt>requirements</dt><dd>{_e(results.requirements_path)}</dd>'
            f"<dt>experiment</dt><dd>{_e(results.experiment_dir)}</dd></dl>"]
     if results.step_errors:

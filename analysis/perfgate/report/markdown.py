@@ -45,6 +45,8 @@ def markdown_summary(results: ExperimentResults) -> str:
     with_baseline = bool(results.comparisons)
     lead = ([f"A/B against the baseline build: {_md(results.ab_headline)} (`{s.AB_DIR}/{s.REPORT_HTML}`)", ""]
             if results.ab_headline else [])
+    lead += ([f"Throughput: {_md(results.throughput_headline)} (`{s.THROUGHPUT_DIR}/`)", ""]
+             if results.throughput_headline else [])
     lines = [f"## perfgate latency gate: **{result.status}**", "", _md(result.headline()), "", *lead,
              " · ".join(f"**{_md(name)}** {_md(value)}" for name, value in metadata_items(results.metadata)), ""]
     if results.step_errors:

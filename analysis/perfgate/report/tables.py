@@ -48,6 +48,7 @@ class ExperimentResults:
     step_errors: list[str] = field(default_factory=list)  # steps that could not finish
     warnings: list[str] = field(default_factory=list)  # what the reader should know, not a failure
     ab_headline: str | None = None  # the A/B verdict that decides a gate run with a baseline build
+    throughput_headline: str | None = None  # the gate's throughput experiment (throughput/), when it ran
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class Verdict:
     baseline_compared: bool
     step_errors: int
     ab_status: str | None = None  # PASS / REGRESSION / INCOMPLETE of the A/B verdict, when one ran
+    throughput_status: str | None = None  # PASS / REGRESSION / INCOMPLETE / MEASURED, when it ran
 
     @property
     def exit_code(self) -> int:
@@ -74,6 +76,8 @@ class Verdict:
             parts.append(f"{self.missing} required result(s) without measurements")
         if self.step_errors:
             parts.append(f"{self.step_errors} step(s) could not finish")
+        if self.throughput_status is not None:
+            parts.append(f"throughput {self.throughput_status}")
         if self.ab_status is not None:
             parts.append(f"A/B verdict against the baseline build {self.ab_status}")
         elif not self.baseline_compared:
@@ -199,14 +203,15 @@ def verdict(results: ExperimentResults) -> Verdict:
     missing = len(missing_data(results))
     baseline_failed = 0 if results.baseline_failures is None else len(results.baseline_failures)
     ab_status = results.ab_headline.split(":")[0] if results.ab_headline else None
-    if missing or results.step_errors or ab_status == INCOMPLETE:
+    throughput_status = results.throughput_headline.split(":")[0] if results.throughput_headline else None
+    if missing or results.step_errors or INCOMPLETE in (ab_status, throughput_status):
         status = INCOMPLETE
-    elif failed or baseline_failed or ab_status == REGRESSION:
+    elif failed or baseline_failed or REGRESSION in (ab_status, throughput_status):
         status = REGRESSION
     else:
         status = PASS
     return Verdict(status, len(measured), failed, missing, baseline_failed,
-                   results.baseline_failures is not None, len(results.step_errors), ab_status)
+                   results.baseline_failures is not None, len(results.step_errors), ab_status, throughput_status)
 
 
 
@@ -237,7 +242,7 @@ def _in_contract_order(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFram
 def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bool = False,
          baseline_note: str = "not compared with a baseline",
          step_errors: list[str] | None = None, ab_headline: str | None = None,
-         warnings: list[str] | None = None) -> ExperimentResults:
+         warnings: list[str] | None = None, throughput_headline: str | None = None) -> ExperimentResults:
     """Read what the reports show from an experiment folder (after check and, optionally, compare)."""
     experiment_dir = files.require_dir(experiment_dir, "experiment folder")
     baseline_dir = experiment_dir / s.PLOTS_DIR / s.BASELINE_COMPARISON_DIR
@@ -264,4 +269,5 @@ def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bo
         step_errors=list(step_errors or []),
         warnings=list(warnings or []),
         ab_headline=ab_headline,
+        throughput_headline=throughput_headline,
     )
