@@ -71,6 +71,7 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
     keep_installs = kept.DEFAULT_KEEP if keep_installs is None else keep_installs
     source, fastcdr, foonathan = _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_memory_source)
     kept.check_options(keep_installs, keep_as)
+    kept.check_workspace(workspace)
     ccache = not no_ccache
     check_tools(ccache)
     started, started_utc = time.monotonic(), utc_now()

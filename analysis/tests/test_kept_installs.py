@@ -90,6 +90,12 @@ def test_a_kept_install_loads_its_own_libraries_and_carries_its_record(tmp_path)
     assert build_record.fastdds_metadata(written)["build"]["kept_from"] == str(workspace)
     arm = ab.parse_arm("baseline", str(folder))
     assert (arm.harness, arm.fastdds_prefix, arm.build_record["fastdds"]["commit"]) == (harness, folder, sha(1))
+    # measured, never built in: its workspace is where to build
+    done = perfgate("build", "--workspace", str(folder))
+    assert done.returncode == s.EXIT_USAGE and done.stderr.strip().splitlines() == [
+        f"perfgate build: error: --workspace {folder} is an install kept by `perfgate build --workspace {workspace}`: "
+        "build in that workspace (a kept install is measured, not built in)"]
+    assert sorted(p.name for p in folder.iterdir()) == ["bin", "lib", s.BUILD_RECORD_FILE]
 
 
 @pytest.mark.compiles

@@ -52,6 +52,17 @@ def check_options(keep_installs: int, keep_as: str | None) -> None:
         raise InputError(f"--keep-as {keep_as} names a kept install, and --keep-installs 0 keeps none")
 
 
+def check_workspace(workspace: Path) -> None:
+    """A kept folder is measured, never built in: its own record says so (InputError: exit 2)."""
+    try:
+        record = json.loads((Path(workspace) / s.BUILD_RECORD_FILE).read_text())
+    except (OSError, ValueError):
+        return
+    if isinstance(record, dict) and record.get("kept_from") and record.get("prefix") == record.get("workspace"):
+        raise InputError(f"--workspace {workspace} is an install kept by `perfgate build --workspace "
+                         f"{record['kept_from']}`: build in that workspace (a kept install is measured, not built in)")
+
+
 def keepable_commit(record: dict) -> str | None:
     """The commit a finished build can be kept under: a full commit, with no uncommitted changes."""
     fastdds = record.get("fastdds") or {}
