@@ -105,6 +105,15 @@ def test_subscribers_adds_one_to_many_after_the_selected_latency_ones(tmp_path):
     assert [sub.name for sub in options_for(tmp_path, subexperiments=chosen, subscribers=3).subexperiments] == chosen
 
 
+def test_the_time_limit_grows_with_the_most_subscribers(tmp_path):
+    # 60 s for start-up, then 2 ms for each of (30 + 100) x 2 round trips, times the most subscribers
+    assert options_for(tmp_path).timeout_s == pytest.approx(60 + 130 * 2 * 0.002)
+    chosen = ["interprocess_best_effort", "interprocess_reliable_1to4", "intraprocess_reliable_1to16"]
+    assert options_for(tmp_path, subexperiments=chosen).timeout_s == pytest.approx(60 + 130 * 2 * 0.002 * 16)
+    assert options_for(tmp_path, subscribers=3).timeout_s == pytest.approx(60 + 130 * 2 * 0.002 * 3)
+    assert options_for(tmp_path, subscribers=3, timeout=5).timeout_s == 5
+
+
 def test_without_subscribers_the_default_set_stays_the_ten_and_the_floor(tmp_path):
     subs = options_for(tmp_path).subexperiments
     assert [sub.name for sub in subs] == list(s.DEFAULT_SUBEXPERIMENT_NAMES) + list(s.FLOOR_SUBEXPERIMENT_NAMES)

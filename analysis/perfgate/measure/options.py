@@ -60,8 +60,10 @@ class RunOptions:
     throughput: ThroughputSettings | None = None  # bursts instead of round trips (perfgate throughput)
 
 
-def default_timeout(samples: int, warmup: int, payloads: int) -> float:
-    return STARTUP_ALLOWANCE_S + (samples + warmup) * payloads * ROUND_TRIP_BUDGET_S
+def default_timeout(samples: int, warmup: int, payloads: int, subscribers: int = 1) -> float:
+    """One-to-many: the publisher writes to every subscriber, and the round trip grew with them here
+    (16 subscribers with security, under load: 5 ms, 17 times one subscriber's), so the budget scales."""
+    return STARTUP_ALLOWANCE_S + (samples + warmup) * payloads * ROUND_TRIP_BUDGET_S * subscribers
 
 
 def parse_pin_cpus(text: str | None, allowed: set[int], isolated: list[int] | None = None) -> tuple[int, int] | None:
@@ -152,14 +154,16 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
         raise InputError("harness executable not found", harness)
     if fastdds_prefix is not None and not Path(fastdds_prefix).is_dir():
         raise InputError("Fast DDS prefix is not a folder", fastdds_prefix)
+    subs = tuple(s.KNOWN_SUBEXPERIMENTS[n] for n in names)
     return RunOptions(
         output=output,
         label=label if label else output.resolve().name,
         samples=int(samples),
         payloads=payloads,
-        subexperiments=tuple(s.KNOWN_SUBEXPERIMENTS[n] for n in names),
+        subexperiments=subs,
         warmup=warmup,
-        timeout_s=float(timeout) if timeout is not None else default_timeout(samples, warmup, len(payloads)),
+        timeout_s=float(timeout) if timeout is not None else default_timeout(
+            samples, warmup, len(payloads), max(sub.subscribers for sub in subs)),
         pin_cpus=machine_pin_cpus(pin_cpus),
         pin_request=s.PIN_AUTO if pin_cpus is None else str(pin_cpus),
         harness=Path(harness).resolve() if harness is not None else None,
