@@ -78,7 +78,9 @@ def fastdds_entry(spec: ArmSpec, version: str) -> dict:
 
 # --- options --------------------------------------------------------------------------------------
 def parse_arm(name: str, spec: str) -> ArmSpec:
-    """`system`, a `perfgate build` workspace (it has perfgate-build.json), or a colcon install prefix."""
+    """`system`, a `perfgate build` workspace or an install it kept (WS/installs/<commit> or a name
+    linked to one: either has perfgate-build.json, whose harness is used as it is), or a colcon install
+    prefix."""
     text = str(spec).strip()
     if text == s.FASTDDS_SYSTEM_SPEC:
         return ArmSpec(name, text, None, None)
