@@ -52,6 +52,12 @@ void ThroughputPublisherRole::run(const std::function<void(const std::string&)>&
             {
                 results_.push_back(run_test(payload, burst, recovery_ms));
                 const ThroughputTestResult& done = results_.back();
+                // After every test, not only at the end: a crash inside Fast DDS (an assertion, a
+                // signal no handler sees) then still leaves the tests before it.
+                if (!options_.output_csv.empty())
+                {
+                    write_file_atomically(options_.output_csv, format_throughput_csv(results_));
+                }
                 announce("test " + std::to_string(payload) + " B x " + std::to_string(burst) + ", " +
                         std::to_string(recovery_ms) + " ms measured (" + std::to_string(done.sent) + " sent, " +
                         std::to_string(done.received) + " received)");
