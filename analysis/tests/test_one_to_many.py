@@ -244,3 +244,35 @@ def test_three_subscribers_on_real_fastdds(harness_paths, tmp_path, base):
     assert processed.returncode == 0, processed.stderr
     summary = files.read_summary(output / s.summary_csv_name(name))
     assert summary[s.BYTES].tolist() == [16, 1024] and summary[s.SAMPLES].tolist() == [30, 30]
+
+
+# --- downstream ---------------------------------------------------------------------------------
+def test_check_and_junit_take_a_one_to_many_sub_experiment_its_requirements_list(tmp_path, capsys):
+    from conftest import metadata, tiny_summary, write_experiment
+
+    name = "interprocess_reliable_1to4"
+    experiment = write_experiment(tmp_path / "exp", {
+        "interprocess_reliable": tiny_summary({16: (50.0, 80.0, 200.0), 1024: (60.0, 90.0, 210.0)}),
+        name: tiny_summary({16: (120.0, 300.0, 900.0), 1024: (130.0, 310.0, 950.0)}),
+    }, metadata("exp", "2026-11-23T00:00:00Z"))
+    requirements = tmp_path / "requirements.csv"
+    requirements.write_text("Experiment type,Bytes,Median,99%,Max\n"
+                            "interprocess_reliable,16,60,100,300\ninterprocess_reliable,1024,60,100,300\n"
+                            f"{name},16,150,400,1000\n{name},1024,125,400,1000\n")
+    code = cli.main(["check", "--requirements", str(requirements), "--experiment-directory", str(experiment),
+                     "--plots-directory", str(tmp_path / "plots"), "--junit", str(tmp_path / "junit.xml"), "--no-plots"])
+    assert code == s.EXIT_REGRESSION  # its 1024 B median, 130 us, is over 125
+    out = capsys.readouterr().out
+    assert f"{name}: 6 checks, 1 failed" in out and "interprocess_reliable: 6 checks, 0 failed" in out
+    report = files.read_check_report(experiment / s.check_csv_name(name))
+    assert report[report[s.STATUS] == s.FAILED][[s.CHECK, s.BYTES]].values.tolist() == [[s.MEDIAN, 1024]]
+    junit = (tmp_path / "junit.xml").read_text()
+    assert f'<testsuite name="latency.{name}"' in junit and f'classname="latency.{name}"' in junit
+
+
+def test_one_to_many_sub_experiments_come_after_the_fixed_ones():
+    from perfgate.experiments import sort_subexperiments
+
+    names = ["interprocess_reliable_1to3", "floor_udp", "interprocess_best_effort_1to3", "intraprocess_reliable"]
+    assert sort_subexperiments(names) == ["intraprocess_reliable", "floor_udp", "interprocess_best_effort_1to3",
+                                          "interprocess_reliable_1to3"]
