@@ -205,12 +205,15 @@ def missing_lines(result: ExperimentCheck, requirements_path: Path) -> list[str]
 
 
 # --- the record that `perfgate junit` reads ---------------------------------------------------------
-def write_check_record(experiment_dir: Path, requirements_path: Path, result: ExperimentCheck) -> None:
+def write_check_record(experiment_dir: Path, requirements_path: Path, result: ExperimentCheck,
+                       resources_path: Path | None = None) -> None:
     record = {
         "requirements": str(Path(requirements_path).resolve()),
         "missing": [asdict(item) for item in result.missing],
         "not_checked": list(result.not_checked),
     }
+    if resources_path is not None:  # `perfgate junit` checks the resources again, missing ones included
+        record["resources_requirements"] = str(Path(resources_path).resolve())
     files.write_text(Path(experiment_dir) / s.CHECK_RECORD_FILE, json.dumps(record, indent=2) + "\n")
 
 
@@ -278,7 +281,7 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
     with outputs.write_errors_as_input_errors():
         for sub, report in result.reports.items():
             files.write_csv(experiment_dir / s.check_csv_name(sub), report)
-        write_check_record(experiment_dir, requirements_path, result)
+        write_check_record(experiment_dir, requirements_path, result, resources.path)
         if junit is not None:
             files.write_text(Path(junit), junit_xml.build_junit_xml(result.reports, required, requirements_path,
                                                                     result.missing, metadata, resources))

@@ -206,7 +206,13 @@ def command_junit(experiment_directory, output, requirements=None) -> int:
         recorded = [MissingData(**item) for item in (record or {}).get("missing", [])]
     except TypeError:
         raise InputError("malformed list of missing measurements", experiment_dir / s.CHECK_RECORD_FILE) from None
-    xml = build_junit_xml(reports, required, requirements_path, recorded, files.read_metadata(experiment_dir))
+    metadata = files.read_metadata(experiment_dir)
+    resources = None
+    if isinstance((record or {}).get("resources_requirements"), str):
+        from .resources_table import prepare_check
+
+        resources = prepare_check(experiment_dir, record["resources_requirements"], list(reports), metadata)
+    xml = build_junit_xml(reports, required, requirements_path, recorded, metadata, resources)
     with outputs.write_errors_as_input_errors():
         files.write_text(Path(output), xml)
     root = ET.fromstring(xml)

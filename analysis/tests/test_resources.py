@@ -195,6 +195,10 @@ def test_check_of_a_real_run_writes_resource_testcases_at_their_json_lines(real_
         assert case.get("line") == str(line_of[key]) and case.get("file") == str(json_path)
         role = name[len("Resources["):].split()[0]
         assert (case.find("failure") is not None) == (name.endswith("rss]") and role in rss_failed)
+    again = tmp_path / "again.xml"  # perfgate junit, from the check's record: the same resource testcases
+    assert main(["junit", "--experiment-directory", str(real_run), "--output", str(again)]) == code
+    assert [ET.tostring(case) for case in ET.parse(again).getroot().find(f"testsuite[@name='resources.{SUB}']")] == \
+        [ET.tostring(case) for case in suite]
     report = pd.read_csv(real_run / s.RESOURCE_CHECKS_FILE)
     assert list(report.columns) == list(s.RESOURCE_CHECK_COLUMNS)
     late = report[report[s.CHECK] == "late"].iloc[0]
