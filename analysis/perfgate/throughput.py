@@ -71,6 +71,10 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
     floors = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].is_floor]
     if floors:
         raise InputError(f"{floors[0]} measures plain sockets, not Fast DDS: it has no throughput experiment")
+    many = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].subscribers > 1]
+    if many:  # received and lost are defined for one subscriber (formats.md section 15)
+        raise InputError(f"{many[0]} has {s.KNOWN_SUBEXPERIMENTS[many[0]].subscribers} subscribers; the throughput "
+                         "experiment takes one")
     settings = plan_settings(demands, recovery_times, time)
     if quick and payloads is None:
         payloads = list(s.QUICK_THROUGHPUT_PAYLOADS)

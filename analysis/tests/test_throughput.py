@@ -176,6 +176,7 @@ def test_bad_requirements_are_exit_2_with_one_line(checked, tmp_path, text, mess
     (["--time", "601"], "--time must be more than 0 and at most 600 seconds"),
     (["--subexperiments", "floor_tcp"], "floor_tcp measures plain sockets"),
     (["--subexperiments", "interprocess_nope"], "unknown sub-experiment 'interprocess_nope'"),
+    (["--subexperiments", "interprocess_reliable_1to3"], "has 3 subscribers; the throughput experiment takes one"),
 ])
 def test_bad_throughput_options_exit_2_before_anything_is_written(tmp_path, arguments, message):
     output = tmp_path / "out"
