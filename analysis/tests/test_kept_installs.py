@@ -171,6 +171,7 @@ def test_pruning_keeps_the_most_recently_used_and_every_named_one(tmp_path):
     kept.name(workspace, "candidate", folders[4])  # replaced: 3 is no longer named
     assert os.readlink(workspace / "installs" / "candidate") == sha(4)
     (workspace / "installs" / f".partial-{sha(9)}").mkdir()  # what a killed build left
+    (workspace / "installs" / ".partial-candidate").symlink_to(sha(3))  # a name half replaced: no name
     # by use: 1 (just now), 5, 4, 3, 2; the last two kept, and 4 and 2 for their names
     assert kept.prune(workspace, 2) == [folders[3]]
     assert sorted(p.name for p in (workspace / "installs").iterdir()) == sorted(

@@ -212,11 +212,11 @@ def prune(workspace: Path, keep_last: int) -> list[Path]:
         return []
     named = set()
     for entry in installs.iterdir():
-        if entry.is_symlink():
+        if entry.name.startswith((_PARTIAL, _OLD)):
+            _remove(entry)  # the workspace lock is held: no other build is writing it
+        elif entry.is_symlink():
             with contextlib.suppress(OSError):
                 named.add(entry.resolve())
-        elif entry.name.startswith((_PARTIAL, _OLD)):
-            _remove(entry)  # the workspace lock is held: no other build is writing it
     by_use = sorted(kept_folders(workspace), key=lambda p: p.stat().st_mtime_ns, reverse=True)
     removed = [p for p in by_use[keep_last:] if p.resolve() not in named]
     for folder in removed:
