@@ -84,8 +84,10 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
             reused = _build(workspace, source, git_url, commit, fastcdr, foonathan, jobs, ccache, record,
                             reuse=keep_installs > 0)
             if reused is not None:  # the workspace's record names the kept copy: WS/install may hold another commit
+                asked = record["fastdds"].get("requested_ref")
                 record.clear()
                 record.update(read_record(reused), workspace=str(workspace), reused_utc=utc_now())
+                record["fastdds"] = {**record["fastdds"], "requested_ref": asked}
             record["status"] = s.BUILD_OK
         except InputError:
             raise  # usage: nothing was built, no record

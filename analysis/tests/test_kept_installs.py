@@ -320,6 +320,7 @@ def test_a_kept_commit_is_not_built_again(builds):
     assert (record["prefix"], record["harness"], record["workspace"]) == (
         str(folder), str(folder / "bin" / native_harness.LATENCY_EXECUTABLE), str(workspace))
     assert record["fastdds"]["commit"] == commits["c1"] and "reused_utc" in record
+    assert record["fastdds"]["requested_ref"] == f"parent:{commits['c2']}"  # what was asked this time
     assert build_record.harness_paths(record, workspace) == (folder / "bin" / native_harness.LATENCY_EXECUTABLE, folder)
     assert reuse["names"] == {"baseline": commits["c1"], "candidate": commits["c2"]}
 
