@@ -188,7 +188,7 @@ class ResourceCheckRow:
     requirement: float
     experiment: float | None  # None: not measured (then `reason`)
     line: int
-    detail: str = ""  # how the value was taken: "mean", "peak", "above 500 us"
+    detail: str = ""  # how the value was taken: "mean", "peak", "round trips above 500.000 us"
     reason: str = ""
 
     @property
@@ -289,13 +289,16 @@ def check_subexperiment(sub: str, measured: SubResources, required: ResourceRequ
 def check_table(rows: list[ResourceCheckRow]) -> pd.DataFrame:
     """resource_checks.csv: the measured rows (the missing ones are JUnit errors and stderr lines)."""
     kept = [row for row in rows if row.experiment is not None]
+    # the values as written (3 decimals), so that the difference is the one a maintainer computes
+    requirement = files.thousandths([row.requirement for row in kept]) / 1000.0
+    experiment = files.thousandths([row.experiment for row in kept]) / 1000.0
     return pd.DataFrame({
         s.EXPERIMENT_TYPE: [row.subexperiment for row in kept],
         s.ROLE: [row.role for row in kept],
         s.CHECK: [row.check for row in kept],
-        s.REQUIREMENT: [row.requirement for row in kept],
-        s.EXPERIMENT: [row.experiment for row in kept],
-        s.DIFFERENCE: [abs(row.experiment - row.requirement) for row in kept],
+        s.REQUIREMENT: requirement,
+        s.EXPERIMENT: experiment,
+        s.DIFFERENCE: np.abs(experiment - requirement),
         s.PERCENT_OVER: [percent_over(row.experiment, row.requirement) for row in kept],
         s.STATUS: [row.status for row in kept],
     }, columns=list(s.RESOURCE_CHECK_COLUMNS))

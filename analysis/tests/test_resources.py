@@ -233,25 +233,33 @@ def requirements_from(tmp_path: Path, data: dict) -> resources_table.ResourceReq
 
 def test_equal_passes_and_one_thousandth_above_fails(tmp_path):
     frame = pd.DataFrame({s.RESOURCE_TIME: [200.0, 200.1, 400.0, 400.1], s.RESOURCE_ROLE: ["publisher", "subscriber"] * 2,
-                          s.RESOURCE_CPU: [40.0, 10.0, 60.0, 10.002], s.RESOURCE_RSS: [19000, 20001, 20000, 19000],
+                          s.RESOURCE_CPU: [10.0, 10.002, 10.002, 10.002], s.RESOURCE_RSS: [19000, 20001, 20000, 19000],
                           s.RESOURCE_VSZ: [300000] * 4})
-    required = requirements_from(tmp_path, {"platform": "test", "resources": {"cpu[%]": 10.001, "rss[KB]": 20000},
-                                            "resources_by_subexperiment": {SUB: {"cpu[%]": 50.0}},
+    required = requirements_from(tmp_path, {"platform": "test", "resources": {"cpu[%]": 10.001, "rss[KB]": 1},
+                                            "resources_by_subexperiment": {SUB: {"rss[KB]": 20000}},
                                             "latency_total": {"lost[%]": 1.0, "late[%]": 25.0},
                                             "late_limit_us": {SUB: 100.0}})
     measured = resources_table.SubResources(frame, latencies=np.array([100.0, 100.0004, 100.001, 50.0, 100.002]),
                                             lost=(1, 100))
     rows = {row.name: row for row in resources_table.check_subexperiment(SUB, measured, required)}
     assert {name: (round(row.experiment, 9), row.status) for name, row in rows.items()} == {
-        "Resources[publisher cpu]": (50.0, s.PASSED),  # the mean, against the sub-experiment's own limit
-        "Resources[publisher rss]": (20000.0, s.PASSED),
-        "Resources[subscriber cpu]": (10.001, s.PASSED),  # the mean of 10.000 and 10.002, to 3 decimals
+        "Resources[publisher cpu]": (10.001, s.PASSED),  # the mean of 10.000 and 10.002
+        "Resources[publisher rss]": (20000.0, s.PASSED),  # the peak, against the sub-experiment's own limit
+        "Resources[subscriber cpu]": (10.002, s.FAILED),
         "Resources[subscriber rss]": (20001.0, s.FAILED),
         "Resources[total lost]": (1.0, s.PASSED),
         "Resources[total late]": (40.0, s.FAILED),  # 100.0004 is 100.000 as written: not late
     }
     assert rows["Resources[subscriber rss]"].describe() == (
         f"{SUB}: subscriber rss (peak) 20001 KB > requirement 20000 KB (+0.01%)")
+    assert files.format_csv(resources_table.check_table(list(rows.values()))) == (
+        "Experiment type,Role,Check,Requirement,Experiment,Difference,Percentage over requirement,Status\n"
+        f"{SUB},publisher,cpu,10.001,10.001,0.000,0.000,passed\n"
+        f"{SUB},publisher,rss,20000.000,20000.000,0.000,0.000,passed\n"
+        f"{SUB},subscriber,cpu,10.001,10.002,0.001,0.010,failed\n"
+        f"{SUB},subscriber,rss,20000.000,20001.000,1.000,0.005,failed\n"
+        f"{SUB},total,lost,1.000,1.000,0.000,0.000,passed\n"
+        f"{SUB},total,late,25.000,40.000,15.000,60.000,failed\n")
 
 
 BAD = [
