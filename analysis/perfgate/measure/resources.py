@@ -35,9 +35,10 @@ import pandas as pd
 
 from .. import schema as s
 
-# 5 readings a second: at least five in the shortest sub-experiment (about a second at --samples
-# 1000), while one reading of both files per process costs the sampler some 50 us of CPU
-# (benchmarks/bench_resources.py measures whether that moves the latency).
+# 5 readings a second: several in an inter-process sub-experiment of --samples 1000 (2 s and more),
+# while a reading of a publisher and a subscriber costs the sampler some 150 us of CPU (measured on
+# the 2-core VM under load), 0.07 % of one CPU; benchmarks/bench_resources.py measures whether that
+# moves the latency.
 SAMPLE_INTERVAL_S = 0.2
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # the unit of utime and stime in /proc/<pid>/stat
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024  # the unit of /proc/<pid>/statm
