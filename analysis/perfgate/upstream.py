@@ -130,6 +130,12 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     check_output_folder(output)
     record = read_record(workspace)
     harness_paths(record, workspace)  # IncompleteError for a failed build
+    if record.get("kept_from"):
+        # LatencyTest lives in a colcon build tree: a kept install has none, and a workspace whose
+        # record was reused from one holds the build tree of whatever colcon built last
+        raise InputError(f"--engine upstream needs the build tree of the commit it measures; {workspace} holds a kept "
+                         f"install of {record['fastdds'].get('commit')}: build that commit in {record['kept_from']} "
+                         "with --keep-installs 0 (which always runs colcon) first")
     package = record["fastdds"]["package"]
     work_dir = workspace / "build" / package / "test" / "performance" / "latency"
     ctest_file = work_dir / "CTestTestfile.cmake"

@@ -326,6 +326,22 @@ def test_a_kept_commit_is_not_built_again(builds):
 
 
 @pytest.mark.compiles
+def test_the_upstream_engine_refuses_a_kept_install_and_a_reused_workspace(builds, tmp_path):
+    # LatencyTest runs from a colcon build tree: a kept folder has none, and a workspace whose record
+    # was reused holds the tree of the last commit colcon built (exit 2, before anything runs)
+    workspace, commits, _ = builds
+    for index, target in enumerate((workspace / "installs" / commits["c1"], workspace / "installs" / "baseline")):
+        output = tmp_path / f"up-{index}"
+        completed = subprocess.run([sys.executable, "-m", "perfgate.cli", "run", "--engine", "upstream",
+                                    "--workspace", str(target), "--output", str(output)],
+                                   capture_output=True, text=True)
+        assert completed.returncode == s.EXIT_USAGE, completed.stderr
+        assert len(completed.stderr.strip().splitlines()) == 1
+        assert "--engine upstream needs the build tree of the commit it measures" in completed.stderr
+        assert not output.exists()
+
+
+@pytest.mark.compiles
 def test_names_protect_their_folders_and_pruning_keeps_the_last_n(builds):
     workspace, commits, steps = builds
     c1, c2, c3 = commits["c1"], commits["c2"], commits["c3"]
