@@ -347,7 +347,8 @@ def test_quick_run_of_the_default_set(harness_paths, tmp_path):
     assert process.returncode == 0, stderr
 
     names = list(s.DEFAULT_SUBEXPERIMENT_NAMES) + list(s.FLOOR_SUBEXPERIMENT_NAMES)
-    assert sorted(p.name for p in output.iterdir()) == sorted([s.raw_csv_name(n) for n in names] + [s.METADATA_FILE])
+    assert sorted(p.name for p in output.iterdir()) == sorted([s.raw_csv_name(n) for n in names] + [s.METADATA_FILE]
+                                                              + [s.resources_csv_name(n) for n in names])
     for name in names:
         assert_complete_raw_csv(output / s.raw_csv_name(name), s.PAYLOADS, 200)
 
