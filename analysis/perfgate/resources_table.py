@@ -325,7 +325,7 @@ def read_sub_resources(experiment_dir: Path, sub: str, metadata: dict | None, fr
 
 @dataclass
 class ResourceCheck:
-    frames: dict[str, pd.DataFrame]  # every resources_<sub>.csv of the folder, for the plots
+    frames: dict[str, pd.DataFrame]  # the checked sub-experiments' resources_<sub>.csv
     path: Path | None = None  # the resource requirements, when given
     rows: list[ResourceCheckRow] = field(default_factory=list)
 
@@ -339,15 +339,16 @@ class ResourceCheck:
 
 
 def prepare_check(experiment_dir: Path, given: str | None, subs: list[str], metadata: dict | None) -> ResourceCheck:
-    """Everything read and checked before `perfgate check` writes anything: every resources_<sub>.csv
-    (plotted whether or not there are resource requirements), and with requirements the rows of the
-    sub-experiments the latency check checked. A checked sub-experiment without its resources file,
+    """Everything read and checked before `perfgate check` writes anything. Without resource
+    requirements nothing is read (the gate does not give them: its outputs stay as they were). With
+    them, the rows of the sub-experiments the latency check checked; one without its resources file,
     raw measurements or metadata is missing data (exit 3), as in the latency check."""
-    frames = {sub: read_resources(path) for sub, path in resources_files(experiment_dir).items()}
     if given is None:
-        return ResourceCheck(frames)
+        return ResourceCheck({})
     outputs.require_paths(resources_requirements=given)
     required = read_resource_requirements(Path(given))
+    paths = resources_files(experiment_dir)
+    frames = {sub: read_resources(paths[sub]) for sub in subs if sub in paths}
     rows = []
     for sub in subs:
         rows += check_subexperiment(sub, read_sub_resources(experiment_dir, sub, metadata, frames), required)
@@ -356,9 +357,10 @@ def prepare_check(experiment_dir: Path, given: str | None, subs: list[str], meta
 
 
 def write_resource_outputs(experiment_dir: Path, result: ResourceCheck, plots_dir: Path | None) -> None:
-    if result.path is not None:
-        files.write_csv(Path(experiment_dir) / s.RESOURCE_CHECKS_FILE, check_table(result.rows))
-    if plots_dir is not None and result.frames:
+    if result.path is None:
+        return
+    files.write_csv(Path(experiment_dir) / s.RESOURCE_CHECKS_FILE, check_table(result.rows))
+    if plots_dir is not None:
         from .plotting import resource_plots
 
         for sub, frame in result.frames.items():

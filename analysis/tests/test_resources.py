@@ -51,6 +51,10 @@ def test_parse_a_live_process_with_parentheses_in_its_name(tmp_path):
                              stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "spun"
+        deadline = time.monotonic() + 5  # it still runs a moment after printing: read it once asleep
+        while resources.parse_stat(Path(f"/proc/{child.pid}/stat").read_text()).state != "S":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
         stat = resources.parse_stat(Path(f"/proc/{child.pid}/stat").read_text())
         vsz_kb, rss_kb = resources.parse_statm(Path(f"/proc/{child.pid}/statm").read_text())
         status = dict(line.split(":", 1) for line in Path(f"/proc/{child.pid}/status").read_text().splitlines())
