@@ -186,20 +186,49 @@ def checked_headline(folder: Path, code: int) -> str:
 # --- the command ------------------------------------------------------------------------------------
 
 
-def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_path: Path) -> dict[str, pd.DataFrame]:
-    """The throughput tables the requirements name. A named sub-experiment this experiment did not
-    measure at all is a requirement that can never be met here: bad input (exit 2), not missing data."""
+def requested_tests(metadata: dict | None) -> set[tuple[str, int, int, int]] | None:
+    """(throughput name, payload, demand, recovery time) of every test the run asked for, from its
+    metadata.json; None when it does not say (then every requirement row counts)."""
+    settings = (metadata or {}).get("throughput")
+    subs, payloads = (metadata or {}).get("requested_subexperiments"), (metadata or {}).get(s.META_PAYLOADS)
+    if not isinstance(settings, dict) or not isinstance(subs, list) or not isinstance(payloads, list):
+        return None
+    try:
+        return {(s.throughput_name(str(sub)), int(p), int(d), int(r)) for sub in subs for p in payloads
+                for d in settings["demands"] for r in settings["recovery_times_ms"]}
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def requested_requirements(required: pd.DataFrame, requested) -> tuple[pd.DataFrame, int]:
+    """The requirement rows the run asked to measure, and how many others there are (a quick run, or
+    a subset of sub-experiments, measures fewer tests than the platform's file lists: those are not
+    missing, they were not asked for)."""
+    if requested is None:
+        return required, 0
+    keys = zip(required[s.EXPERIMENT_TYPE], required[REQUIREMENT_BYTES].astype(int),
+               required[REQUIREMENT_DEMAND].astype(int), required[REQUIREMENT_RECOVERY].astype(int))
+    asked = [key in requested for key in keys]
+    return required[asked].reset_index(drop=True), len(asked) - sum(asked)
+
+
+def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_path: Path,
+                requested) -> dict[str, pd.DataFrame]:
+    """The throughput tables the requirements name. A sub-experiment the run asked for but did not
+    measure is missing data (its tests are errors, exit 3); one that names no sub-experiment this
+    folder could hold, in a folder that does not say what it asked for, is bad input (exit 2)."""
     from .errors import InputError
     from .throughput_files import read_throughput
 
     tables = {}
     for name in dict.fromkeys(requirements[s.EXPERIMENT_TYPE]):
         path = experiment_dir / f"{name}.csv"
-        if not path.is_file():
+        if path.is_file():
+            tables[name] = read_throughput(path)
+        elif requested is None or base_subexperiment(name) is None:
             line = int(requirements.loc[requirements[s.EXPERIMENT_TYPE] == name, "line"].iloc[0])
             raise InputError(f"requires {name}, which {experiment_dir} did not measure (no {path.name})",
                              requirements_path, line)
-        tables[name] = read_throughput(path)
     return tables
 
 
@@ -215,8 +244,10 @@ def command_check_throughput(*, requirements, experiment_directory, junit=None, 
                           plots_directory=plots_directory)
     experiment_dir = files.require_dir(Path(experiment_directory), "experiment folder")
     requirements_path = Path(requirements)
-    required = read_throughput_requirements(requirements_path)
-    tables = read_tables(experiment_dir, required, requirements_path)
+    metadata = files.read_metadata(experiment_dir)
+    requested = requested_tests(metadata)
+    required, not_asked = requested_requirements(read_throughput_requirements(requirements_path), requested)
+    tables = read_tables(experiment_dir, required, requirements_path, requested)
     plots = Path(plots_directory) if plots_directory else experiment_dir / s.PLOTS_DIR
     if junit is not None:
         outputs.require_writable(Path(junit), "JUnit file")
@@ -225,14 +256,16 @@ def command_check_throughput(*, requirements, experiment_directory, junit=None, 
     with outputs.write_errors_as_input_errors():
         files.write_csv(experiment_dir / THROUGHPUT_CHECKS_FILE, result.table.drop(columns=["line"]))
         if junit is not None:
-            files.write_text(Path(junit), build_throughput_junit(result, required, requirements_path,
-                                                                 files.read_metadata(experiment_dir)))
+            files.write_text(Path(junit), build_throughput_junit(result, required, requirements_path, metadata))
         if not no_plots:
             plots.mkdir(parents=True, exist_ok=True)
             for name, table in tables.items():
                 mine = result.table[(result.table[s.EXPERIMENT_TYPE] == name) & (result.table[s.CHECK] == THROUGHPUT_CHECK)]
                 draw_throughput(name, table, mine, plots / f"{name}.png")
-    for name in tables:
+    if not_asked:
+        print(f"note: {not_asked} requirement row(s) name tests this run did not ask for (fewer payloads, demands "
+              "or sub-experiments): not checked")
+    for name in dict.fromkeys(required[s.EXPERIMENT_TYPE]):
         mine = result.table[result.table[s.EXPERIMENT_TYPE] == name]
         print(f"{name}: {len(mine)} checks, {int((mine[s.STATUS] == s.FAILED).sum())} failed")
         for _, row in mine[mine[s.STATUS] == s.FAILED].iterrows():

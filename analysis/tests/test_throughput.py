@@ -305,3 +305,28 @@ def test_the_gate_refuses_an_unknown_experiment_before_measuring(tmp_path):
     assert completed.returncode == s.EXIT_USAGE
     assert "unknown experiment 'speed'; known: latency, throughput" in completed.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_rows_for_tests_the_run_did_not_ask_for_are_not_checked(checked, tmp_path):
+    # a quick run (fewer payloads) against the platform's full file: what it asked for is checked,
+    # the rest is neither missing nor failed; what it asked for and lacks still is missing (exit 3)
+    experiment, _ = checked
+    files.write_metadata(experiment, {"requested_subexperiments": ["interprocess_best_effort"], s.META_PAYLOADS: [1024],
+                                      "throughput": {"demands": [100, 1000], "recovery_times_ms": [5]}})
+    requirements = tmp_path / "full.csv"
+    requirements.write_text("Experiment type,Bytes,Demand,Recovery time,Subscription throughput\n"
+                            "throughput_interprocess_best_effort,1024,100,5,1.0\n"
+                            "throughput_interprocess_best_effort,16,100,5,1.0\n"
+                            "throughput_interprocess_reliable_tcp,1024,100,5,1.0\n")
+    completed = perfgate("check-throughput", "--requirements", str(requirements), "--experiment-directory",
+                         str(experiment), "--no-plots")
+    assert completed.returncode == s.EXIT_OK, completed.stdout + completed.stderr
+    assert "note: 2 requirement row(s) name tests this run did not ask for" in completed.stdout
+    assert "1 throughput checks: 0 failed; 0 required test(s) without measurements" in completed.stdout
+    files.write_metadata(experiment, {"requested_subexperiments": ["interprocess_best_effort", "interprocess_reliable_tcp"],
+                                      s.META_PAYLOADS: [1024],
+                                      "throughput": {"demands": [100, 1000], "recovery_times_ms": [5]}})
+    completed = perfgate("check-throughput", "--requirements", str(requirements), "--experiment-directory",
+                         str(experiment), "--no-plots")
+    assert completed.returncode == s.EXIT_INCOMPLETE
+    assert "no measurements for throughput_interprocess_reliable_tcp at 1024 B x 100, 5 ms" in completed.stderr
