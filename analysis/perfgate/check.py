@@ -274,7 +274,7 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
     if junit is not None:
         outputs.require_writable(Path(junit), "JUnit file")
         outputs.require_not_input(Path(junit), [requirements_path, *summary_paths.values(),
-                                              experiment_dir / s.METADATA_FILE], "JUnit file")
+                                              experiment_dir / s.METADATA_FILE, resources.path], "JUnit file")
     if not no_plots:
         outputs.require_writable(Path(plots_directory), "plots folder", folder=True)
 
