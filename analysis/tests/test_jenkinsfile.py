@@ -79,7 +79,7 @@ KNOWN_CALLS = {
     "post", "always", "success", "junit", "archiveArtifacts",
 }
 PARAMETERS = {"PLATFORM", "FASTDDS_REPOSITORY", "FASTDDS_REF", "FASTDDS_PREFIX", "BASELINE_REF", "SAMPLES", "QUICK",
-              "KEEP_IN_STORE"}
+              "EXPERIMENTS", "KEEP_IN_STORE"}
 
 
 def parse(path: Path) -> subprocess.CompletedProcess:
@@ -140,6 +140,7 @@ def test_parameters(calls):
     assert declared["FASTDDS_REPOSITORY"] == "https://github.com/eProsima/Fast-DDS.git"
     assert declared["FASTDDS_REF"] == "" and declared["FASTDDS_PREFIX"] == ""
     assert declared["BASELINE_REF"] == ""  # no A/B unless asked for
+    assert declared["EXPERIMENTS"] == "latency"  # throughput when asked for
     [baseline_ref] = [c for c in calls if c["path"] == ["pipeline", "parameters"] and c["named"]["name"] == "BASELINE_REF"]
     assert "parent" in baseline_ref["named"]["description"] and "merge-base:<ref>" in baseline_ref["named"]["description"]
 
@@ -159,8 +160,10 @@ def test_no_concurrent_builds_and_a_nightly_timer(calls):
 def test_gate_results_are_published_whatever_the_verdict(calls):
     [junit] = find(calls, "junit", "stage:Gate")
     assert junit["path"][-2:] == ["post", "always"]
-    # the gate's JUnit file, and the A/B's when BASELINE_REF asked for one
-    assert junit["named"]["testResults"].split(", ") == ["out/experiment/junit.xml", "out/experiment/ab/junit.xml"]
+    # the gate's JUnit file, the A/B's when BASELINE_REF asked for one, the throughput check's when
+    # EXPERIMENTS has throughput
+    assert junit["named"]["testResults"].split(", ") == ["out/experiment/junit.xml", "out/experiment/ab/junit.xml",
+                                                         "out/experiment/throughput/junit.xml"]
     assert junit["named"]["allowEmptyResults"] is True
     [archive] = find(calls, "archiveArtifacts", "stage:Gate")
     assert archive["path"][-2:] == ["post", "always"]
@@ -200,7 +203,7 @@ def test_perfgate_options_in_the_scripts_exist(calls):
     [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
     gate_options = _options(gate_script)
     assert {"--output", "--platform", "--samples", "--quick", "--store", "--no-history", "--fastdds-prefix",
-            "--workspace", "--baseline-build"} <= gate_options
+            "--workspace", "--baseline-build", "--experiments"} <= gate_options
     assert sorted(o for o in gate_options if o not in _help("gate")) == []
     [history_script] = stage_scripts(calls, "History")
     history_options = _options(history_script)

@@ -406,15 +406,17 @@ def test_gate_uploads_and_publishes_the_ab_report(workflows, tmp_path):
     [upload] = [step for step in steps(job) if step.get("name", "").startswith("Upload the report")]
     uploaded = upload["with"]["path"].split()
     assert uploaded[:3] == ["out/experiment/report.html", "out/experiment/report.md", "out/experiment/junit.xml"]
-    assert uploaded[3:] == [f"out/experiment/ab/{name}" for name in AB_REPORT_FILES]
+    assert uploaded[3:-2] == [f"out/experiment/ab/{name}" for name in AB_REPORT_FILES]
+    assert uploaded[-2:] == ["out/experiment/throughput/junit.xml", "out/experiment/throughput/throughput_checks.csv"]
     assert artifact_layout(uploaded)[:4] == ["report.html", "report.md", "junit.xml", "ab/report.html"]
-    # one check of both JUnit files
+    # one check of the three JUnit files (the gate's, the A/B's, the throughput check's)
     publish = workflows["gate.yml"]["jobs"]["publish"]
-    assert published_junit_files(job, publish, tmp_path / "real") == {"report/junit.xml", "report/ab/junit.xml"}
+    assert published_junit_files(job, publish, tmp_path / "real") == {"report/junit.xml", "report/ab/junit.xml",
+                                                                      "report/throughput/junit.xml"}
     # the layout helper and the glob can tell a wrong pattern
     assert artifact_layout(["out/x/a.xml", "out/x/ab/b.xml"]) == ["a.xml", "ab/b.xml"]
     wrong = {**publish, "steps": [*steps(publish)[:-1], {"with": {"report_paths": "report/*/junit.xml"}}]}
-    assert published_junit_files(job, wrong, tmp_path / "wrong") == {"report/ab/junit.xml"}
+    assert published_junit_files(job, wrong, tmp_path / "wrong") == {"report/ab/junit.xml", "report/throughput/junit.xml"}
 
 
 def _build_options(script: str) -> set[str]:
@@ -536,7 +538,7 @@ def test_gate_options_used_by_the_workflow_exist(workflows):
     run = next(step for step in steps(workflows["gate.yml"]["jobs"]["gate"]) if step.get("id") == "gate")["run"]
     used = set(re.findall(r"(--[a-z][a-z-]+)", run))
     assert {"--output", "--platform", "--samples", "--label", "--fastdds-prefix", "--store", "--no-history", "--quick",
-            "--baseline-build"} <= used
+            "--baseline-build", "--experiments"} <= used
     usage = subprocess.run([sys.executable, "-m", "perfgate.cli", "gate", "--help"], capture_output=True, text=True)
     assert usage.returncode == 0, usage.stderr
     assert sorted(option for option in used if option not in usage.stdout) == []
@@ -552,6 +554,16 @@ def test_per_commit_runs_queue_without_cancelling(workflows):
     assert "matrix.platform" in group and "github.event.client_payload.fastdds_ref" in group
     assert job["with"]["keep-in-store"] is True and job["with"]["publish-check"] is True
     assert workflows["pull-request.yml"]["jobs"]["gate"]["with"]["keep-in-store"] is False
+
+
+def test_per_commit_measures_throughput_too_and_the_rest_latency_by_default(workflows):
+    assert workflows["per-commit.yml"]["jobs"]["gate"]["with"]["experiments"] == "latency,throughput"
+    gate = workflows["gate.yml"]
+    assert triggers(gate)["workflow_call"]["inputs"]["experiments"]["default"] == "latency"
+    assert "experiments" not in triggers(gate)["workflow_dispatch"]["inputs"]  # at most 10 there
+    step = next(step for step in steps(gate["jobs"]["gate"]) if step.get("id") == "gate")
+    assert step["env"]["EXPERIMENTS"] == "${{ inputs.experiments || 'latency' }}"
+    assert '--experiments "$EXPERIMENTS"' in step["run"]
 
 
 def test_per_commit_measures_each_commit_against_its_first_parent(workflows):
