@@ -43,7 +43,7 @@ class MissingData:
 class ExperimentCheck:
     reports: dict[str, pd.DataFrame]  # sub-experiment -> check report (docs/formats.md section 6)
     missing: list[MissingData] = field(default_factory=list)
-    not_checked: list[str] = field(default_factory=list)  # floor sub-experiments without requirements
+    not_checked: list[str] = field(default_factory=list)  # floors and one-to-many ones without requirements
 
     @property
     def failed(self) -> int:
@@ -125,7 +125,7 @@ def check_experiment(summaries: dict[str, pd.DataFrame], requirements: pd.DataFr
     order = list(dict.fromkeys(requirements[s.EXPERIMENT_TYPE]))  # report in the requirements' order
     for sub, summary in sorted(summaries.items(), key=lambda item: _position(order, item[0])):
         if sub not in required_subs:
-            if sub in s.FLOOR_SUBEXPERIMENT_NAMES:
+            if not s.checked_by_default(sub):  # a floor or a one-to-many one: measured for reference
                 not_checked.append(sub)
                 continue
             raise InputError(f"sub-experiment {sub!r} is not in the requirements{where}", summary_paths.get(sub))
@@ -188,7 +188,8 @@ def outcome_lines(result: ExperimentCheck) -> list[str]:
             lines.append(f"  FAILED {testcase_name(check, payload)}: "
                          f"{describe_failure(check, requirement, experiment, percent)}")
     for sub in result.not_checked:
-        lines.append(f"{sub}: not checked (a floor sub-experiment without requirements)")
+        kind = "a floor" if s.KNOWN_SUBEXPERIMENTS[sub].is_floor else "a one-to-many"
+        lines.append(f"{sub}: not checked ({kind} sub-experiment without requirements)")
     return lines
 
 

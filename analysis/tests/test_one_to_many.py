@@ -276,3 +276,23 @@ def test_one_to_many_sub_experiments_come_after_the_fixed_ones():
     names = ["interprocess_reliable_1to3", "floor_udp", "interprocess_best_effort_1to3", "intraprocess_reliable"]
     assert sort_subexperiments(names) == ["intraprocess_reliable", "floor_udp", "interprocess_best_effort_1to3",
                                           "interprocess_reliable_1to3"]
+
+
+def test_check_reports_a_one_to_many_sub_experiment_without_requirements_as_not_checked(tmp_path):
+    # measured for reference, like the floors: not an uncovered sub-experiment (exit 2)
+    from perfgate import check, files
+    import pandas as pd
+
+    experiment = tmp_path / "exp"
+    experiment.mkdir()
+    summary = pd.DataFrame([{column: 1.0 for column in s.SUMMARY_COLUMNS}]).assign(**{s.BYTES: 16, s.SAMPLES: 10})
+    for sub in ("interprocess_best_effort", "interprocess_best_effort_1to3"):
+        files.write_csv(experiment / s.summary_csv_name(sub), summary)
+    requirements = tmp_path / "req.csv"
+    requirements.write_text("Experiment type,Bytes,Median,99%,Max\ninterprocess_best_effort,16,5,5,5\n")
+    completed = subprocess.run([sys.executable, "-m", "perfgate.cli", "check", "--requirements", str(requirements),
+                                "--experiment-directory", str(experiment), "--plots-directory", str(tmp_path / "plots"),
+                                "--no-plots"], capture_output=True, text=True)
+    assert completed.returncode == s.EXIT_OK, completed.stdout + completed.stderr
+    assert "interprocess_best_effort_1to3: not checked (a one-to-many sub-experiment without requirements)" in completed.stdout
+    assert not (experiment / s.check_csv_name("interprocess_best_effort_1to3")).exists()
