@@ -310,3 +310,27 @@ def test_late_requirements_need_the_sub_experiments_limit(tmp_path):
         resources_table.check_subexperiment(SUB, resources_table.SubResources(None), required)
     assert raised.value.line == 1 + json.dumps({"platform": "test", "latency_total": {"late[%]": 1.0}},
                                                indent=2).splitlines().index('    "late[%]": 1.0')
+
+
+@pytest.mark.parametrize("cell, problem", [("12.5", "'rss[KB]' is not a whole number: 12.5"),
+                                           ("-3", "'rss[KB]' is negative: -3")])
+def test_a_bad_resources_csv_exits_2_naming_its_line(real_run, tmp_path, cell, problem):
+    experiment = tmp_path / "copy"
+    experiment.mkdir()
+    for path in real_run.iterdir():
+        if path.is_file():
+            (experiment / path.name).write_bytes(path.read_bytes())
+    resources_csv = experiment / s.resources_csv_name(SUB)
+    lines = resources_csv.read_text().splitlines()
+    fields = lines[2].split(",")
+    fields[3] = cell
+    lines[2] = ",".join(fields)
+    resources_csv.write_text("\n".join(lines) + "\n")
+    (tmp_path / "res.json").write_text('{"platform": "test", "resources": {"rss[KB]": 900000}}')
+    completed = subprocess.run([sys.executable, "-m", "perfgate.cli", "check", "--requirements",
+                                str(write_latency_requirements(tmp_path / "req.csv")), "--experiment-directory",
+                                str(experiment), "--plots-directory", str(tmp_path / "plots"),
+                                "--resources-requirements", str(tmp_path / "res.json")], capture_output=True, text=True)
+    assert completed.returncode == s.EXIT_USAGE
+    assert completed.stderr.splitlines() == [f"perfgate check: error: {resources_csv}:3: {problem}"]
+    assert not (experiment / s.RESOURCE_CHECKS_FILE).exists() and not (tmp_path / "plots").exists()
