@@ -166,11 +166,11 @@ def read_resource_requirements(path: Path) -> ResourceRequirements:
         raise InputError(f"'platform' is {platform!r}; expected the platform's name", path, key_line(text, ["platform"]))
     by_sub = {}
     for sub, value in _object(data.get("resources_by_subexperiment", {}), ["resources_by_subexperiment"],
-                              tuple(s.KNOWN_SUBEXPERIMENTS), text, path).items():
+                              s.KNOWN_SUBEXPERIMENTS, text, path).items():
         by_sub[sub] = _limits(value, ["resources_by_subexperiment", sub], RESOURCE_KEYS, text, path, zero_allowed=False)
     late_limits = {sub: _number(value, ["late_limit_us", sub], text, path, zero_allowed=False)
                    for sub, value in _object(data.get("late_limit_us", {}), ["late_limit_us"],
-                                             tuple(s.KNOWN_SUBEXPERIMENTS), text, path).items()}
+                                             s.KNOWN_SUBEXPERIMENTS, text, path).items()}
     return ResourceRequirements(
         path, platform,
         _limits(data.get("resources", {}), ["resources"], RESOURCE_KEYS, text, path, zero_allowed=False),
@@ -234,9 +234,11 @@ def percent_text(experiment: float, requirement: float) -> str:
 
 def expected_roles(sub: str, frame: pd.DataFrame | None) -> list[str]:
     """The roles a sub-experiment's processes have (measure.commands), then any other the file holds."""
+    from .measure.commands import subscriber_names
+
     known = s.KNOWN_SUBEXPERIMENTS.get(sub)
-    roles = [] if known is None else (["server", "client"] if known.is_floor else
-                                      ["both"] if known.transport == "intraprocess" else ["publisher", "subscriber"])
+    roles = [] if known is None else (["server", "client"] if known.is_floor else ["both"]
+                                      if known.transport == "intraprocess" else ["publisher", *subscriber_names(known)])
     if frame is not None:
         roles += [role for role in dict.fromkeys(frame[s.RESOURCE_ROLE]) if role not in roles]
     return roles

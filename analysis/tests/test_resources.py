@@ -337,3 +337,15 @@ def test_a_bad_resources_csv_exits_2_naming_its_line(real_run, tmp_path, cell, p
     assert completed.stderr.splitlines() == [f"perfgate check: error: {resources_csv}:3: {problem}"]
     assert {path.name: path.read_bytes() for path in experiment.iterdir()} == before
     assert not (tmp_path / "plots").exists()
+
+
+def test_one_to_many_roles_and_names(tmp_path):
+    """Each subscriber of `<sub>_1to<N>` is a process of its own role (measure.commands), checked as one."""
+    assert resources_table.expected_roles(f"{SUB}_1to3", None) == ["publisher", "subscriber-0", "subscriber-1",
+                                                                   "subscriber-2"]
+    assert resources_table.expected_roles("intraprocess_reliable_1to2", None) == ["both"]
+    required = requirements_from(tmp_path, {"platform": "test", "resources_by_subexperiment": {
+        f"{SUB}_1to3": {"rss[KB]": 30000}}, "late_limit_us": {f"{SUB}_1to3": 900}})
+    assert required.resource_limits(f"{SUB}_1to3")[resources_table.RSS].value == 30000
+    with pytest.raises(InputError, match=f"unknown key '{SUB}_1to1' in 'late_limit_us'"):
+        requirements_from(tmp_path, {"platform": "test", "late_limit_us": {f"{SUB}_1to1": 900}})
