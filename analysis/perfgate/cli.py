@@ -332,9 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     gate = command("gate", "perfgate.gate:command_gate",
                    "run, process, check, compare with the baseline, add to history and report: one verdict")
     _option(gate, "--output", required=True, metavar="DIR", help="experiment folder to write (absent or empty)")
-    _option(gate, "--experiments", type=_name_list, default=None, metavar="latency[,throughput]",
-            help="what to measure besides latency: throughput (its quick run with --quick; checked against "
-                 "requirements/<platform>_throughput.csv where it exists); default latency")
+    _option(gate, "--experiments", type=_name_list, default=None, metavar="latency[,throughput][,resources]",
+            help="besides latency: throughput (quick with --quick; checked against requirements/<platform>_throughput.csv "
+                 "where it exists), resources (checked against requirements/<platform>_resources.json); default latency")
     _option(gate, "--quick", action="store_true", help=f"200 samples per payload instead of {s.DEFAULT_SAMPLES}")
     _option(gate, "--samples", type=_positive_int, default=None, help="round trips per payload (overrides --quick)")
     _option(gate, "--payloads", type=_payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")

@@ -110,7 +110,8 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_thr
     # exit 3 of check is missing data, which the reports list themselves
     steps.call("check", check.command_check, None, requirements=str(plan.requirements),
                experiment_directory=str(output), plots_directory=str(plots), print_summaries=False,
-               junit=str(output / s.JUNIT_FILE), no_plots=steps.interrupted)
+               junit=str(output / s.JUNIT_FILE), no_plots=steps.interrupted,
+               resources_requirements=str(plan.resources_requirements) if plan.resources_requirements else None)
     compared = False
     if plan.baseline is not None:
         steps.call("baseline comparison", compare.command_compare,

@@ -18,8 +18,9 @@ from .measure import options as run_options
 QUICK_SAMPLES = 200
 DEFAULT_PLATFORM = "local"
 # What `--experiments` may name. Latency always runs (the A/B and the requirement checks are its);
-# throughput is asked for: its quick run adds about a minute, its full one four to five.
-EXPERIMENTS = ("latency", "throughput")
+# throughput is asked for: its quick run adds about a minute, its full one four to five; resources
+# (sampled in every run anyway) are checked against requirements/<platform>_resources.json when asked.
+EXPERIMENTS = ("latency", "throughput", "resources")
 DEFAULT_EXPERIMENTS = ("latency",)
 
 
@@ -44,6 +45,7 @@ class GatePlan:
     warnings: tuple[str, ...] = ()  # printed and shown in the reports; never a failure
     experiments: tuple[str, ...] = DEFAULT_EXPERIMENTS
     throughput_requirements: Path | None = None  # requirements/<platform>_throughput.csv, when it exists
+    resources_requirements: Path | None = None  # requirements/<platform>_resources.json, with "resources"
 
 
 
@@ -102,6 +104,18 @@ def throughput_requirements_path(requirements: Path, platform: str) -> Path | No
     if not path.is_file():
         return None
     read_throughput_requirements(path)
+    return path
+
+
+def resources_requirements_path(requirements: Path, platform: str) -> Path:
+    """requirements/<platform>_resources.json, read here so that a bad or missing file costs seconds."""
+    from .resources_table import read_resource_requirements
+
+    path = s.resources_requirements_json(requirements)
+    if not path.is_file():
+        raise InputError(f"--experiments resources: no resource requirements for platform {platform!r} "
+                         "(docs/formats.md section 16 says how to write them)", path)
+    read_resource_requirements(path)
     return path
 
 
@@ -223,6 +237,8 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         experiments=chosen_experiments,
         throughput_requirements=(throughput_requirements_path(requirements_path, platform_name)
                                  if "throughput" in chosen_experiments else None),
+        resources_requirements=(resources_requirements_path(requirements_path, platform_name)
+                                if "resources" in chosen_experiments else None),
         warnings=tuple(w for w in [requirements_platform_warning(
             requirements_path, files.read_json_object(s.requirements_provenance_json(requirements_path),
                                                       "requirements provenance"), this_platform_id)] if w),

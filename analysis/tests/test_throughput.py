@@ -303,7 +303,7 @@ def test_the_gate_refuses_an_unknown_experiment_before_measuring(tmp_path):
     completed = perfgate("gate", "--output", str(tmp_path / "out"), "--platform", "vm-2core-x64",
                          "--experiments", "latency,speed")
     assert completed.returncode == s.EXIT_USAGE
-    assert "unknown experiment 'speed'; known: latency, throughput" in completed.stderr
+    assert "unknown experiment 'speed'; known: latency, throughput, resources" in completed.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -330,3 +330,32 @@ def test_rows_for_tests_the_run_did_not_ask_for_are_not_checked(checked, tmp_pat
                          str(experiment), "--no-plots")
     assert completed.returncode == s.EXIT_INCOMPLETE
     assert "no measurements for throughput_interprocess_reliable_tcp at 1024 B x 100, 5 ms" in completed.stderr
+
+
+@pytest.mark.fastdds
+def test_the_gate_checks_resources_when_asked(harness_paths, tmp_path):
+    requirements = tmp_path / "requirements" / "rig.csv"
+    requirements.parent.mkdir()
+    sub = "interprocess_best_effort"
+    rows = [{s.EXPERIMENT_TYPE: sub, s.BYTES: payload, s.MEDIAN: 1e5, s.P99: 1e5, s.MAX: 1e5} for payload in (16, 4096)]
+    files.write_csv(requirements, pd.DataFrame(rows, columns=list(s.REQUIREMENT_COLUMNS)))
+    output = tmp_path / "gate"
+    # long enough (a second or so) for several of the sampler's readings, 0.2 s apart
+    arguments = ["gate", "--output", str(output), "--platform", "rig", "--requirements", str(requirements),
+                 "--samples", "3000", "--subexperiments", sub, "--payloads", "16,4096", "--no-history",
+                 "--experiments", "latency,resources"]
+    # asked for, without the platform's file: refused before measuring
+    completed = perfgate(*arguments)
+    assert completed.returncode == s.EXIT_USAGE and "no resource requirements for platform 'rig'" in completed.stderr
+    assert not output.exists()
+    # a resident set no harness process stays under (1 MB): the gate fails on it, by name, in JUnit
+    (requirements.parent / "rig_resources.json").write_text(
+        '{"platform": "rig", "resources": {"cpu[%]": 200.0, "rss[KB]": 1000},\n'
+        ' "latency_total": {"lost[%]": 100.0, "late[%]": 100.0}, "late_limit_us": {"interprocess_best_effort": 1e6}}\n')
+    completed = perfgate(*arguments)
+    assert completed.returncode == s.EXIT_REGRESSION, completed.stdout + completed.stderr
+    cases = {(case.get("classname"), case.get("name")): case
+             for case in ET.parse(output / s.JUNIT_FILE).getroot().iter("testcase")}
+    rss = cases[(f"resources.{sub}", "Resources[publisher rss]")]
+    assert rss.find("failure") is not None and rss.get("line") == "1"
+    assert cases[(f"resources.{sub}", "Resources[publisher cpu]")].find("failure") is None
