@@ -71,6 +71,10 @@ def store_files(experiment_dir: Path) -> list[Path]:
     Not raw data nor plots (about 20 MB a run): the store grows with every commit for years."""
     kept = [experiment_dir / s.METADATA_FILE, *files.summary_files(experiment_dir, required=False).values(),
             *files.check_files(experiment_dir).values(), experiment_dir / s.JUNIT_FILE]
+    # the throughput tables and their checks, when the gate measured throughput: small, and the
+    # history of throughput across commits needs them (names never collide with the latency files)
+    throughput = experiment_dir / s.THROUGHPUT_DIR
+    kept += sorted(throughput.glob(f"{s.THROUGHPUT_PREFIX}*.csv")) if throughput.is_dir() else []
     return [path for path in kept if path.is_file()]
 
 
@@ -120,21 +124,29 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_thr
                    plots_directory=str(plots / s.BASELINE_COMPARISON_DIR), fail_threshold=fail_threshold,
                    no_plots=False)
         compared = True
-    if plan.store is not None and not steps.interrupted:  # a run cut short never enters the history
-        from . import history, store
-
-        try:
-            store.add_experiment(plan.store, plan.label, store_files(output))
-        except InputError as error:  # the label was taken while this run measured
-            steps.errors.append(f"history: {error}")
-            return compared
-        except OSError as error:  # a full disk or a read-only store: the run is reported all the same
-            steps.errors.append(f"history: could not add the run to {plan.store}: {error}")
-            return compared
-        steps.call("history", history.command_history, "the history could not be redrawn",
-                   requirements=str(plan.requirements), experiments_results=str(plan.store),
-                   plots_directory=str(plan.store / s.STORE_HISTORY_DIR), no_plots=False)
     return compared
+
+
+def store_and_redraw(plan: GatePlan, steps: Steps) -> None:
+    """Add the run to the results store and redraw its history; after every measurement, so that the
+    store keeps the throughput tables too."""
+    if plan.store is None or steps.interrupted:  # a run cut short never enters the history
+        return
+    if not (plan.output.is_dir() and files.summary_files(plan.output, required=False)):
+        return  # nothing measured: nothing to keep
+    from . import history, store
+
+    try:
+        store.add_experiment(plan.store, plan.label, store_files(plan.output))
+    except InputError as error:  # the label was taken while this run measured
+        steps.errors.append(f"history: {error}")
+        return
+    except OSError as error:  # a full disk or a read-only store: the run is reported all the same
+        steps.errors.append(f"history: could not add the run to {plan.store}: {error}")
+        return
+    steps.call("history", history.command_history, "the history could not be redrawn",
+               requirements=str(plan.requirements), experiments_results=str(plan.store),
+               plots_directory=str(plan.store / s.STORE_HISTORY_DIR), no_plots=False)
 
 
 def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | None:
@@ -240,6 +252,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
         compared = run_steps(plan, steps, fastdds_prefix, fail_threshold, workspace)
         plan.output.mkdir(parents=True, exist_ok=True)
         throughput_headline = run_throughput(plan, steps, quick, workspace, fastdds_prefix)
+        store_and_redraw(plan, steps)
         ab_headline = run_ab(plan, steps, quick, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
     results = report.load(plan.output, plan.requirements, baseline_compared=compared,
                           baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,

@@ -283,7 +283,8 @@ def test_the_gate_measures_and_checks_throughput_when_asked(harness_paths, tmp_p
     output = tmp_path / "gate"
     summary = tmp_path / "summary.md"
     completed = perfgate("gate", "--output", str(output), "--platform", "rig", "--requirements", str(requirements),
-                         "--quick", "--subexperiments", ",".join(subs), "--payloads", "16,1024", "--no-history",
+                         "--quick", "--subexperiments", ",".join(subs), "--payloads", "16,1024",
+                         "--store", str(tmp_path / "store"), "--label", "tp-1",
                          "--experiments", "latency,throughput", "--summary-markdown", str(summary))
     assert completed.returncode == s.EXIT_REGRESSION, completed.stdout + completed.stderr
     assert "throughput checked against" in completed.stdout
@@ -297,6 +298,11 @@ def test_the_gate_measures_and_checks_throughput_when_asked(harness_paths, tmp_p
     assert cases["Throughput[16384 B x 1000]"].get("line") == "3"
     assert "Throughput: REGRESSION: 1 of 3 throughput checks failed" in summary.read_text()
     assert "Throughput: REGRESSION" in (output / s.REPORT_HTML).read_text()
+    # the results store keeps the throughput tables and their checks beside the latency summaries
+    stored = tmp_path / "store" / s.STORE_EXPERIMENTS_DIR / "tp-1"
+    assert {p.name for p in stored.glob(f"{s.THROUGHPUT_PREFIX}*.csv")} == {
+        s.throughput_csv_name(sub) for sub in subs} | {"throughput_checks.csv"}
+    assert read_throughput(stored / s.throughput_csv_name("interprocess_reliable")).equals(table)
 
 
 def test_the_gate_refuses_an_unknown_experiment_before_measuring(tmp_path):
