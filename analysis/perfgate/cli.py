@@ -63,8 +63,8 @@ def _payload_list(text: str) -> list[int]:
     if bad:
         raise argparse.ArgumentTypeError(f"payloads must be whole numbers separated by commas: {bad[0]!r} in {text!r}")
     payloads = [int(item) for item in items]
-    if any(p <= 0 for p in payloads):
-        raise argparse.ArgumentTypeError(f"payloads must be positive: {text!r}")
+    if any(not 0 < p <= 65536 for p in payloads):  # 64 KiB: the harness's largest sample (native kMaxDataBytes)
+        raise argparse.ArgumentTypeError(f"payloads must be from 1 to 65536 bytes: {text!r}")
     return payloads
 
 

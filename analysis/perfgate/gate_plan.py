@@ -90,6 +90,9 @@ def resolve_experiments(experiments: list[str] | None) -> tuple[str, ...]:
     unknown = [e for e in chosen if e not in EXPERIMENTS]
     if unknown:
         raise InputError(f"--experiments: unknown experiment {unknown[0]!r}; known: {', '.join(EXPERIMENTS)}")
+    twice = sorted({e for e in chosen if chosen.count(e) > 1})
+    if twice:  # like a sub-experiment named twice: most often a variable expanded twice in a script
+        raise InputError(f"--experiments names {twice[0]!r} twice")
     if "latency" not in chosen:
         raise InputError("--experiments must include latency (the A/B verdict and the requirement checks are its)")
     return tuple(e for e in EXPERIMENTS if e in chosen)
@@ -101,7 +104,7 @@ def throughput_requirements_path(requirements: Path, platform: str) -> Path | No
     from .throughput_files import read_throughput_requirements
 
     path = requirements.with_name(f"{platform}_throughput.csv")
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():  # a folder or a broken link there is refused by the reader
         return None
     read_throughput_requirements(path)
     return path

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
-from . import files, platform_info
+from . import files, outputs, platform_info
 from . import harness as native_harness
 from . import schema as s
 from .errors import InputError
@@ -21,9 +21,8 @@ from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .measure.environment import RUN_ID_ENV, scrub_environment
 from .measure.options import ThroughputSettings, resolve_options
 from .run import initial_metadata, prepare_harness, run_all
+from .throughput_files import MAX_DEMAND, MAX_RECOVERY_MS
 
-MAX_DEMAND = 100000  # the harness's largest burst: its writer keeps a whole burst
-MAX_RECOVERY_MS = 60000
 MAX_TIME_S = 600.0
 LOST_RELIABLE = "reliable sub-experiment lost samples"
 
@@ -67,6 +66,7 @@ def reliable_losses(output: Path, subexperiments) -> list[str]:
 def command_throughput(*, output, subexperiments=None, payloads=None, demands=None, recovery_times=None, time=None,
                        quick=False, label=None, pin_cpus=None, workspace=None, fastdds_prefix=None,
                        cpu_latency_request=None) -> int:
+    outputs.require_paths(output=output, workspace=workspace, fastdds_prefix=fastdds_prefix)
     names = list(subexperiments) if subexperiments else list(s.DEFAULT_SUBEXPERIMENT_NAMES)
     floors = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].is_floor]
     if floors:
@@ -91,6 +91,8 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
                               warmup=0, harness=harness, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
                               timeout=None, cpu_latency_request=cpu_latency_request)
     options = replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
+    # a parent that is a file, a read-only or virtual file system (/proc): refused before the harness is built
+    outputs.require_writable(options.output, "output folder", folder=True)
     environment, ignored = scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[RUN_ID_ENV] = run_id

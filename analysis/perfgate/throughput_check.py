@@ -186,18 +186,29 @@ def checked_headline(folder: Path, code: int) -> str:
 # --- the command ------------------------------------------------------------------------------------
 
 
-def requested_tests(metadata: dict | None) -> set[tuple[str, int, int, int]] | None:
+def requested_tests(metadata: dict | None, path: Path | None = None) -> set[tuple[str, int, int, int]] | None:
     """(throughput name, payload, demand, recovery time) of every test the run asked for, from its
-    metadata.json; None when it does not say (then every requirement row counts)."""
+    metadata.json; None when it is not a throughput run's (then every requirement row counts). A field of
+    the wrong type is refused (exit 2): read loosely, it could make every row "not asked for", a pass."""
+    from .errors import InputError
+
     settings = (metadata or {}).get("throughput")
-    subs, payloads = (metadata or {}).get("requested_subexperiments"), (metadata or {}).get(s.META_PAYLOADS)
-    if not isinstance(settings, dict) or not isinstance(subs, list) or not isinstance(payloads, list):
+    if settings is None:
         return None
-    try:
-        return {(s.throughput_name(str(sub)), int(p), int(d), int(r)) for sub in subs for p in payloads
-                for d in settings["demands"] for r in settings["recovery_times_ms"]}
-    except (KeyError, TypeError, ValueError):
-        return None
+    settings = settings if isinstance(settings, dict) else {}
+    fields = {"requested_subexperiments": (metadata.get("requested_subexperiments"), str),
+              s.META_PAYLOADS: (metadata.get(s.META_PAYLOADS), int),
+              "throughput.demands": (settings.get("demands"), int),
+              "throughput.recovery_times_ms": (settings.get("recovery_times_ms"), int)}
+    for key, (value, kind) in fields.items():
+        if not isinstance(value, list) or not all(isinstance(v, kind) and not isinstance(v, bool) for v in value):
+            raise InputError(f"{key!r} is {value!r}; expected a list of "
+                             f"{'sub-experiment names' if kind is str else 'whole numbers'}", path)
+    unknown = [sub for sub in fields["requested_subexperiments"][0] if sub not in s.KNOWN_SUBEXPERIMENTS]
+    if unknown:
+        raise InputError(f"'requested_subexperiments' names {unknown[0]!r}, which is no sub-experiment", path)
+    (subs, _), (payloads, _), (demands, _), (recovery, _) = fields.values()
+    return {(s.throughput_name(sub), p, d, r) for sub in subs for p in payloads for d in demands for r in recovery}
 
 
 def requested_requirements(required: pd.DataFrame, requested) -> tuple[pd.DataFrame, int]:
@@ -212,6 +223,27 @@ def requested_requirements(required: pd.DataFrame, requested) -> tuple[pd.DataFr
     return required[asked].reset_index(drop=True), len(asked) - sum(asked)
 
 
+def table_paths(experiment_dir: Path) -> dict[str, Path]:
+    """throughput name -> its table in the folder (the check's own report is not a table)."""
+    return {path.stem: path for path in sorted(experiment_dir.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
+            if path.name != THROUGHPUT_CHECKS_FILE}
+
+
+def require_covered(experiment_dir: Path, requirements: pd.DataFrame, requirements_path: Path, requested) -> None:
+    """Every throughput sub-experiment the run asked for (without metadata: every table in the folder)
+    is in the requirements, unless it is measured for reference only (schema.checked_by_default), as in
+    the latency check: a measured result that nothing checks would pass unseen (exit 2)."""
+    from .errors import InputError
+
+    asked = sorted({key[0] for key in requested}) if requested is not None else list(table_paths(experiment_dir))
+    listed = set(requirements[s.EXPERIMENT_TYPE])
+    for name in asked:
+        base = base_subexperiment(name)
+        if name not in listed and (base is None or s.checked_by_default(base.name)):
+            where = experiment_dir / (f"{name}.csv" if requested is None else s.METADATA_FILE)
+            raise InputError(f"{name} is measured but not in the requirements ({requirements_path})", where)
+
+
 def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_path: Path,
                 requested) -> dict[str, pd.DataFrame]:
     """The throughput tables the requirements name. A sub-experiment the run asked for but did not
@@ -223,6 +255,8 @@ def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_p
     tables = {}
     for name in dict.fromkeys(requirements[s.EXPERIMENT_TYPE]):
         path = experiment_dir / f"{name}.csv"
+        if path.exists() and not path.is_file():
+            raise InputError("a throughput table is not a file", path)
         if path.is_file():
             tables[name] = read_throughput(path)
         elif requested is None or base_subexperiment(name) is None:
@@ -232,11 +266,28 @@ def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_p
     return tables
 
 
+def require_outputs(experiment_dir: Path, junit, plots: Path | None, names, requirements_path: Path) -> None:
+    """Every file the check writes, tried before the first is written; the JUnit file may be none of the
+    files it reads or writes (a typo would replace a measured table or the metadata)."""
+    from . import outputs
+
+    report = outputs.require_writable(experiment_dir / THROUGHPUT_CHECKS_FILE, "check report")
+    if plots is not None:
+        outputs.require_writable(plots, "plots folder", folder=True)
+    pictures = [outputs.require_writable(plots / f"{name}.png", "plot") for name in names] if plots else []
+    if junit is not None:
+        outputs.require_writable(Path(junit), "JUnit file")
+        inputs = [requirements_path, experiment_dir / s.METADATA_FILE, report, *table_paths(experiment_dir).values(),
+                  *pictures]
+        outputs.require_not_input(Path(junit), inputs, "JUnit file")
+
+
 def command_check_throughput(*, requirements, experiment_directory, junit=None, plots_directory=None,
                              no_plots=False) -> int:
     import sys
 
     from . import outputs
+    from .errors import InputError
     from .plotting.throughput_plots import draw_throughput
     from .throughput_files import read_throughput_requirements
 
@@ -245,19 +296,22 @@ def command_check_throughput(*, requirements, experiment_directory, junit=None, 
     experiment_dir = files.require_dir(Path(experiment_directory), "experiment folder")
     requirements_path = Path(requirements)
     metadata = files.read_metadata(experiment_dir)
-    requested = requested_tests(metadata)
-    required, not_asked = requested_requirements(read_throughput_requirements(requirements_path), requested)
+    requested = requested_tests(metadata, experiment_dir / s.METADATA_FILE)
+    everything = read_throughput_requirements(requirements_path)
+    required, not_asked = requested_requirements(everything, requested)
     tables = read_tables(experiment_dir, required, requirements_path, requested)
-    plots = Path(plots_directory) if plots_directory else experiment_dir / s.PLOTS_DIR
-    if junit is not None:
-        outputs.require_writable(Path(junit), "JUnit file")
-        outputs.require_not_input(Path(junit), [requirements_path], "JUnit file")
+    require_covered(experiment_dir, everything, requirements_path, requested)
+    plots = None if no_plots else Path(plots_directory) if plots_directory else experiment_dir / s.PLOTS_DIR
+    require_outputs(experiment_dir, junit, plots, tables, requirements_path)
     result = check_throughput(tables, required)
+    if result.table.empty and not result.missing:  # all asked for is beyond the requirements: not a pass
+        raise InputError(f"no requirement row names a test this run measured ({not_asked} row(s) name others): "
+                         "nothing to check", requirements_path)
     with outputs.write_errors_as_input_errors():
         files.write_csv(experiment_dir / THROUGHPUT_CHECKS_FILE, result.table.drop(columns=["line"]))
         if junit is not None:
             files.write_text(Path(junit), build_throughput_junit(result, required, requirements_path, metadata))
-        if not no_plots:
+        if plots is not None:
             plots.mkdir(parents=True, exist_ok=True)
             for name, table in tables.items():
                 mine = result.table[(result.table[s.EXPERIMENT_TYPE] == name) & (result.table[s.CHECK] == THROUGHPUT_CHECK)]

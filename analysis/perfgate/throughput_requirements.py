@@ -65,9 +65,10 @@ def requirements_frame(values: pd.DataFrame, margin: float) -> pd.DataFrame:
 
 
 # --- the command ----------------------------------------------------------------------------------------
-def read_runs(results: Path) -> tuple[dict[str, dict[str, pd.DataFrame]], list[dict]]:
-    """Every folder under `results` (itself included) that holds throughput tables."""
-    runs, metadata = {}, []
+def read_runs(results: Path) -> tuple[dict[str, dict[str, pd.DataFrame]], list[dict], list[Path]]:
+    """Every folder under `results` (itself included) that holds throughput tables, its metadata, and
+    every file read (so that no output replaces one)."""
+    runs, metadata, read = {}, [], []
     folders = [results] + sorted(p for p in results.rglob("*") if p.is_dir())
     for folder in folders:
         paths = sorted(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
@@ -75,9 +76,44 @@ def read_runs(results: Path) -> tuple[dict[str, dict[str, pd.DataFrame]], list[d
         if paths:
             runs[str(folder.relative_to(results)) or folder.name] = {p.stem: read_throughput(p) for p in paths}
             metadata.append(files.read_metadata(folder) or {})
+            read += paths + [folder / s.METADATA_FILE]
     if len(runs) < 2:
         raise InputError(f"needs throughput tables of at least 2 runs, found {len(runs)}", results)
-    return runs, metadata
+    return runs, metadata, read
+
+
+def require_same_tests(results: Path, runs: dict[str, dict[str, pd.DataFrame]], metadata: list[dict]) -> None:
+    """Every run measured the same tests with the same settings: a minimum over runs that measured
+    different things (another --time, a demand only one run has) is not the spread of one build."""
+    first = next(iter(runs))
+    keys = {run: {(name, *key) for name, table in subs.items()
+                  for key in zip(table[s.PAYLOAD], table[s.DEMAND], table[s.RECOVERY_TIME])}
+            for run, subs in runs.items()}
+    for run in runs:
+        extra, lacking = sorted(keys[run] - keys[first]), sorted(keys[first] - keys[run])
+        if extra or lacking:
+            name, payload, demand, recovery = (extra or lacking)[0]
+            raise InputError(f"{'has' if extra else 'lacks'} {name} at {payload} B x {demand}, {recovery} ms, which "
+                             f"{first} {'lacks' if extra else 'has'}: requirements come from runs of the same tests",
+                             results / run)
+    settings = [(run, m.get("throughput")) for run, m in zip(runs, metadata) if m.get("throughput") is not None]
+    for run, given in settings[1:]:
+        if given != settings[0][1]:
+            raise InputError(f"throughput settings {json.dumps(given, sort_keys=True)} differ from "
+                             f"{settings[0][0]}'s {json.dumps(settings[0][1], sort_keys=True)}: requirements come "
+                             "from runs of the same tests", results / run / s.METADATA_FILE)
+
+
+def require_nonzero(results: Path, values: pd.DataFrame, margin: float) -> None:
+    """A requirement of 0.000 Mb/s is refused by check-throughput (met by a test that received nothing):
+    the run that measured so little is named instead of writing a file that cannot be used."""
+    zero = files.thousandths(minimums(values, margin)) == 0
+    if zero.any():
+        key = values.index[int(np.flatnonzero(zero)[0])]
+        row = values.loc[[key]].iloc[0]
+        run = row.idxmin()
+        raise InputError(f"{key[0]} at {key[1]} B x {key[2]}, {key[3]} ms received {files.format_float(row.min())} Mb/s; "
+                         "a minimum of 0.000 Mb/s checks nothing (leave that run out, or measure again)", results / run)
 
 
 def command_determine_throughput_requirements(*, experiments_results, output_file, margin=1.0) -> int:
@@ -86,8 +122,13 @@ def command_determine_throughput_requirements(*, experiments_results, output_fil
         raise InputError(f"--margin must be from 0 to 100, got {margin}")
     results = files.require_dir(Path(experiments_results), "experiments results folder")
     output = outputs.require_writable(Path(output_file), "requirements file")
-    runs, metadata = read_runs(results)
+    provenance_path = outputs.require_writable(output.with_name(output.stem + "_provenance.json"), "provenance file")
+    runs, metadata, read = read_runs(results)
+    outputs.require_not_input(output, read, "requirements file")
+    outputs.require_not_input(provenance_path, read + [output], "provenance file")
+    require_same_tests(results, runs, metadata)
     values = run_values(runs)
+    require_nonzero(results, values, margin)
     figures = {f"{m:g}": leave_one_out(values, m) for m in sorted(set(MARGINS_SHOWN) | {margin})}
     print(f"{len(runs)} runs, {len(values)} tests; leave-one-out over the runs:")
     for shown, (per_run, share) in figures.items():
@@ -107,7 +148,6 @@ def command_determine_throughput_requirements(*, experiments_results, output_fil
     }
     with outputs.write_errors_as_input_errors():
         files.write_csv(output, frame)
-        files.write_text(output.with_name(output.stem + "_provenance.json"),
-                         json.dumps(provenance, indent=2, sort_keys=True) + "\n")
+        files.write_text(provenance_path, json.dumps(provenance, indent=2, sort_keys=True) + "\n")
     print(f"wrote {len(frame)} requirements to {output}", file=sys.stderr)
     return s.EXIT_OK

@@ -45,7 +45,7 @@ def check_options(keep_installs: int, keep_as: str | None) -> None:
         raise InputError(f"--keep-installs must be 0 (keep none) or more, got {keep_installs}")
     if keep_as is None:
         return
-    if not _NAME.fullmatch(keep_as) or _COMMIT.fullmatch(keep_as):
+    if not _NAME.fullmatch(keep_as) or _COMMIT.fullmatch(keep_as.lower()):  # git takes a commit in either case
         raise InputError(f"--keep-as {keep_as!r} is not a plain name (letters, digits, '.', '_', '-', starting "
                          "with a letter or digit; not a 40-digit commit)")
     if keep_installs == 0:
