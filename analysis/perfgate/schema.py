@@ -69,7 +69,7 @@ def resolve_subexperiment(name: str) -> SubExperiment:
         raise ValueError(f"unknown sub-experiment {name!r}")
     if _FIXED_SUBEXPERIMENTS[base].is_floor:
         raise ValueError(f"sub-experiment {name!r}: {base} is a floor (plain sockets), it has no subscribers")
-    if not count.isdigit() or str(int(count)) != count or not 2 <= int(count) <= MAX_SUBSCRIBERS:
+    if not (count.isascii() and count.isdigit()) or str(int(count)) != count or not 2 <= int(count) <= MAX_SUBSCRIBERS:
         raise ValueError(f"sub-experiment {name!r}: one-to-many takes 2 to {MAX_SUBSCRIBERS} subscribers "
                          f"({base}{ONE_TO_MANY_INFIX}2 .. {base}{ONE_TO_MANY_INFIX}{MAX_SUBSCRIBERS})")
     return dataclasses.replace(_FIXED_SUBEXPERIMENTS[base], name=name, subscribers=int(count))
