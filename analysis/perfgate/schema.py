@@ -25,6 +25,7 @@ class SubExperiment:
     security: bool
     is_floor: bool = False  # plain socket ping-pong: the machine's floor, never checked by default
     subscribers: int = 1  # one-to-many (`<sub>_1to<N>`): N subscribers, the round trip to the last one
+    zero_copy: bool = False  # shared memory, data sharing and loaned samples on both sides
 
 
 SUBEXPERIMENTS: tuple[SubExperiment, ...] = (
@@ -42,6 +43,8 @@ SUBEXPERIMENTS: tuple[SubExperiment, ...] = (
 EXTRA_SUBEXPERIMENTS: tuple[SubExperiment, ...] = (
     SubExperiment("interprocess_best_effort_shm", "shm", "best_effort", False),
     SubExperiment("interprocess_reliable_shm", "shm", "reliable", False),
+    SubExperiment("interprocess_best_effort_zero_copy", "shm", "best_effort", False, zero_copy=True),
+    SubExperiment("interprocess_reliable_zero_copy", "shm", "reliable", False, zero_copy=True),
     SubExperiment("floor_udp", "udp", "best_effort", False, is_floor=True),
     SubExperiment("floor_tcp", "tcp", "reliable", False, is_floor=True),
 )

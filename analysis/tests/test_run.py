@@ -473,3 +473,32 @@ def test_pinned_publisher_and_subscriber_run_on_their_cpus(harness_paths, tmp_pa
     assert files.read_metadata(output)["cpu_pinning"] == {
         "pinned": True, "publisher_cpu": publisher_cpu, "subscriber_cpu": subscriber_cpu,
         "requested": pin_option[1] if explicit else s.PIN_AUTO}
+
+
+# --- zero copy ---------------------------------------------------------------------------------------
+def test_zero_copy_sub_experiments_ask_for_data_sharing_and_loans(tmp_path):
+    options = options_for(tmp_path, subexperiments=["interprocess_reliable_zero_copy", "interprocess_reliable_shm"])
+    for sub in options.subexperiments:
+        for spec in commands.latency_commands(sub, options, Path("/h"), 3, tmp_path / "m.csv", tmp_path / "r.json", None):
+            argv = list(spec.argv)
+            assert argv[argv.index("--shm") + 1] == "on"
+            assert argv[argv.index("--data-sharing") + 1] == ("on" if sub.zero_copy else "off")
+            assert ("--loans" in argv) == sub.zero_copy and (not sub.zero_copy or argv[argv.index("--loans") + 1] == "on")
+
+
+@pytest.mark.fastdds
+def test_zero_copy_runs_with_loans_on_the_real_fastdds(harness_paths, tmp_path):
+    output = tmp_path / "zc"
+    subs = ["interprocess_best_effort_zero_copy", "interprocess_reliable_zero_copy"]
+    completed = subprocess.run([sys.executable, "-m", "perfgate.cli", "run", "--output", str(output), "--samples", "200",
+                                "--payloads", "16,16384", "--subexperiments", ",".join(subs),
+                                "--harness", str(harness_paths.latency)], capture_output=True, text=True)
+    assert completed.returncode == s.EXIT_OK, completed.stderr
+    metadata = files.read_metadata(output)
+    for sub in subs:
+        entry = metadata[s.META_SUBEXPERIMENTS][sub]
+        # the harness reports that every sample it wrote was loaned from Fast DDS
+        assert entry["zero_copy"] == {"data_sharing": True, "loans_used": True}
+        assert entry["transport"] == "shm" and entry["exit_codes"] == {"publisher": 0, "subscriber": 0}
+        raw = files.read_raw(output / s.raw_csv_name(sub))
+        assert raw.groupby(s.PAYLOAD).size().to_dict() == {16: 200, 16384: 200}

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "latency_type.hpp"
+#include "plain_sample.hpp"
 
 namespace perfgate {
 namespace dds = compat::dds;
@@ -207,6 +208,11 @@ void MatchMonitor::reader_matched(int current_count, int count_change)
 
 void MatchMonitor::incompatible_qos(const std::string& description)
 {
+    failed(description);
+}
+
+void MatchMonitor::failed(const std::string& description)
+{
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (failure_.empty())
@@ -308,7 +314,8 @@ Endpoints::Endpoints(const LatencyOptions& options, Side side, uint32_t subscrib
     }
     try
     {
-        dds::TypeSupport type(new LatencySampleType());
+        dds::TypeSupport type(options.loans ? static_cast<dds::TopicDataType*>(new PlainSampleType(plain_capacity(options)))
+                                            : new LatencySampleType());
         if (!compat::succeeded(type.register_type(participant_)))
         {
             throw RunError("Fast DDS could not register the sample type on the " + where + " participant");

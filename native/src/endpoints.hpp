@@ -34,6 +34,8 @@ public:
     void writer_matched(int current_count, int count_change);
     void reader_matched(int current_count, int count_change);
     void incompatible_qos(const std::string& description);
+    // Any other reason the run cannot go on, found on a Fast DDS thread (where nothing may throw).
+    void failed(const std::string& description);
     // SIGTERM or SIGINT (from the StopRequest's watcher): every wait ends, failure() says why.
     void interrupt();
     // Lock-free: checked once per round trip.

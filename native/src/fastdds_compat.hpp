@@ -170,6 +170,8 @@ protected:
     virtual uint32_t encoded_size(const void* sample) const = 0;
     virtual void* new_sample() const = 0;
     virtual void free_sample(void* sample) const = 0;
+    // A fixed-size sample with no pointers inside: Fast DDS may loan it and share it in place (zero copy).
+    virtual bool plain() const { return false; }
 
 public:
 #if PERFGATE_FASTDDS_3
@@ -196,6 +198,10 @@ public:
     bool compute_key(rtps::SerializedPayload_t&, rtps::InstanceHandle_t&, bool) override { return false; }
 
     bool compute_key(const void* const, rtps::InstanceHandle_t&, bool) override { return false; }
+
+    bool is_bounded() const override { return plain(); }
+
+    bool is_plain(dds::DataRepresentationId_t) const override { return plain(); }
 #else
     bool serialize(void* data, rtps::SerializedPayload_t* payload) override
     {
@@ -217,6 +223,10 @@ public:
     void deleteData(void* data) override { free_sample(data); }
 
     bool getKey(void*, rtps::InstanceHandle_t*, bool) override { return false; }
+
+    bool is_bounded() const override { return plain(); }
+
+    bool is_plain() const override { return plain(); }
 #endif
 
 private:

@@ -150,6 +150,7 @@ std::string format_report_json(const RunReport& report, const std::vector<Payloa
     json += results.empty() ? "},\n" : "\n  },\n";
     json += std::string("  \"matched\": ") + (report.matched ? "true" : "false") + ",\n";
     json += std::string("  \"complete\": ") + (report.complete ? "true" : "false") + ",\n";
+    json += std::string("  \"loans\": ") + (report.loans ? "true" : "false") + ",\n";
     json += "  \"error\": " + (report.error.empty() ? std::string("null") : "\"" + json_escape(report.error) + "\"") +
             "\n";
     json += "}\n";

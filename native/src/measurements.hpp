@@ -46,6 +46,8 @@ struct RunReport
     uint32_t warmup = 0;
     bool matched = false;
     bool complete = false;
+    // Every sample the publisher wrote was loaned from Fast DDS (a refused loan ends the run).
+    bool loans = false;
     std::string error;  // empty when complete
 };
 

@@ -211,6 +211,11 @@ void check_latency_consistency(LatencyOptions& options, bool echo_given, bool sh
         }
         options.shm = true;
     }
+    if (options.loans && !options.data_sharing)
+    {
+        // Without data sharing a loaned sample is copied into the transport anyway: no zero copy.
+        throw UsageError("--loans on needs --data-sharing on (zero copy is data sharing with loaned samples)");
+    }
     if (options.secure() != !options.security_name.empty())
     {
         throw UsageError("--security-dir and --security-name go together");
@@ -265,9 +270,9 @@ void check_throughput_consistency(LatencyOptions& options)
         }
         return;
     }
-    if (options.turn_socket >= 0 || options.echo_delay_ns > 0)
+    if (options.turn_socket >= 0 || options.echo_delay_ns > 0 || options.loans)
     {
-        throw UsageError("--take-turns and --echo-delay-ns apply to --experiment latency");
+        throw UsageError("--take-turns, --echo-delay-ns and --loans apply to --experiment latency");
     }
     if (options.subscribers != 1)
     {
@@ -397,6 +402,7 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
         else if (name == "domain") { options.domain = static_cast<uint32_t>(parse_unsigned(name, value(), 0, 232)); }
         else if (name == "shm") { options.shm = parse_switch(name, value()); shm_given = true; }
         else if (name == "data-sharing") { options.data_sharing = parse_switch(name, value()); }
+        else if (name == "loans") { options.loans = parse_switch(name, value()); }
         else if (name == "security-dir") { options.security_dir = value(); }
         else if (name == "security-name") { options.security_name = value(); }
         else if (name == "subscribers") { options.subscribers = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 64)); }
@@ -508,6 +514,7 @@ std::string latency_usage()
            "  --samples N (default 10000)  --warmup N (unrecorded round trips per payload, default 100)\n"
            "  --payloads 16,32,64  or  --demands FILE (\"16;32;64\")   (default 16 to 16384, doubling)\n"
            "  --domain D (0-232)  --shm on|off  --data-sharing on|off  (udpv4: both off)\n"
+           "  --loans on|off   zero copy: plain samples loaned by the writer, taken as loans (needs data sharing)\n"
            "  --security-dir DIR --security-name NAME   (DDS Security, files from perfgate.security)\n"
            "  --subscribers N --subscriber-index I --echo on|off   (one-to-many; the last one echoes)\n"
            "  --echo-delay-ns D    busy-wait D ns before each echo (a known regression, for calibration)\n"

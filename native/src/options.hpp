@@ -44,6 +44,8 @@ struct LatencyOptions
     uint32_t domain = 0;
     bool shm = false;
     bool data_sharing = false;
+    // Zero copy: plain samples loaned from the writer and taken as loans (needs data sharing).
+    bool loans = false;
     std::string security_dir;  // empty: no DDS Security
     std::string security_name;
     uint32_t subscribers = 1;

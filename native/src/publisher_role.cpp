@@ -110,9 +110,10 @@ std::size_t PublisherState::handshakes() const
     return answered_.size();
 }
 
-PongListener::PongListener(PublisherState& state)
+PongListener::PongListener(PublisherState& state, const SampleIO& io)
     : ReaderListenerBase(state)
     , state_(state)
+    , io_(io)
 {
 }
 
@@ -120,7 +121,7 @@ void PongListener::on_data_available(dds::DataReader* reader)
 {
     std::lock_guard<std::mutex> lock(take_mutex_);
     dds::SampleInfo info;
-    while (compat::succeeded(reader->take_next_sample(&sample_, &info)))
+    while (take_sample_from(*reader, sample_, info, io_))
     {
         // The arrival time is taken here, in the listener, before any thread switch.
         const auto arrival = Clock::now();
@@ -150,9 +151,10 @@ void PongListener::on_data_available(dds::DataReader* reader)
 
 PublisherRole::PublisherRole(const LatencyOptions& options, const std::string& participant_name, StopRequest& stop)
     : options_(options)
+    , io_(sample_io(options))
     , stop_subscription_(stop.subscribe([this]() { state_.interrupt(); }))
     , writer_listener_(state_)
-    , pong_listener_(state_)
+    , pong_listener_(state_, sample_io(options))
     , turns_(options.turn_socket)
     , endpoints_(options, Side::publisher, 0, participant_name, writer_listener_, pong_listener_,
               [](dds::DataWriter&) {})
@@ -208,7 +210,7 @@ void handshake_with_subscribers(const LatencyOptions& options, PublisherState& s
     while (true)
     {
         handshake.seq = next_seq++;
-        compat::write_sample(writer, &handshake);
+        write_sample_to(writer, handshake, sample_io(options));
         if (state.wait_for_handshakes(options.subscribers, std::min(deadline, Clock::now() + kHandshakePeriod)))
         {
             return;
@@ -320,7 +322,7 @@ bool PublisherRole::round_trip(double& latency_us)
     const auto sent = Clock::now();
     ping_.timestamp_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch()).count();
     // With intra-process delivery the whole round trip may complete inside write().
-    if (!compat::write_sample(endpoints_.writer(), &ping_))
+    if (!write_sample_to(endpoints_.writer(), ping_, io_))
     {
         return false;
     }
@@ -346,6 +348,7 @@ void PublisherRole::write_outputs(const std::string& error) const
         report.warmup = options_.warmup;
         report.matched = matched_;
         report.complete = error.empty();
+        report.loans = io_.loans;
         report.error = error;
         write_file_atomically(options_.report_json, format_report_json(report, results_));
     }
@@ -376,7 +379,7 @@ void send_end_marker(const LatencyOptions& options, PublisherState& state, dds::
     // Best effort may drop one datagram; a few copies make the goodbye arrive.
     for (int copy = 0; copy < 3; ++copy)
     {
-        compat::write_sample(writer, &end);
+        write_sample_to(writer, end, sample_io(options));
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (options.reliability == Reliability::reliable)

@@ -14,6 +14,7 @@
 #include "latency_sample.hpp"
 #include "measurements.hpp"
 #include "options.hpp"
+#include "plain_sample.hpp"
 #include "turns.hpp"
 
 namespace perfgate {
@@ -61,11 +62,12 @@ void send_end_marker(const LatencyOptions& options, PublisherState& state, compa
 class PongListener : public ReaderListenerBase
 {
 public:
-    explicit PongListener(PublisherState& state);
+    PongListener(PublisherState& state, const SampleIO& io);
     void on_data_available(compat::dds::DataReader* reader) override;
 
 private:
     PublisherState& state_;
+    const SampleIO io_;
     std::mutex take_mutex_;  // TCP may deliver from several receive threads at once
     LatencySample sample_;   // reused: no allocation per sample on the measured path
 };
@@ -97,6 +99,7 @@ private:
     bool round_trip(double& latency_us);
 
     const LatencyOptions& options_;
+    const SampleIO io_;  // loans of plain samples, or not
     PublisherState state_;
     StopRequest::Subscription stop_subscription_;  // after state_, which it interrupts
     WriterListener writer_listener_;

@@ -63,12 +63,14 @@ SubscriberState::Outcome SubscriberState::wait_for_end()
     return end_ ? Outcome::end_marker : Outcome::failure;
 }
 
-PingListener::PingListener(SubscriberState& state, uint32_t subscriber_index, bool echo, uint32_t echo_delay_ns)
+PingListener::PingListener(SubscriberState& state, uint32_t subscriber_index, bool echo, uint32_t echo_delay_ns,
+        const SampleIO& io)
     : ReaderListenerBase(state)
     , state_(state)
     , subscriber_index_(subscriber_index)
     , echo_(echo)
     , echo_delay_(echo_delay_ns)
+    , io_(io)
 {
 }
 
@@ -89,8 +91,20 @@ void busy_wait(std::chrono::nanoseconds duration)
 void PingListener::on_data_available(dds::DataReader* reader)
 {
     std::lock_guard<std::mutex> lock(take_mutex_);
+    try
+    {
+        take_all(*reader);
+    }
+    catch (const RunError& error)  // a refused loan: nothing may throw on Fast DDS' thread
+    {
+        state_.failed(error.what());
+    }
+}
+
+void PingListener::take_all(dds::DataReader& reader)
+{
     dds::SampleInfo info;
-    while (compat::succeeded(reader->take_next_sample(&sample_, &info)))
+    while (take_sample_from(reader, sample_, info, io_))
     {
         if (!info.valid_data)
         {
@@ -106,14 +120,14 @@ void PingListener::on_data_available(dds::DataReader* reader)
                         busy_wait(echo_delay_);
                     }
                     sample_.origin = subscriber_index_;
-                    compat::write_sample(*pong_writer_, &sample_);
+                    write_sample_to(*pong_writer_, sample_, io_);
                 }
                 break;
             case SampleKind::handshake:
                 // Every subscriber answers, so the publisher knows all pong writers reach it.
                 sample_.origin = subscriber_index_;
                 sample_.data.clear();
-                compat::write_sample(*pong_writer_, &sample_);
+                write_sample_to(*pong_writer_, sample_, io_);
                 state_.handshake_seen();
                 break;
             case SampleKind::end:
@@ -140,7 +154,7 @@ void PingListener::on_data_available(dds::DataReader* reader)
                 sample_.origin = subscriber_index_;
                 sample_.data = encode_report(counted ? received_ : 0,
                         counted ? last_arrival_ns_ - test_start_ns_ : 0);
-                compat::write_sample(*pong_writer_, &sample_);
+                write_sample_to(*pong_writer_, sample_, io_);
                 break;
             }
             case SampleKind::report:
@@ -156,7 +170,7 @@ SubscriberRole::SubscriberRole(const LatencyOptions& options, uint32_t subscribe
     , participant_name_(participant_name)
     , stop_subscription_(stop.subscribe([this]() { state_.interrupt(); }))
     , writer_listener_(state_)
-    , ping_listener_(state_, subscriber_index, echo, options.echo_delay_ns)
+    , ping_listener_(state_, subscriber_index, echo, options.echo_delay_ns, sample_io(options))
     , endpoints_(create_endpoints())
 {
 }

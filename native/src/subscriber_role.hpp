@@ -12,6 +12,7 @@
 #include "endpoints.hpp"
 #include "latency_sample.hpp"
 #include "options.hpp"
+#include "plain_sample.hpp"
 
 namespace perfgate {
 
@@ -35,15 +36,19 @@ private:
 class PingListener : public ReaderListenerBase
 {
 public:
-    PingListener(SubscriberState& state, uint32_t subscriber_index, bool echo, uint32_t echo_delay_ns);
+    PingListener(SubscriberState& state, uint32_t subscriber_index, bool echo, uint32_t echo_delay_ns,
+            const SampleIO& io);
     void set_pong_writer(compat::dds::DataWriter& writer) { pong_writer_ = &writer; }
     void on_data_available(compat::dds::DataReader* reader) override;
 
 private:
+    void take_all(compat::dds::DataReader& reader);
+
     SubscriberState& state_;
     const uint32_t subscriber_index_;
     const bool echo_;
     const std::chrono::nanoseconds echo_delay_;
+    const SampleIO io_;
     compat::dds::DataWriter* pong_writer_ = nullptr;
     std::mutex take_mutex_;  // TCP may deliver from several receive threads at once
     LatencySample sample_;   // reused: no allocation per sample on the measured path

@@ -29,7 +29,7 @@ ThroughputPublisherRole::ThroughputPublisherRole(const LatencyOptions& options, 
     : options_(options)
     , stop_subscription_(stop.subscribe([this]() { state_.interrupt(); }))
     , writer_listener_(state_)
-    , pong_listener_(state_)
+    , pong_listener_(state_, sample_io(options))
     , endpoints_(options, Side::publisher, 0, participant_name, writer_listener_, pong_listener_,
               [](dds::DataWriter&) {})
 {

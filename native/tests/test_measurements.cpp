@@ -108,6 +108,9 @@ TEST(Report, CarriesSamplesAndLostPerPayload)
     EXPECT_NE(json.find("\"32\": {\"samples\": 0, \"lost\": 0}"), std::string::npos) << json;
     EXPECT_NE(json.find("\"matched\": true"), std::string::npos) << json;
     EXPECT_NE(json.find("\"error\": \"peer lost: \\\"x\\\"\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"loans\": false"), std::string::npos) << json;
+    report.loans = true;
+    EXPECT_NE(format_report_json(report, results).find("\"loans\": true"), std::string::npos);
 }
 
 }  // namespace

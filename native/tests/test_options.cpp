@@ -182,6 +182,17 @@ TEST(LatencyOptions, TakesTurnsOnTwoDescriptors)
     EXPECT_EQ(options.turn_samples, 50u);
 }
 
+TEST(LatencyOptions, LoansNeedDataSharing)
+{
+    const LatencyOptions options =
+            parse({"--role", "publisher", "--transport", "shm", "--data-sharing", "on", "--loans", "on"});
+    EXPECT_TRUE(options.loans && options.data_sharing && options.shm);
+    EXPECT_FALSE(parse({"--role", "publisher"}).loans);
+    EXPECT_EQ(usage_error({"--role", "publisher", "--transport", "shm", "--loans", "on"}),
+            "--loans on needs --data-sharing on (zero copy is data sharing with loaned samples)");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--loans", "yes"}), "--loans must be one of off|on, got 'yes'");
+}
+
 TEST(ThroughputOptions, ParsesTheTestMatrix)
 {
     const LatencyOptions options = parse({"--role", "publisher", "--experiment", "throughput", "--burst-sizes", "10,200",
@@ -219,7 +230,7 @@ TEST(ThroughputOptions, UsageErrors)
     EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--subscribers", "2"}),
             "--experiment throughput takes one subscriber");
     EXPECT_EQ(usage_error({"--role", "both", "--experiment", "throughput", "--echo-delay-ns", "5"}),
-            "--take-turns and --echo-delay-ns apply to --experiment latency");
+            "--take-turns, --echo-delay-ns and --loans apply to --experiment latency");
     // zero is a recovery time (bursts back to back), not an error
     EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--recovery-times-ms", "0"}), "");
 }

@@ -51,7 +51,8 @@ def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, d
         "--reliability", sub.reliability,
         "--domain", str(domain),
         "--shm", "on" if sub.transport == "shm" else "off",
-        "--data-sharing", "off",
+        "--data-sharing", "on" if sub.zero_copy else "off",
+        *(["--loans", "on"] if sub.zero_copy else []),
         "--discovery-timeout-s", str(DISCOVERY_TIMEOUT_S),
         "--sample-timeout-ms", str(SAMPLE_TIMEOUT_MS),
     ]

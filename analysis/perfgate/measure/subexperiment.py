@@ -36,6 +36,7 @@ class Measured:
     counts: dict[int, int]  # payload -> samples in the harness's CSV
     lost: dict[int, int]
     problem: str | None  # why the data is short, when it is
+    loans: bool | None = None  # the harness's report: every sample it wrote was loaned (zero copy)
 
 
 def complete_payloads(raw: pd.DataFrame, payloads: tuple[int, ...], samples: int) -> tuple[pd.DataFrame, dict[int, int]]:
@@ -65,7 +66,7 @@ def read_measured(csv: Path, report: Path | None, payloads: tuple[int, ...], sam
     if unexpected:
         return Measured(None, {p: 0 for p in payloads}, lost, f"the harness measured payloads not asked for: {unexpected}")
     frame, counts = complete_payloads(raw, payloads, samples)
-    return Measured(frame if not frame.empty else None, counts, lost, shortfall(counts, samples))
+    return Measured(frame if not frame.empty else None, counts, lost, shortfall(counts, samples), _loans(report))
 
 
 def read_throughput_measured(csv: Path, options: RunOptions) -> Measured:
@@ -88,6 +89,15 @@ def read_throughput_measured(csv: Path, options: RunOptions) -> Measured:
     problem = (f"{len(missing)} of {len(expected)} throughput tests not finished, from {missing[0][0]} B x "
                f"{missing[0][1]}, {missing[0][2]} ms") if missing else None
     return Measured(table if not table.empty else None, {}, {}, problem)
+
+
+def _loans(report: Path | None) -> bool | None:
+    if report is None or not report.exists():
+        return None
+    with contextlib.suppress(ValueError, OSError, AttributeError, TypeError):
+        loans = json.loads(report.read_text()).get("loans")
+        return loans if isinstance(loans, bool) else None
+    return None
 
 
 def _lost_samples(report: Path | None) -> dict[int, int]:
@@ -132,6 +142,7 @@ class SubexperimentResult:
             "security": self.sub.security,
             "floor": self.sub.is_floor,
             "subscribers": self.sub.subscribers,
+            **({"zero_copy": {"data_sharing": True, "loans_used": self.measured.loans}} if self.sub.zero_copy else {}),
             "domain": self.domain,
             "port": self.port,
             "started_utc": self.started_utc,
