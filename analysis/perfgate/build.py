@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import files
+from . import files, outputs
 from . import schema as s
 from .clock import utc_now
 from .errors import IncompleteError, InputError, PerfgateError
@@ -64,14 +64,33 @@ def _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_source) -
     return folders[0], folders[1], folders[2]
 
 
+def _check_outputs(workspace: Path, junit, sources: list[Path | None]) -> None:
+    """Before anything is fetched or built (a build takes minutes): the workspace can be made, and the
+    JUnit file can be written and lies in none of the sources (it would replace a file of them)."""
+    outputs.require_writable(workspace, "workspace", folder=True)
+    if junit is None:
+        return
+    target = outputs.require_writable(Path(junit), "JUnit file").resolve()
+    for folder in (f for f in sources if f is not None):
+        if target.is_relative_to(folder):
+            raise InputError(f"the JUnit file would be written into the source {folder}", junit)
+    outputs.require_not_input(Path(junit), [record_path(workspace)], "JUnit file")
+
+
 def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_source=None,
                   foonathan_memory_source=None, jobs=None, no_ccache=False, junit=None,
                   keep_installs=None, keep_as=None) -> int:
+    # "" (an unset CI variable) would build in, or mirror over, the working folder
+    outputs.require_paths(workspace=workspace, source=source, git_url=git_url, commit=commit,
+                          fastcdr_source=fastcdr_source, foonathan_memory_source=foonathan_memory_source, junit=junit)
     workspace = Path(workspace).resolve()
     keep_installs = kept.DEFAULT_KEEP if keep_installs is None else keep_installs
     source, fastcdr, foonathan = _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_memory_source)
     kept.check_options(keep_installs, keep_as)
     kept.check_workspace(workspace)
+    if source is not None:
+        detect_fastdds(source)  # refused before the workspace is made and the source mirrored into it
+    _check_outputs(workspace, junit, [source, fastcdr, foonathan])
     ccache = not no_ccache
     check_tools(ccache)
     started, started_utc = time.monotonic(), utc_now()

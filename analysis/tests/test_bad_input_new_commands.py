@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import live_processes_of
+from conftest import live_processes_of, make_source
 from perfgate import files, gate_plan, scratch
 from perfgate import schema as s
 from perfgate.errors import InputError
@@ -28,9 +28,9 @@ COVERING = ("throughput_interprocess_best_effort,1024,100,5,1.0,\n"
             "throughput_interprocess_reliable,16,100,5,0.5,\n")
 
 
-def perfgate(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def perfgate(*args: str, timeout: float = 300, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, cwd=cwd)
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
@@ -310,6 +310,34 @@ def test_keep_as_takes_plain_names_only(name):
     with pytest.raises(InputError, match="is not a plain name"):
         kept.check_options(3, name)
     kept.check_options(3, "baseline-2.9_x")  # a plain name passes
+
+
+# --- perfgate build: where it writes, before anything is built -------------------------------------------
+@pytest.mark.parametrize("workspace, junit, message", [
+    ("FILE", None, "the workspace is a file"),
+    ("/proc/perfgate-ws", None, "the workspace cannot be written in /proc"),
+    ("", None, "--workspace is empty"),
+    ("WS", "/proc/junit.xml", "the JUnit file cannot be written in /proc"),  # was a traceback after the build
+    ("WS", "SOURCE/CMakeLists.txt", "the JUnit file would be written into the source"),  # was overwritten
+    ("WS", "WS/perfgate-build.json", "the JUnit file would overwrite"),
+])
+def test_build_refuses_outputs_it_cannot_or_must_not_write(tmp_path, workspace, junit, message):
+    source = make_source(tmp_path / "source")
+    (tmp_path / "FILE").write_text("x")
+    before = snapshot(tmp_path)
+    where = {"FILE": str(tmp_path / "FILE"), "WS": str(tmp_path / "ws"), "SOURCE": str(source)}
+    arguments = ["--workspace", where.get(workspace, workspace), "--source", str(source)]
+    if junit is not None:
+        arguments += ["--junit", junit.replace("SOURCE", str(source)).replace("WS", str(tmp_path / "ws"))]
+    refused(perfgate("build", *arguments, cwd=tmp_path), message)  # "" would be the working folder
+    assert snapshot(tmp_path) == before
+
+
+def test_build_refuses_a_source_that_is_not_fast_dds_before_making_the_workspace(tmp_path):
+    (tmp_path / "source").mkdir()
+    refused(perfgate("build", "--workspace", str(tmp_path / "ws"), "--source", str(tmp_path / "source")),
+            "not a Fast DDS source: no CMakeLists.txt")
+    assert not (tmp_path / "ws").exists()
 
 
 # --- signals -------------------------------------------------------------------------------------------------
