@@ -340,6 +340,30 @@ def test_build_refuses_a_source_that_is_not_fast_dds_before_making_the_workspace
     assert not (tmp_path / "ws").exists()
 
 
+@pytest.mark.parametrize("make, what", [(lambda e: e.mkdir(), "folder"), (lambda e: e.write_text("x"), "file")])
+def test_keep_as_refuses_a_name_that_is_not_its_link_before_building(tmp_path, make, what):
+    source = make_source(tmp_path / "source")
+    make((tmp_path / "ws" / "installs").mkdir(parents=True) or tmp_path / "ws" / "installs" / "baseline")
+    before = snapshot(tmp_path)
+    refused(perfgate("build", "--workspace", str(tmp_path / "ws"), "--source", str(source), "--keep-as", "baseline"),
+            f"installs/baseline is a {what}, not a name perfgate made")
+    assert snapshot(tmp_path) == before
+
+
+def test_pruning_never_follows_a_link_out_of_the_installs_folder(tmp_path):
+    installs = kept.installs_dir(tmp_path / "ws")
+    outside = tmp_path / "outside"
+    (outside / "keep-me").mkdir(parents=True)
+    (installs / ("a" * 40)).mkdir(parents=True)
+    (installs / ("b" * 40)).write_text("a file named like a commit")
+    for name in ("baseline", "c" * 40, ".partial-x"):  # a name, a commit and a leftover copy, all links outside
+        (installs / name).symlink_to(outside)
+    assert kept.reusable(tmp_path / "ws", "b" * 40, "digest", []) is None
+    assert [p.name for p in kept.prune(tmp_path / "ws", 0)] == ["a" * 40]
+    assert (outside / "keep-me").is_dir()
+    assert sorted(p.name for p in installs.iterdir()) == sorted(["b" * 40, "baseline", "c" * 40])
+
+
 # --- signals -------------------------------------------------------------------------------------------------
 @pytest.mark.fastdds
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

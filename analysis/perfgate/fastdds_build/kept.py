@@ -52,6 +52,15 @@ def check_options(keep_installs: int, keep_as: str | None) -> None:
         raise InputError(f"--keep-as {keep_as} names a kept install, and --keep-installs 0 keeps none")
 
 
+def check_name(workspace: Path, keep_as: str | None) -> None:
+    """WS/installs/<keep_as> is a link perfgate made, or nothing: a folder or file of that name would only
+    be found after the build, when replacing it fails (InputError: exit 2)."""
+    entry = installs_dir(workspace) / keep_as if keep_as is not None else None
+    if entry is not None and entry.exists() and not entry.is_symlink():
+        raise InputError(f"--keep-as {keep_as}: {entry} is a {'folder' if entry.is_dir() else 'file'}, not a name "
+                         "perfgate made; move it away or choose another name", entry)
+
+
 def check_workspace(workspace: Path) -> None:
     """A kept folder is measured, never built in: its own record says so (InputError: exit 2)."""
     try:
