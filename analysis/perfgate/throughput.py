@@ -44,6 +44,8 @@ def plan_settings(demands, recovery_times_ms, time_s) -> ThroughputSettings:
         raise InputError(f"--time must be more than 0 and at most {MAX_TIME_S:.0f} seconds, got {time_s:g}")
     if round(time_s * 1000) < 1:
         raise InputError(f"--time must be at least a millisecond, got {time_s:g}")
+    if abs(time_s * 1000 - round(time_s * 1000)) > 1e-6:  # the harness times in ms: metadata would not say what ran
+        raise InputError(f"--time is whole milliseconds (e.g. 0.25), got {time_s:g}")
     return ThroughputSettings(demands, recovery, time_s)
 
 

@@ -68,6 +68,7 @@ def check(experiment: tuple[Path, Path], *extra: str) -> subprocess.CompletedPro
     (["--payloads", "99999999999999999999999"], "payloads must be from 1 to 65536 bytes"),
     (["--time", "1e-9"], "--time must be at least a millisecond"),
     (["--time", "nan"], "not a finite number"),
+    (["--time", "0.0015"], "--time is whole milliseconds"),  # the harness would run 2 ms, metadata say 1.5
     (["--demands", "99999999999999999999"], "is outside 1 to 100000"),
     (["--subexperiments", "interprocess best_effort"], "unknown sub-experiment 'interprocess best_effort'"),
     (["--workspace", ""], "--workspace is empty"),
