@@ -35,6 +35,9 @@ from .errors import PerfgateError
 from .pools import worker_pool
 from . import summary_index as si
 from .summary_index import IndexedSummaries
+from .throughput_history import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV
+from .throughput_history import change_point_lines as throughput_change_point_lines
+from .throughput_history import throughput_history
 from .check import is_over
 
 
@@ -267,6 +270,7 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
         hf.write_otava(plots / hf.OTAVA_DIR, {sub: hf.otava_table(table, described, ex.ORDER)
                                               for sub, table in by_sub.items() if not table.empty})
         drawn = 0
+        ticks = None
         if not no_plots:
             from .plotting.history_marks import commit_tick_labels
 
@@ -277,6 +281,7 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
                               for sub, table, lookup in zip(subs, tables, lookups)]))
             write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha)
 
+    throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]
     print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "
           f"{len(subs)} sub-experiments; {drawn} plots in {plots}" if not no_plots else
@@ -290,4 +295,11 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
           f"{alpha:g}: {plots / hf.CHANGE_POINTS_CSV}")
     for line in hf.change_point_lines(changes):
         print(line)
+    if throughput is not None:
+        throughput_changes, throughput_drawn = throughput
+        print(f"history: throughput: {len(throughput_changes)} change point(s), "
+              f"{int((throughput_changes[cp.CHANGE] < 0).sum())} regression(s) (drops), {throughput_drawn} plots: "
+              f"{plots / THROUGHPUT_CHANGE_POINTS_CSV}")
+        for line in throughput_change_point_lines(throughput_changes):
+            print(line)
     return s.EXIT_OK

@@ -60,3 +60,48 @@ def throughput_figure(name: str, table: pd.DataFrame, checks: pd.DataFrame | Non
 
 def draw_throughput(name: str, table: pd.DataFrame, checks: pd.DataFrame | None, path: Path) -> Path:
     return save(throughput_figure(name, table, checks), path)
+
+
+# --- history -------------------------------------------------------------------------------------------------
+PAYLOAD_COLOURS = "viridis"  # eleven payloads, small to large: one ordered colour scale
+
+
+def throughput_history_figure(title: str, series: pd.DataFrame, changes: pd.DataFrame, ticks: list[str]) -> Figure:
+    """series: Bytes, Index (position in commit order), Value (Mb/s) of one sub-experiment and test kind;
+    changes: its change points (Index, Bytes, Change [%]), drawn where the level moved."""
+    from matplotlib import colormaps
+
+    figure, axes = new_figure(title, size=(12, 6))
+    payloads = sorted(series[s.BYTES].unique())
+    colours = colormaps[PAYLOAD_COLOURS].resampled(max(len(payloads), 2))
+    for number, payload in enumerate(payloads):
+        rows = series[series[s.BYTES] == payload].sort_values("Index")
+        axes.plot(rows["Index"], rows["Value"], marker="o", markersize=3, color=colours(number), label=f"{payload} B")
+    for _, change in changes.iterrows():
+        colour = FAILED_COLOUR if change["Change [%]"] < 0 else "#2ca02c"
+        axes.axvline(change["Index"] - 0.5, color=colour, linestyle="--", linewidth=1.2)
+        axes.annotate(f"{int(change[s.BYTES])} B {change['Change [%]']:+.0f}%", (change["Index"] - 0.5, 1.0),
+                      xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=8, color=colour)
+    values = series["Value"].to_numpy(float)
+    finite = values[np.isfinite(values) & (values > 0)]
+    if finite.size:
+        low, high = finite.min() / 1.5, finite.max() * 1.5
+        axes.set_ylim(low, high)
+        axes.set_yscale("log")
+        round_log_ticks(axes.yaxis, low, high)
+    axes.set_ylabel(f"{THROUGHPUT_LABEL} (log scale)")
+    positions = sorted(series["Index"].unique())
+    step = max(1, len(positions) // 12)  # at most about a dozen labels, never overlapping
+    shown = positions[::step]
+    axes.set_xticks(shown)
+    axes.set_xticklabels([ticks[int(i)] for i in shown], rotation=30, ha="right", fontsize=8)
+    axes.set_xlabel("Fast DDS commit, in the order measured (change points: dashed, red a drop)")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="payload")
+    return figure
+
+
+def draw_throughput_history(title: str, series: pd.DataFrame, changes: pd.DataFrame, ticks: list[str],
+                            path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save(throughput_history_figure(title, series, changes, ticks), path)
+
