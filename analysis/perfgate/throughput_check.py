@@ -225,8 +225,10 @@ def requested_requirements(required: pd.DataFrame, requested) -> tuple[pd.DataFr
 
 def table_paths(experiment_dir: Path) -> dict[str, Path]:
     """throughput name -> its table in the folder (the check's own report is not a table)."""
+    from .throughput_files import NOT_TABLES
+
     return {path.stem: path for path in sorted(experiment_dir.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
-            if path.name != THROUGHPUT_CHECKS_FILE}
+            if path.name not in NOT_TABLES}
 
 
 def require_covered(experiment_dir: Path, requirements: pd.DataFrame, requirements_path: Path, requested) -> None:

@@ -22,6 +22,9 @@ REQUIREMENT_THROUGHPUT = "Subscription throughput"
 REQUIREMENT_LOST = "Lost [%]"  # optional: the most a best-effort test may lose
 THROUGHPUT_REQUIREMENT_COLUMNS = (s.EXPERIMENT_TYPE, REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_RECOVERY,
                                   REQUIREMENT_THROUGHPUT)
+# named like a table (throughput_<...>.csv) but not one: check-throughput's report and the throughput
+# history's change points, which a results store holds beside the tables
+NOT_TABLES = frozenset({"throughput_checks.csv", "throughput_change_points.csv"})
 # What the harness can run (native/src: kMaxDataBytes, kMaxBurst, --recovery-times-ms): a test beyond them
 # is never measured, so a requirement for it could only ever be missing.
 MAX_PAYLOAD_BYTES = 65536

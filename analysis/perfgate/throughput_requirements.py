@@ -20,8 +20,8 @@ from . import files, outputs
 from . import schema as s
 from .clock import utc_now
 from .errors import InputError
-from .throughput_files import (REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_RECOVERY, REQUIREMENT_THROUGHPUT,
-                               THROUGHPUT_REQUIREMENT_COLUMNS, read_throughput)
+from .throughput_files import (NOT_TABLES, REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_RECOVERY,
+                               REQUIREMENT_THROUGHPUT, THROUGHPUT_REQUIREMENT_COLUMNS, read_throughput)
 
 MARGINS_SHOWN = (0.0, 0.25, 0.5, 1.0)
 KEY = [s.EXPERIMENT_TYPE, REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_RECOVERY]
@@ -72,7 +72,7 @@ def read_runs(results: Path) -> tuple[dict[str, dict[str, pd.DataFrame]], list[d
     folders = [results] + sorted(p for p in results.rglob("*") if p.is_dir())
     for folder in folders:
         paths = sorted(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
-        paths = [p for p in paths if p.name != "throughput_checks.csv"]
+        paths = [p for p in paths if p.name not in NOT_TABLES]
         if paths:
             runs[str(folder.relative_to(results)) or folder.name] = {p.stem: read_throughput(p) for p in paths}
             metadata.append(files.read_metadata(folder) or {})

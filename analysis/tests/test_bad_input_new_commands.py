@@ -263,6 +263,19 @@ def test_the_requirements_never_replace_a_run_table(tmp_path, output, message):
     assert snapshot(results) == before
 
 
+def test_a_results_store_with_the_throughput_history_is_read_for_its_tables_only(tmp_path):
+    from perfgate import throughput_check, throughput_files, throughput_history
+
+    assert {throughput_check.THROUGHPUT_CHECKS_FILE, throughput_history.CHANGE_POINTS_CSV} == throughput_files.NOT_TABLES
+    results = runs(tmp_path)
+    (results / "history_plots").mkdir()
+    (results / "history_plots" / throughput_history.CHANGE_POINTS_CSV).write_text("Experiment type,Bytes\n")
+    (results / "r0" / "throughput_checks.csv").write_text("Experiment type,Check\n")
+    completed = determine(results, tmp_path / "req.csv")
+    assert completed.returncode == s.EXIT_OK, completed.stderr
+    assert "3 runs, 1 tests" in completed.stdout
+
+
 def test_a_provenance_file_that_cannot_be_written_leaves_no_requirements_behind(tmp_path):
     (tmp_path / "req_provenance.json").mkdir()
     refused(determine(runs(tmp_path), tmp_path / "req.csv"), "the provenance file is a folder")
