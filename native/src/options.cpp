@@ -259,7 +259,30 @@ void check_latency_consistency(LatencyOptions& options, bool echo_given, bool sh
     }
 }
 
-void check_throughput_consistency(LatencyOptions& options)
+// A throughput list with an empty item ("100,,1000", a trailing comma): most often a value lost in a
+// script's variable, so refused rather than skipped (perfgate refuses it too).
+std::vector<uint32_t> parse_throughput_list(const std::string& text, uint32_t minimum, uint32_t maximum,
+        const std::string& what, const std::string& noun)
+{
+    std::vector<uint32_t> values = parse_separated(text, ",", minimum, maximum, what, noun);
+    std::string item;
+    for (const char c : text + ",")
+    {
+        if (c != ',')
+        {
+            item += c;
+            continue;
+        }
+        if (item.find_first_not_of(" \t\r") == std::string::npos)
+        {
+            throw UsageError("--" + what + " has an empty item in '" + text + "'");
+        }
+        item.clear();
+    }
+    return values;
+}
+
+void check_throughput_consistency(LatencyOptions& options, bool test_time_given)
 {
     const bool throughput = options.experiment == Experiment::throughput;
     if (!throughput)
@@ -267,6 +290,10 @@ void check_throughput_consistency(LatencyOptions& options)
         if (!options.burst_sizes.empty() || !options.recovery_times_ms.empty())
         {
             throw UsageError("--burst-sizes and --recovery-times-ms apply to --experiment throughput");
+        }
+        if (test_time_given)  // a latency run has no test time: a script that passes one meant throughput
+        {
+            throw UsageError("--test-time-ms applies to --experiment throughput");
         }
         return;
     }
@@ -371,6 +398,7 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
     bool echo_given = false;
     bool shm_given = false;
     bool payloads_given = false;
+    bool test_time_given = false;
     ArgumentReader reader(arguments);
     std::string name;
     std::function<std::string()> value;
@@ -436,15 +464,16 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
         }
         else if (name == "burst-sizes")
         {
-            options.burst_sizes = parse_separated(value(), ",", 1, kMaxBurst, name, "burst size");
+            options.burst_sizes = parse_throughput_list(value(), 1, kMaxBurst, name, "burst size");
         }
         else if (name == "recovery-times-ms")
         {
-            options.recovery_times_ms = parse_separated(value(), ",", 0, 60000, name, "recovery time");
+            options.recovery_times_ms = parse_throughput_list(value(), 0, 60000, name, "recovery time");
         }
         else if (name == "test-time-ms")
         {
             options.test_time_ms = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 3600000));
+            test_time_given = true;
         }
         else if (name == "discovery-timeout-s") { options.discovery_timeout_s = static_cast<uint32_t>(parse_unsigned(name, value(), 1, 3600)); }
         else
@@ -461,7 +490,7 @@ LatencyOptions parse_latency_options(const std::vector<std::string>& arguments)
         throw UsageError("--role publisher|subscriber|both is required");
     }
     check_latency_consistency(options, echo_given, shm_given, payloads_given);
-    check_throughput_consistency(options);
+    check_throughput_consistency(options, test_time_given);
     return options;
 }
 

@@ -235,6 +235,18 @@ TEST(ThroughputOptions, UsageErrors)
     EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--recovery-times-ms", "0"}), "");
 }
 
+TEST(ThroughputOptions, RefusesEmptyItemsAndATestTimeOutsideThroughput)
+{
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--burst-sizes", "100,,1000"}),
+            "--burst-sizes has an empty item in '100,,1000'");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--recovery-times-ms", "5,"}),
+            "--recovery-times-ms has an empty item in '5,'");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--burst-sizes", " 10 , 20 "}), "");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--test-time-ms", "50"}),
+            "--test-time-ms applies to --experiment throughput");
+    EXPECT_EQ(usage_error({"--role", "publisher", "--experiment", "throughput", "--test-time-ms", "50"}), "");
+}
+
 TEST(FloorOptions, ParsesAndRejects)
 {
     const FloorOptions options = parse_floor_options({"--role", "client", "--transport", "tcp", "--port", "9100",
