@@ -69,6 +69,8 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
                        quick=False, label=None, pin_cpus=None, workspace=None, fastdds_prefix=None,
                        cpu_latency_request=None) -> int:
     outputs.require_paths(output=output, workspace=workspace, fastdds_prefix=fastdds_prefix)
+    if Path(output).is_symlink() and not Path(output).exists():  # mkdir (or a loop, resolve) would be a traceback
+        raise InputError("the output folder is a link to nothing (or a loop of links)", output)
     names = list(subexperiments) if subexperiments else list(s.DEFAULT_SUBEXPERIMENT_NAMES)
     floors = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].is_floor]
     if floors:

@@ -272,9 +272,12 @@ def require_outputs(experiment_dir: Path, junit, plots: Path | None, names, requ
     """Every file the check writes, tried before the first is written; the JUnit file may be none of the
     files it reads or writes (a typo would replace a measured table or the metadata)."""
     from . import outputs
+    from .errors import InputError
 
     report = outputs.require_writable(experiment_dir / THROUGHPUT_CHECKS_FILE, "check report")
     if plots is not None:
+        if plots.is_symlink() and not plots.exists():
+            raise InputError("the plots folder is a link to nothing (or a loop of links)", plots)
         outputs.require_writable(plots, "plots folder", folder=True)
     pictures = [outputs.require_writable(plots / f"{name}.png", "plot") for name in names] if plots else []
     if junit is not None:

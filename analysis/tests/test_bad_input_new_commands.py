@@ -83,12 +83,16 @@ def test_bad_throughput_options_are_refused_before_anything_runs(tmp_path, argum
     ("/proc/perfgate-throughput", "the output folder cannot be written in /proc"),
     ("FILE/sub", "the output folder cannot be made"),
     ("", "--output is empty"),
+    ("DANGLING", "the output folder is a link to nothing"),
+    ("LOOP", "the output folder is a link to nothing (or a loop of links)"),
 ])
 def test_an_output_folder_that_cannot_be_made_is_one_line_not_a_traceback(tmp_path, where, message):
     (tmp_path / "FILE").write_text("x")
-    output = where.replace("FILE", str(tmp_path / "FILE"))
+    (tmp_path / "DANGLING").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "LOOP").symlink_to(tmp_path / "LOOP")
+    output = str(tmp_path / where) if where in ("DANGLING", "LOOP") else where.replace("FILE", str(tmp_path / "FILE"))
     refused(perfgate("throughput", "--output", output, "--time", "0.2", "--payloads", "16"), message)
-    assert (tmp_path / "FILE").read_text() == "x"
+    assert (tmp_path / "FILE").read_text() == "x" and not (tmp_path / "nowhere").exists()
 
 
 def test_run_refuses_a_payload_the_harness_cannot_send(tmp_path):
@@ -163,6 +167,7 @@ def test_the_junit_file_never_replaces_a_file_the_check_reads_or_writes(experime
 @pytest.mark.parametrize("make, option, message", [
     (lambda f: (f / "pf").write_text("x"), ["--plots-directory", "PF"], "the plots folder is a file"),
     (lambda f: None, ["--plots-directory", "/proc/perfgate-plots"], "the plots folder cannot be written in /proc"),
+    (lambda f: (f / "pf").symlink_to(f / "pf"), ["--plots-directory", "PF"], "the plots folder is a link to nothing"),
     (lambda f: (f / "throughput_checks.csv").mkdir(), [], "the check report is a folder"),
     (lambda f: (f / "plots" / "throughput_interprocess_reliable.png").mkdir(parents=True), [], "the plot is a folder"),
 ])
