@@ -17,6 +17,7 @@ import pandas as pd
 
 from . import files
 from . import schema as s
+from .errors import InputError
 from .junit import annotation_path, suite_properties
 from .throughput_files import (REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_LOST, REQUIREMENT_RECOVERY,
                                REQUIREMENT_THROUGHPUT)
@@ -190,8 +191,6 @@ def requested_tests(metadata: dict | None, path: Path | None = None) -> set[tupl
     """(throughput name, payload, demand, recovery time) of every test the run asked for, from its
     metadata.json; None when it is not a throughput run's (then every requirement row counts). A field of
     the wrong type is refused (exit 2): read loosely, it could make every row "not asked for", a pass."""
-    from .errors import InputError
-
     settings = (metadata or {}).get("throughput")
     if settings is None:
         return None
@@ -235,8 +234,6 @@ def require_covered(experiment_dir: Path, requirements: pd.DataFrame, requiremen
     """Every throughput sub-experiment the run asked for (without metadata: every table in the folder)
     is in the requirements, unless it is measured for reference only (schema.checked_by_default), as in
     the latency check: a measured result that nothing checks would pass unseen (exit 2)."""
-    from .errors import InputError
-
     asked = sorted({key[0] for key in requested}) if requested is not None else list(table_paths(experiment_dir))
     listed = set(requirements[s.EXPERIMENT_TYPE])
     for name in asked:
@@ -251,7 +248,6 @@ def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_p
     """The throughput tables the requirements name. A sub-experiment the run asked for but did not
     measure is missing data (its tests are errors, exit 3); one that names no sub-experiment this
     folder could hold, in a folder that does not say what it asked for, is bad input (exit 2)."""
-    from .errors import InputError
     from .throughput_files import read_throughput
 
     tables = {}
@@ -272,8 +268,6 @@ def require_outputs(experiment_dir: Path, junit, plots: Path | None, names, requ
     """Every file the check writes, tried before the first is written; the JUnit file may be none of the
     files it reads or writes (a typo would replace a measured table or the metadata)."""
     from . import outputs
-    from .errors import InputError
-
     report = outputs.require_writable(experiment_dir / THROUGHPUT_CHECKS_FILE, "check report")
     if plots is not None:
         if plots.is_symlink() and not plots.exists():
@@ -292,7 +286,6 @@ def command_check_throughput(*, requirements, experiment_directory, junit=None, 
     import sys
 
     from . import outputs
-    from .errors import InputError
     from .plotting.throughput_plots import draw_throughput
     from .throughput_files import read_throughput_requirements
 
