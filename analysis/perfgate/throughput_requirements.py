@@ -112,8 +112,9 @@ def require_nonzero(results: Path, values: pd.DataFrame, margin: float) -> None:
         key = values.index[int(np.flatnonzero(zero)[0])]
         row = values.loc[[key]].iloc[0]
         run = row.idxmin()
-        raise InputError(f"{key[0]} at {key[1]} B x {key[2]}, {key[3]} ms received {files.format_float(row.min())} Mb/s; "
-                         "a minimum of 0.000 Mb/s checks nothing (leave that run out, or measure again)", results / run)
+        raise InputError(f"{key[0]} at {key[1]} B x {key[2]}, {key[3]} ms received {files.format_float(row.min())} Mb/s, "
+                         f"/ (1 + {margin:g}) a minimum of 0.000 Mb/s, which checks nothing (leave that run out, "
+                         "measure again, or take a smaller --margin)", results / run)
 
 
 def command_determine_throughput_requirements(*, experiments_results, output_file, margin=1.0) -> int:
