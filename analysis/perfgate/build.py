@@ -88,7 +88,7 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
     source, fastcdr, foonathan = _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_memory_source)
     kept.check_options(keep_installs, keep_as)
     kept.check_workspace(workspace)
-    kept.check_name(workspace, keep_as)
+    kept.check_name(workspace, keep_as, keep_installs)
     if source is not None:
         detect_fastdds(source)  # refused before the workspace is made and the source mirrored into it
     _check_outputs(workspace, junit, [source, fastcdr, foonathan])

@@ -369,6 +369,16 @@ def test_keep_as_refuses_a_name_that_is_not_its_link_before_building(tmp_path, m
     assert snapshot(tmp_path) == before
 
 
+def test_an_installs_path_that_is_a_file_is_refused_before_building(tmp_path):
+    source = make_source(tmp_path / "source")
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "installs").write_text("x")
+    before = snapshot(tmp_path)
+    refused(perfgate("build", "--workspace", str(tmp_path / "ws"), "--source", str(source)),
+            "installs: is not a folder: no install can be kept in it")
+    assert snapshot(tmp_path) == before
+
+
 def test_pruning_never_follows_a_link_out_of_the_installs_folder(tmp_path):
     installs = kept.installs_dir(tmp_path / "ws")
     outside = tmp_path / "outside"

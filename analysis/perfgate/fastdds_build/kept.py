@@ -52,10 +52,13 @@ def check_options(keep_installs: int, keep_as: str | None) -> None:
         raise InputError(f"--keep-as {keep_as} names a kept install, and --keep-installs 0 keeps none")
 
 
-def check_name(workspace: Path, keep_as: str | None) -> None:
-    """WS/installs/<keep_as> is a link perfgate made, or nothing: a folder or file of that name would only
-    be found after the build, when replacing it fails (InputError: exit 2)."""
-    entry = installs_dir(workspace) / keep_as if keep_as is not None else None
+def check_name(workspace: Path, keep_as: str | None, keep_installs: int) -> None:
+    """WS/installs is a folder, and WS/installs/<keep_as> a link perfgate made, or nothing: anything else
+    would only be found after the build, when keeping or naming fails (InputError: exit 2)."""
+    installs = installs_dir(workspace)
+    if keep_installs > 0 and (installs.is_symlink() or installs.exists()) and not installs.is_dir():
+        raise InputError("is not a folder: no install can be kept in it", installs)
+    entry = installs / keep_as if keep_as is not None else None
     if entry is not None and entry.exists() and not entry.is_symlink():
         raise InputError(f"--keep-as {keep_as}: {entry} is a {'folder' if entry.is_dir() else 'file'}, not a name "
                          "perfgate made; move it away or choose another name", entry)
