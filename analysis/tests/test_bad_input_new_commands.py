@@ -401,7 +401,9 @@ def test_an_interrupted_throughput_run_leaves_no_harness_and_no_key(harness_path
     base = scratch.root() or Path(tempfile.gettempdir())
     process = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "throughput", "--output", str(output),
                                 "--subexperiments", "interprocess_reliable_security", "--payloads", "16",
-                                "--demands", "100", "--time", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                # a test far longer than the wait for its processes, even under load: the
+                                # signal must find the run measuring, never already done (it was, in CI)
+                                "--demands", "100", "--time", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     run_id, deadline = None, time.monotonic() + 120  # the harness may be built first; not a timing assertion
     while time.monotonic() < deadline and process.poll() is None:

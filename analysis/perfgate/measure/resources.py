@@ -40,6 +40,9 @@ from .. import schema as s
 # the 2-core VM under load), 0.07 % of one CPU; benchmarks/bench_resources.py measures whether that
 # moves the latency.
 SAMPLE_INTERVAL_S = 0.2
+# The first reading comes sooner: a sub-experiment can end within 0.2 s (intra-process, 200 samples:
+# 0.25 s under load), and one that was never read would have no resources at all (a missing result).
+FIRST_READING_S = 0.05
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # the unit of utime and stime in /proc/<pid>/stat
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024  # the unit of /proc/<pid>/statm
 SAMPLING_ENV = "PERFGATE_RESOURCE_SAMPLING"
@@ -143,8 +146,11 @@ class ResourceSampler:
         return self.samples
 
     def _run(self) -> None:
+        if self._stop.wait(max(0.0, self.started + min(FIRST_READING_S, self.interval_s) - time.monotonic())):
+            return
+        self.sample_once()
         ticks = 1
-        # deadlines on a fixed grid from the start: a late wake-up does not shift every later reading
+        # then deadlines on a fixed grid from the start: a late wake-up does not shift every later reading
         while not self._stop.wait(max(0.0, self.started + ticks * self.interval_s - time.monotonic())):
             self.sample_once()
             ticks = max(ticks + 1, int((time.monotonic() - self.started) / self.interval_s) + 1)
