@@ -426,3 +426,24 @@ def test_an_interrupted_throughput_run_leaves_no_harness_and_no_key(harness_path
     assert metadata["subexperiments"]["interprocess_reliable_security"]["outcome"] == s.OUTCOME_INCOMPLETE
     assert not (output / s.throughput_csv_name("interprocess_reliable_security")).exists()
     assert not list(output.glob(".*tmp*"))
+
+
+@pytest.mark.parametrize("command", [["run", "--samples", "10", "--subexperiments", "floor_udp"],
+                                     ["ab", "--baseline", "system", "--candidate", "system"],
+                                     ["throughput", "--subexperiments", "interprocess_best_effort"]])
+@pytest.mark.parametrize("where, message", [
+    ("/proc/perfgate-out", "the output folder cannot be written in /proc"),
+    ("FILE/sub", "the output folder cannot be made"),
+    ("DANGLING", "the output folder is a link to nothing (or a loop of links)"),
+])
+def test_an_output_folder_that_cannot_be_made_is_one_line_before_anything_runs(tmp_path, command, where, message):
+    # run and ab share the throughput command's check (measure.options.check_output_folder): no traceback
+    (tmp_path / "FILE").write_text("x")
+    (tmp_path / "DANGLING").symlink_to(tmp_path / "nowhere" / "x")
+    output = where if where.startswith("/") else str(tmp_path / where)
+    completed = subprocess.run([sys.executable, "-m", "perfgate.cli", command[0], "--output", output, *command[1:]],
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == s.EXIT_USAGE, completed.stderr
+    assert len(completed.stderr.strip().splitlines()) == 1 and message in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["DANGLING", "FILE"]

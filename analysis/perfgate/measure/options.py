@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Mapping
 
 
-from .. import cpu_latency, platform_info
+from .. import cpu_latency, outputs, platform_info
 from .. import schema as s
 from ..errors import InputError
 
@@ -118,10 +118,14 @@ def one_to_many_names(names: list[str], subscribers: int | None) -> list[str]:
 
 
 def check_output_folder(output: Path) -> None:
+    if output.is_symlink() and not output.exists():  # mkdir (or, for a loop, resolve) would be a traceback
+        raise InputError("the output folder is a link to nothing (or a loop of links)", output)
     if output.exists() and not output.is_dir():
         raise InputError("output is a file, not a folder", output)
     if output.is_dir() and any(output.iterdir()):
         raise InputError("output folder is not empty (a run writes a fresh experiment folder)", output)
+    # a parent that is a file, a read-only or virtual file system (/proc): before anything is built or measured
+    outputs.require_writable(output, "output folder", folder=True)
 
 
 def resolve_options(*, output, samples, payloads, subexperiments, label, warmup, harness,
