@@ -153,6 +153,22 @@ def _limits(value, keys: list[str], names: dict[str, str], text: str, path: Path
             for key, number in _object(value, keys, tuple(names), text, path).items()}
 
 
+def _no_repeated_keys(text: str, path: Path) -> None:
+    """A key given twice in one object: JSON keeps the last silently, so a limit could be loosened
+    by a line a reviewer reads as the other one."""
+    def refuse_repeats(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                occurrences = [number for number, line in enumerate(text.splitlines(), 1) if f'"{key}"' in line]
+                raise InputError(f"key {key!r} is given twice in one object (the last would silently win)", path,
+                                 occurrences[1] if len(occurrences) > 1 else None)
+            seen.add(key)
+        return dict(pairs)
+
+    json.loads(text, object_pairs_hook=refuse_repeats)
+
+
 def read_resource_requirements(path: Path) -> ResourceRequirements:
     """InputError (exit 2), one line naming the file and the key's line, for anything but the schema."""
     path = Path(path)
@@ -160,6 +176,7 @@ def read_resource_requirements(path: Path) -> ResourceRequirements:
     if data is None:
         raise InputError("resource requirements file not found", path)
     text = path.read_text(encoding="utf-8")
+    _no_repeated_keys(text, path)
     _object(data, [], TOP_KEYS, text, path)
     platform = data.get("platform")
     if not isinstance(platform, str) or not platform:
@@ -171,12 +188,17 @@ def read_resource_requirements(path: Path) -> ResourceRequirements:
     late_limits = {sub: _number(value, ["late_limit_us", sub], text, path, zero_allowed=False)
                    for sub, value in _object(data.get("late_limit_us", {}), ["late_limit_us"],
                                              s.KNOWN_SUBEXPERIMENTS, text, path).items()}
+    latency_total = _limits(data.get("latency_total", {}), ["latency_total"], LATENCY_KEYS, text, path,
+                            zero_allowed=True)
+    keys = {name: key for key, name in LATENCY_KEYS.items()}
+    for name, limit in latency_total.items():
+        if limit.value > 100:  # a share above 100 % can never be exceeded: a check that cannot fail
+            raise InputError(f"'latency_total.{keys[name]}' is {limit.value:g}; a share of round trips is at most 100",
+                             path, limit.line)
     return ResourceRequirements(
         path, platform,
         _limits(data.get("resources", {}), ["resources"], RESOURCE_KEYS, text, path, zero_allowed=False),
-        by_sub,
-        _limits(data.get("latency_total", {}), ["latency_total"], LATENCY_KEYS, text, path, zero_allowed=True),
-        late_limits)
+        by_sub, latency_total, late_limits)
 
 
 # --- the check (pure, given what was read) -----------------------------------------------------------------

@@ -281,6 +281,11 @@ BAD = [
      "unknown key 'interprocess_best_efort' in 'late_limit_us'"),
     ('{"resources": {"rss[KB]": 1}}', 1, "'platform' is None"),
     ('[1, 2]', None, "not a JSON object"),
+    # a limit given twice (JSON keeps the last: a looser one could hide behind the first), and a share
+    # of round trips above 100 % (a check that cannot fail)
+    ('{"platform": "x",\n "resources": {"cpu[%]": 10,\n  "cpu[%]": 1000}}', 3, "key 'cpu[%]' is given twice"),
+    ('{"platform": "x",\n "latency_total": {"lost[%]": 150}}', 2,
+     "'latency_total.lost[%]' is 150; a share of round trips is at most 100"),
 ]
 
 
