@@ -20,10 +20,9 @@ from . import experiments as ex
 from . import files
 from . import history_files as hf
 from . import schema as s
-from .throughput_files import read_throughput
+from .throughput_files import NOT_TABLES, read_throughput
 
 CHANGE_POINTS_CSV = "throughput_change_points.csv"
-CHECKS_FILE = "throughput_checks.csv"
 
 
 def series_name(demand: int, recovery_ms: int) -> str:
@@ -71,7 +70,7 @@ def change_point_lines(table: pd.DataFrame) -> list[str]:
 # --- the command ------------------------------------------------------------------------------------------
 def stored_tables(experiments: list[ex.Experiment]) -> list[dict[str, pd.DataFrame]]:
     return [{path.stem: read_throughput(path) for path in sorted(e.path.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
-             if path.name != CHECKS_FILE} for e in experiments]
+             if path.name not in NOT_TABLES} for e in experiments]
 
 
 def draw(name: str, values: pd.DataFrame, changes: pd.DataFrame, ticks: list[str], folder: Path) -> int:
