@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import re
 import sys
 
 from . import cpu_latency
 from . import schema as s
+from .cli_types import (demand_list, millisecond_list, name_list, non_negative_float, payload_list, percentile,
+                        pin_request, positive_float, positive_int)
 from .errors import PerfgateError
 
 
@@ -45,98 +46,6 @@ def _option(parser: argparse.ArgumentParser, name: str, **kwargs) -> None:
     parser.add_argument(*spellings, **kwargs)
 
 
-def _list_items(text: str, what: str) -> list[str]:
-    """The comma-separated items of a list option, stripped. An empty item (`16,,32`, a trailing
-    comma) is refused rather than skipped: it is most often a value lost in a script's variable."""
-    items = [part.strip() for part in text.split(",")]
-    if any(item == "" for item in items):
-        raise argparse.ArgumentTypeError(f"empty item in {text!r} ({what} separated by commas)")
-    return items
-
-
-WHOLE_NUMBER = re.compile(r"[0-9]+")
-
-
-def _payload_list(text: str) -> list[int]:
-    items = _list_items(text.replace(";", ","), "payloads in bytes")
-    bad = [item for item in items if not WHOLE_NUMBER.fullmatch(item)]
-    if bad:
-        raise argparse.ArgumentTypeError(f"payloads must be whole numbers separated by commas: {bad[0]!r} in {text!r}")
-    payloads = [int(item) for item in items]
-    if any(not 0 < p <= 65536 for p in payloads):  # 64 KiB: the harness's largest sample (native kMaxDataBytes)
-        raise argparse.ArgumentTypeError(f"payloads must be from 1 to 65536 bytes: {text!r}")
-    return payloads
-
-
-def _demand_list(text: str) -> list[int]:
-    items = _list_items(text, "samples per burst")
-    bad = [item for item in items if not WHOLE_NUMBER.fullmatch(item) or int(item) == 0]
-    if bad:
-        raise argparse.ArgumentTypeError(f"positive whole numbers separated by commas, got {bad[0]!r} in {text!r}")
-    return [int(item) for item in items]
-
-
-def _millisecond_list(text: str) -> list[int]:
-    items = _list_items(text, "milliseconds")
-    bad = [item for item in items if not WHOLE_NUMBER.fullmatch(item)]
-    if bad:
-        raise argparse.ArgumentTypeError(f"whole milliseconds separated by commas, got {bad[0]!r} in {text!r}")
-    return [int(item) for item in items]
-
-
-def _name_list(text: str) -> list[str]:
-    return _list_items(text, "names")
-
-
-def _pin_request(text: str) -> str:
-    """--pin-cpus as given (measure.options.parse_pin_cpus reads it against this machine's CPUs); only an empty
-    item is refused here, which parse_pin_cpus would skip (`0,` would pin both sides to CPU 0)."""
-    if "," in text:
-        _list_items(text, "CPU numbers")
-    return text
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return value
-
-
-def _finite_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    value = _finite_float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be zero or more: {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = _finite_float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than zero: {text!r}")
-    return value
-
-
-def _percentile(text: str) -> float:
-    value = _non_negative_float(text)
-    if value > 100:
-        raise argparse.ArgumentTypeError(f"a percentile is between 0 and 100: {text!r}")
-    return value
-
-
 def _no_plots(parser: argparse.ArgumentParser) -> None:
     _option(parser, "--no-plots", action="store_true", help="skip drawing plots")
 
@@ -158,24 +67,24 @@ def build_parser() -> argparse.ArgumentParser:
     # --- run (the measuring half) ---
     run = command("run", "perfgate.run:command_run", "run the latency experiment on a real Fast DDS")
     _option(run, "--output", required=True, metavar="DIR", help="experiment folder to write")
-    _option(run, "--samples", type=_positive_int, default=s.DEFAULT_SAMPLES, help="round trips per payload")
-    _option(run, "--payloads", type=_payload_list, default=list(s.PAYLOADS), help="e.g. 16,32,64")
-    _option(run, "--subexperiments", type=_name_list, default=None,
+    _option(run, "--samples", type=positive_int, default=s.DEFAULT_SAMPLES, help="round trips per payload")
+    _option(run, "--payloads", type=payload_list, default=list(s.PAYLOADS), help="e.g. 16,32,64")
+    _option(run, "--subexperiments", type=name_list, default=None,
             help="comma-separated sub-experiment names (default: the ten of the contract, then the machine's "
                  "floor: " + ",".join(s.FLOOR_SUBEXPERIMENT_NAMES) + ")")
-    _option(run, "--subscribers", type=_positive_int, default=None, metavar="N",
+    _option(run, "--subscribers", type=positive_int, default=None, metavar="N",
             help="also <sub>_1to<N> for each selected latency sub-experiment: N subscribers (2 to 16)")
     _option(run, "--label", default=None, help="experiment label (default: the output folder's name)")
     _option(run, "--warmup", type=int, default=None, help="unrecorded round trips before each payload (default 100)")
     _option(run, "--harness", default=None, metavar="PATH", help="harness executable (default: build native/ on first use)")
     _option(run, "--fastdds-prefix", default=None, metavar="DIR",
             help="install prefix of the Fast DDS to build against (a colcon install); default: the system's")
-    _option(run, "--pin-cpus", type=_pin_request, default=None, metavar="auto|none|PUB,SUB",
+    _option(run, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB",
             help="pin publisher and subscriber (and their Fast DDS threads) to two CPUs; default auto: two "
                  "distinct CPUs, isolated ones first, when the machine has two; none: not pinned")
     _option(run, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
             help=CPU_LATENCY_HELP)
-    _option(run, "--timeout", type=_positive_float, default=None, metavar="SECONDS",
+    _option(run, "--timeout", type=positive_float, default=None, metavar="SECONDS",
             help="per sub-experiment time limit (default scales with samples)")
     _option(run, "--engine", choices=s.ENGINES, default=s.ENGINE_HARNESS,
             help="harness: perfgate's own (round trip); upstream: Fast DDS' performance.latency tests of a "
@@ -187,22 +96,22 @@ def build_parser() -> argparse.ArgumentParser:
     throughput = command("throughput", "perfgate.throughput:command_throughput",
                          "run the throughput experiment on a real Fast DDS: bursts at a pace, counted by the subscriber")
     _option(throughput, "--output", required=True, metavar="DIR", help="experiment folder to write (absent or empty)")
-    _option(throughput, "--subexperiments", type=_name_list, default=None,
+    _option(throughput, "--subexperiments", type=name_list, default=None,
             help="latency sub-experiment names whose transport, reliability and security to use (default: the ten); "
                  "written as throughput_<name>.csv")
-    _option(throughput, "--payloads", type=_payload_list, default=None,
+    _option(throughput, "--payloads", type=payload_list, default=None,
             help="e.g. 16,1024 (default: all eleven; " + ",".join(map(str, s.QUICK_THROUGHPUT_PAYLOADS)) + " with --quick)")
-    _option(throughput, "--demands", type=_demand_list, default=None,
+    _option(throughput, "--demands", type=demand_list, default=None,
             help="samples per burst (default " + ",".join(map(str, s.DEFAULT_DEMANDS)) + ")")
-    _option(throughput, "--recovery-times", type=_millisecond_list, default=None, metavar="MS",
+    _option(throughput, "--recovery-times", type=millisecond_list, default=None, metavar="MS",
             help="pause from the start of one burst to the next, in ms (default "
                  + ",".join(map(str, s.DEFAULT_RECOVERY_TIMES_MS)) + "; 0: back to back)")
-    _option(throughput, "--time", type=_positive_float, default=None, metavar="SECONDS",
+    _option(throughput, "--time", type=positive_float, default=None, metavar="SECONDS",
             help=f"length of each test (default {s.DEFAULT_THROUGHPUT_TIME_S:g})")
     _option(throughput, "--quick", action="store_true",
             help="payloads " + ",".join(map(str, s.QUICK_THROUGHPUT_PAYLOADS)) + " only: under a minute for the ten")
     _option(throughput, "--label", default=None, help="experiment label (default: the output folder's name)")
-    _option(throughput, "--pin-cpus", type=_pin_request, default=None, metavar="auto|none|PUB,SUB",
+    _option(throughput, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB",
             help="as for run (default auto)")
     _option(throughput, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
             help=CPU_LATENCY_HELP)
@@ -223,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "throughput minimums from several runs of one build (smallest / (1 + margin))")
     _option(derive_tp, "--experiments-results", required=True, metavar="DIR", help="folder of perfgate throughput runs")
     _option(derive_tp, "--output-file", required=True, metavar="CSV")
-    _option(derive_tp, "--margin", type=_non_negative_float, default=1.0,
+    _option(derive_tp, "--margin", type=non_negative_float, default=1.0,
             help="requirement = smallest measured / (1 + margin) (default 1.0: half)")
 
     # --- ab and verdict (two builds against each other, interleaved) ---
@@ -233,15 +142,15 @@ def build_parser() -> argparse.ArgumentParser:
     _option(ab, "--baseline", required=True, metavar="SPEC",
             help="'system' (the system Fast DDS), a colcon install prefix, or a `perfgate build` workspace")
     _option(ab, "--candidate", required=True, metavar="SPEC", help="as --baseline")
-    _option(ab, "--rounds", type=_positive_int, default=None,
+    _option(ab, "--rounds", type=positive_int, default=None,
             help="rounds, both arms each (default 16; 10 with --quick)")
-    _option(ab, "--samples", type=_positive_int, default=None,
+    _option(ab, "--samples", type=positive_int, default=None,
             help="round trips per payload, arm and round (default 1000; 100 with --quick)")
     _option(ab, "--quick", action="store_true", help="10 rounds of 100 samples (warm-up 10): about 2 minutes for the ten")
-    _option(ab, "--subexperiments", type=_name_list, default=None,
+    _option(ab, "--subexperiments", type=name_list, default=None,
             help="comma-separated sub-experiment names (default: the ten of the contract)")
-    _option(ab, "--payloads", type=_payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
-    _option(ab, "--pin-cpus", type=_pin_request, default=None, metavar="auto|none|PUB,SUB",
+    _option(ab, "--payloads", type=payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
+    _option(ab, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB",
             help="as for run (default auto)")
     _option(ab, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
             help=CPU_LATENCY_HELP)
@@ -249,9 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
             help="both arms measure at once, taking turns of K round trips (default 50); 0: one run after the other")
     _option(ab, "--inject-delay-ns", default=None, metavar="D|name=D,...",
             help="the candidate's echo busy-waits D ns: a known regression to calibrate the gate (recorded)")
-    _option(ab, "--threshold", type=_non_negative_float, default=None,
+    _option(ab, "--threshold", type=non_negative_float, default=None,
             help="relative change that is not yet a regression (default 0.01 = 1 %%)")
-    _option(ab, "--alpha", type=_non_negative_float, default=None,
+    _option(ab, "--alpha", type=non_negative_float, default=None,
             help="family-wise false-alarm level of the whole verdict (default 0.02)")
     _option(ab, "--label", default=None, help="label (default: the output folder's name)")
     _no_plots(ab)
@@ -259,9 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     decide = command("verdict", "perfgate.ab_report:command_verdict",
                      "decide from the stored rounds of an A/B folder: exact paired sign test, Holm-corrected")
     _option(decide, "--ab-directory", required=True, metavar="DIR")
-    _option(decide, "--threshold", type=_non_negative_float, default=None,
+    _option(decide, "--threshold", type=non_negative_float, default=None,
             help="relative change that is not yet a regression (default 0.01 = 1 %%)")
-    _option(decide, "--alpha", type=_non_negative_float, default=None,
+    _option(decide, "--alpha", type=non_negative_float, default=None,
             help="family-wise false-alarm level of the whole verdict (default 0.02)")
     _no_plots(decide)
 
@@ -272,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     _option(process, "--output-csv", metavar="F", help="the summary CSV to write")
     _option(process, "--plots-directory", metavar="D", help="where the plots go")
     _option(process, "--experiment-directory", metavar="D", help="process every raw CSV of an experiment folder")
-    _option(process, "--jobs", type=_positive_int, default=None, help="parallel workers (default: all cores)")
+    _option(process, "--jobs", type=positive_int, default=None, help="parallel workers (default: all cores)")
     _no_plots(process)
 
     compare_subs = command("compare-subexperiments", "perfgate.process:command_compare_subexperiments",
@@ -305,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="results store, or its experiments/ folder: one experiment folder per run")
     _option(history, "--plots-directory", required=True, metavar="D",
             help="where the plots, change_points.csv and the Otava export go")
-    _option(history, "--alpha", type=_non_negative_float, default=0.01,
+    _option(history, "--alpha", type=non_negative_float, default=0.01,
             help="family-wise false-alarm level of the change points over all series (default 0.01)")
     _option(history, "--baseline", action="append", default=None, metavar="D",
             help="a stored baseline (baselines/<platform>/) drawn as a reference line; repeat for release baselines")
@@ -316,8 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     _option(determine, "--experiments-results", required=True, metavar="D",
             help="folder of experiment folders (runs of one commit), or a results store")
     _option(determine, "--output-file", required=True, metavar="F")
-    _option(determine, "--percentile", type=_percentile, default=99.0)
-    _option(determine, "--margin", type=_non_negative_float, default=0.0,
+    _option(determine, "--percentile", type=percentile, default=99.0)
+    _option(determine, "--margin", type=non_negative_float, default=0.0,
             help="raise every requirement by this fraction of itself (0.25 = +25%%); the printed false-alarm "
                  "figures say what it buys")
 
@@ -325,34 +234,34 @@ def build_parser() -> argparse.ArgumentParser:
     _option(compare, "--reference", required=True, metavar="D")
     _option(compare, "--results", required=True, metavar="D")
     _option(compare, "--plots-directory", required=True, metavar="D")
-    _option(compare, "--fail-threshold", type=_non_negative_float, default=0.1)
+    _option(compare, "--fail-threshold", type=non_negative_float, default=0.1)
     _no_plots(compare)
 
     # --- gate (everything, end to end) and baselines ---
     gate = command("gate", "perfgate.gate:command_gate",
                    "run, process, check, compare with the baseline, add to history and report: one verdict")
     _option(gate, "--output", required=True, metavar="DIR", help="experiment folder to write (absent or empty)")
-    _option(gate, "--experiments", type=_name_list, default=None, metavar="latency[,throughput][,resources]",
+    _option(gate, "--experiments", type=name_list, default=None, metavar="latency[,throughput][,resources]",
             help="besides latency: throughput (quick with --quick; checked against requirements/<platform>_throughput.csv "
                  "where it exists), resources (checked against requirements/<platform>_resources.json); default latency")
     _option(gate, "--quick", action="store_true", help=f"200 samples per payload instead of {s.DEFAULT_SAMPLES}")
-    _option(gate, "--samples", type=_positive_int, default=None, help="round trips per payload (overrides --quick)")
-    _option(gate, "--payloads", type=_payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
-    _option(gate, "--subexperiments", type=_name_list, default=None,
+    _option(gate, "--samples", type=positive_int, default=None, help="round trips per payload (overrides --quick)")
+    _option(gate, "--payloads", type=payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
+    _option(gate, "--subexperiments", type=name_list, default=None,
             help="comma-separated sub-experiment names (default: the ten of the contract and the machine's floor)")
     _option(gate, "--platform", default=None, metavar="NAME",
             help="reference platform name (default: $PERFGATE_PLATFORM, else 'local')")
     _option(gate, "--requirements", default=None, metavar="F", help="default: requirements/<platform>.csv")
     _option(gate, "--baseline", default=None, metavar="DIR",
             help="baseline experiment (default: baselines/<platform>/, skipped when absent)")
-    _option(gate, "--fail-threshold", type=_non_negative_float, default=0.1,
+    _option(gate, "--fail-threshold", type=non_negative_float, default=0.1,
             help="baseline comparison: fail above baseline * (1 + threshold)")
     _option(gate, "--store", default=None, metavar="DIR",
             help="results store to add the run to and redraw the history of (default: none, no history)")
     _option(gate, "--no-history", action="store_true", help="do not add the run to the store, even with --store")
     _option(gate, "--fastdds-prefix", default=None, metavar="DIR",
             help="install prefix of the Fast DDS to measure (a colcon install); default: the system's")
-    _option(gate, "--pin-cpus", type=_pin_request, default=None, metavar="auto|none|PUB,SUB",
+    _option(gate, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB",
             help="pin publisher and subscriber to these CPUs (isolated CPUs of a reference machine included; "
                  "default: $PERFGATE_PIN_CPUS, else auto)")
     _option(gate, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
@@ -389,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="build Fast CDR from this source (default: the system's, when its major version fits)")
     _option(build, "--foonathan-memory-source", default=None, metavar="DIR",
             help="build foonathan_memory_vendor from this source (default: the system's)")
-    _option(build, "--jobs", type=_positive_int, default=None, help="parallel compile jobs (default: all cores)")
+    _option(build, "--jobs", type=positive_int, default=None, help="parallel compile jobs (default: all cores)")
     _option(build, "--no-ccache", action="store_true", help="compile without ccache")
     _option(build, "--junit", default=None, metavar="F", help="also write a JUnit file with the testcase \"build\"")
     _option(build, "--keep-installs", type=int, default=None, metavar="N",

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perfgate import cli, files, plausibility
+from perfgate import cli, cli_types, files, plausibility
 from perfgate import schema as s
 from perfgate.errors import InputError
 
@@ -186,14 +186,14 @@ LIST_TEXT = st.one_of(st.text(max_size=30), st.lists(st.sampled_from(["16", "32"
                                                                       "interprocess_reliable", ";"]),
                                                      max_size=5).map(",".join))
 PARSERS = {
-    "payloads": (cli._payload_list, lambda v: v and all(isinstance(p, int) and p > 0 for p in v)),
-    "names": (cli._name_list, lambda v: v and all(n and n == n.strip() and "," not in n for n in v)),
-    "pin request": (cli._pin_request, lambda v: isinstance(v, str) and "" not in [p.strip() for p in v.split(",")]
+    "payloads": (cli_types.payload_list, lambda v: v and all(isinstance(p, int) and p > 0 for p in v)),
+    "names": (cli_types.name_list, lambda v: v and all(n and n == n.strip() and "," not in n for n in v)),
+    "pin request": (cli_types.pin_request, lambda v: isinstance(v, str) and "" not in [p.strip() for p in v.split(",")]
                     if "," in v else isinstance(v, str)),
-    "positive int": (cli._positive_int, lambda v: isinstance(v, int) and v > 0),
-    "non-negative float": (cli._non_negative_float, lambda v: math.isfinite(v) and v >= 0),
-    "positive float": (cli._positive_float, lambda v: math.isfinite(v) and v > 0),
-    "percentile": (cli._percentile, lambda v: 0 <= v <= 100),
+    "positive int": (cli_types.positive_int, lambda v: isinstance(v, int) and v > 0),
+    "non-negative float": (cli_types.non_negative_float, lambda v: math.isfinite(v) and v >= 0),
+    "positive float": (cli_types.positive_float, lambda v: math.isfinite(v) and v > 0),
+    "percentile": (cli_types.percentile, lambda v: 0 <= v <= 100),
 }
 
 

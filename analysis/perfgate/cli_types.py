@@ -1,0 +1,100 @@
+"""The value types of the command line's options (argparse `type=` functions): each returns the
+parsed value or raises argparse.ArgumentTypeError with the reason, which cli.OneLineParser prints as
+the one line of a usage error (exit 2)."""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+
+
+def list_items(text: str, what: str) -> list[str]:
+    """The comma-separated items of a list option, stripped. An empty item (`16,,32`, a trailing
+    comma) is refused rather than skipped: it is most often a value lost in a script's variable."""
+    items = [part.strip() for part in text.split(",")]
+    if any(item == "" for item in items):
+        raise argparse.ArgumentTypeError(f"empty item in {text!r} ({what} separated by commas)")
+    return items
+
+
+WHOLE_NUMBER = re.compile(r"[0-9]+")
+
+
+def payload_list(text: str) -> list[int]:
+    items = list_items(text.replace(";", ","), "payloads in bytes")
+    bad = [item for item in items if not WHOLE_NUMBER.fullmatch(item)]
+    if bad:
+        raise argparse.ArgumentTypeError(f"payloads must be whole numbers separated by commas: {bad[0]!r} in {text!r}")
+    payloads = [int(item) for item in items]
+    if any(not 0 < p <= 65536 for p in payloads):  # 64 KiB: the harness's largest sample (native kMaxDataBytes)
+        raise argparse.ArgumentTypeError(f"payloads must be from 1 to 65536 bytes: {text!r}")
+    return payloads
+
+
+def demand_list(text: str) -> list[int]:
+    items = list_items(text, "samples per burst")
+    bad = [item for item in items if not WHOLE_NUMBER.fullmatch(item) or int(item) == 0]
+    if bad:
+        raise argparse.ArgumentTypeError(f"positive whole numbers separated by commas, got {bad[0]!r} in {text!r}")
+    return [int(item) for item in items]
+
+
+def millisecond_list(text: str) -> list[int]:
+    items = list_items(text, "milliseconds")
+    bad = [item for item in items if not WHOLE_NUMBER.fullmatch(item)]
+    if bad:
+        raise argparse.ArgumentTypeError(f"whole milliseconds separated by commas, got {bad[0]!r} in {text!r}")
+    return [int(item) for item in items]
+
+
+def name_list(text: str) -> list[str]:
+    return list_items(text, "names")
+
+
+def pin_request(text: str) -> str:
+    """--pin-cpus as given (measure.options.parse_pin_cpus reads it against this machine's CPUs); only an empty
+    item is refused here, which parse_pin_cpus would skip (`0,` would pin both sides to CPU 0)."""
+    if "," in text:
+        list_items(text, "CPU numbers")
+    return text
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    value = finite_float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be zero or more: {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = finite_float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than zero: {text!r}")
+    return value
+
+
+def percentile(text: str) -> float:
+    value = non_negative_float(text)
+    if value > 100:
+        raise argparse.ArgumentTypeError(f"a percentile is between 0 and 100: {text!r}")
+    return value
