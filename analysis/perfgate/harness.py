@@ -11,12 +11,15 @@ builds (with --test also the GoogleTest unit tests, warnings as errors, and runs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,12 +159,35 @@ def _build(source_dir: Path, build_dir: Path, fastdds_prefix: Path | None, with_
         for command in (configure, compile_all):
             log.write(f"$ {' '.join(command)}\n")
             log.flush()
-            result = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT)
-            if result.returncode != 0:
+            returncode = _build_step(command, log)
+            if returncode != 0:
                 log.close()
                 raise IncompleteError(
-                    f"building the harness failed (`{' '.join(command[:2])}` exit {result.returncode}); "
+                    f"building the harness failed (`{' '.join(command[:2])}` exit {returncode}); "
                     f"last lines of the log:\n{log_tail(log_path)}", log_path)
+
+
+def _build_step(command: list[str], log) -> int:
+    """One cmake step in a process group of its own, ended whole when perfgate is stopped: Ctrl-C or a
+    cancelled CI job's SIGTERM during a first-use build would otherwise leave make and the compilers
+    running, reparented to init (found by an adversarial pass)."""
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        def stop(signum, frame):
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        return process.wait()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager

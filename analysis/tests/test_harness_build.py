@@ -1,7 +1,12 @@
 """perfgate.harness: the native harness builds into its cache, is reused, and reports build failures."""
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -86,3 +91,33 @@ def test_the_version_of_a_broken_executable_is_an_incomplete_error(tmp_path):
     fake.chmod(0o755)
     with pytest.raises(IncompleteError, match="boom"):
         h.fastdds_version(h.HarnessPaths(fake, fake, tmp_path))
+
+
+def _processes_working_in(folder: Path) -> list[int]:
+    """Live processes whose working folder is inside `folder` (make and the compilers of a build there)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")).is_relative_to(folder) and \
+                        (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.compiles
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_first_use_build_leaves_no_compiler_running(tmp_path, signum):
+    cache = (tmp_path / "cache").resolve()
+    build = subprocess.Popen([sys.executable, "-m", "perfgate.harness", "build"], env={**os.environ, h.CACHE_ENV: str(cache)},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120  # until make and the compilers run; not a timing assertion
+    while not _processes_working_in(cache) and build.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_working_in(cache), "the build never started compiling"
+    build.send_signal(signum)
+    build.communicate(timeout=60)
+    assert build.returncode != 0
+    assert _processes_working_in(cache) == []
