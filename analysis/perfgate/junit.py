@@ -44,6 +44,24 @@ def annotation_path(path: Path, working_dir: Path | None = None) -> str:
     return path.as_posix()
 
 
+def close_suite(suite: ET.Element, counts: dict[str, int], totals: dict[str, int]) -> None:
+    """A <testsuite>'s counts as its attributes, added to the document's totals."""
+    for key, value in counts.items():
+        suite.set(key, str(value))
+        totals[key] += value
+    suite.set("skipped", "0")
+    suite.set("time", "0")
+
+
+def document(root: ET.Element, totals: dict[str, int]) -> str:
+    """The <testsuites> document as text, its totals set."""
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
 def suite_properties(metadata: dict | None) -> dict[str, str]:
     """Fast DDS commit and version and the platform id of metadata.json; `unknown` where absent."""
     metadata = metadata or {}
@@ -115,18 +133,10 @@ def build_junit_xml(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame
                                     f"{files.format_float(row[s.DIFFERENCE])} us over "
                                     f"({format_percent(row[s.PERCENT_OVER])}). Requirement: {where}")
                     counts["failures"] += 1
-        for key, value in counts.items():
-            suite.set(key, str(value))
-            totals[key] += value
-        suite.set("skipped", "0")
-        suite.set("time", "0")
+        close_suite(suite, counts, totals)
     if resources is not None and resources.path is not None:
         _resource_suites(root, resources, properties, totals)
-    for key, value in totals.items():
-        root.set(key, str(value))
-    root.set("time", "0")
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return document(root, totals)
 
 
 def _resource_suites(root: ET.Element, resources, properties: dict[str, str], totals: dict[str, int]) -> None:
@@ -150,11 +160,7 @@ def _resource_suites(root: ET.Element, resources, properties: dict[str, str], to
                 error = ET.SubElement(case, "error", type=ERROR_TYPE, message=row.describe())
                 error.text = f"The requirement at {file_attribute}:{row.line} has no measured result: {row.reason}."
                 counts["errors"] += 1
-        for key, value in counts.items():
-            suite.set(key, str(value))
-            totals[key] += value
-        suite.set("skipped", "0")
-        suite.set("time", "0")
+        close_suite(suite, counts, totals)
 
 
 def junit_exit_code(xml_totals: dict[str, int]) -> int:

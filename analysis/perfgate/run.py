@@ -62,6 +62,25 @@ def prepare_harness(options: RunOptions) -> HarnessPaths:
     return native_harness.ensure_harness(fastdds_prefix=options.fastdds_prefix)
 
 
+def prepare_measurement(options: RunOptions, program: str) -> tuple[dict[str, str], list[str], str, HarnessPaths, str,
+                                                                   dict]:
+    """What a measuring command needs before its first sub-experiment: the harness's scrubbed environment
+    (with this run's id), the names of what was ignored, the run id, the harness and its Fast DDS
+    version, and the platform; warnings printed."""
+    environment, ignored = scrub_environment(os.environ)
+    run_id = uuid.uuid4().hex
+    environment[RUN_ID_ENV] = run_id
+    paths = prepare_harness(options)
+    version = native_harness.fastdds_version(paths)
+    platform = platform_info.this_machine()
+    for warning in platform["warnings"]:
+        print(f"perfgate {program}: warning: {warning}", file=sys.stderr)
+    for name in ignored:
+        print(f"perfgate {program}: warning: ignoring {name} (Fast DDS configuration from the environment "
+              "would change what is measured)", file=sys.stderr)
+    return environment, ignored, run_id, paths, version, platform
+
+
 # --- metadata -----------------------------------------------------------------------------------
 def initial_metadata(options: RunOptions, paths: HarnessPaths, version: str, platform: dict, ignored: list[str],
                      run_id: str) -> dict:
@@ -151,17 +170,7 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
                               label=label, warmup=warmup, harness=harness, fastdds_prefix=fastdds_prefix,
                               pin_cpus=pin_cpus, timeout=timeout, cpu_latency_request=cpu_latency_request,
                               subscribers=subscribers)
-    environment, ignored = scrub_environment(os.environ)
-    run_id = uuid.uuid4().hex
-    environment[RUN_ID_ENV] = run_id
-    paths = prepare_harness(options)
-    version = native_harness.fastdds_version(paths)
-    platform = platform_info.this_machine()
-    for warning in platform["warnings"]:
-        print(f"perfgate run: warning: {warning}", file=sys.stderr)
-    for name in ignored:
-        print(f"perfgate run: warning: ignoring {name} (Fast DDS configuration from the environment "
-              "would change what is measured)", file=sys.stderr)
+    environment, ignored, run_id, paths, version, platform = prepare_measurement(options, "run")
 
     options.output.mkdir(parents=True, exist_ok=True)
     metadata = initial_metadata(options, paths, version, platform, ignored, run_id)

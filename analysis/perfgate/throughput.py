@@ -7,20 +7,16 @@ processes, DDS Security files, supervision); only the harness's mode and the tab
 """
 from __future__ import annotations
 
-import os
 import sys
-import uuid
 from dataclasses import replace
 from pathlib import Path
 
-from . import files, outputs, platform_info
-from . import harness as native_harness
+from . import files, outputs
 from . import schema as s
 from .errors import InputError
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
-from .measure.environment import RUN_ID_ENV, scrub_environment
 from .measure.options import ThroughputSettings, resolve_options
-from .run import initial_metadata, prepare_harness, run_all
+from .run import initial_metadata, prepare_measurement, run_all
 from .throughput_files import MAX_DEMAND, MAX_RECOVERY_MS
 
 MAX_TIME_S = 600.0
@@ -93,17 +89,7 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
                               warmup=0, harness=harness, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
                               timeout=None, cpu_latency_request=cpu_latency_request)
     options = replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
-    environment, ignored = scrub_environment(os.environ)
-    run_id = uuid.uuid4().hex
-    environment[RUN_ID_ENV] = run_id
-    paths = prepare_harness(options)
-    version = native_harness.fastdds_version(paths)
-    platform = platform_info.this_machine()
-    for warning in platform["warnings"]:
-        print(f"perfgate throughput: warning: {warning}", file=sys.stderr)
-    for name in ignored:
-        print(f"perfgate throughput: warning: ignoring {name} (Fast DDS configuration from the environment)",
-              file=sys.stderr)
+    environment, ignored, run_id, paths, version, platform = prepare_measurement(options, "throughput")
     tests = len(options.payloads) * len(settings.demands) * len(settings.recovery_times_ms)
     print(f"perfgate throughput: {len(options.subexperiments)} sub-experiment(s) x {tests} test(s) of "
           f"{settings.time_s:g} s (payloads {','.join(map(str, options.payloads))} B; demands "

@@ -18,7 +18,7 @@ import pandas as pd
 from . import files
 from . import schema as s
 from .errors import InputError
-from .junit import annotation_path, suite_properties
+from .junit import annotation_path, close_suite, document, suite_properties
 from .throughput_files import (REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_LOST, REQUIREMENT_RECOVERY,
                                REQUIREMENT_THROUGHPUT)
 
@@ -150,16 +150,8 @@ def build_throughput_junit(result: ThroughputCheck, requirements: pd.DataFrame, 
                 failure = ET.SubElement(element, "failure", type=FAILURE_TYPE, message=message)
                 failure.text = f"{message}. Requirement: {file_attribute}:{int(row['line'])}"
                 counts["failures"] += 1
-        for key, value in counts.items():
-            suite.set(key, str(value))
-            totals[key] += value
-        suite.set("skipped", "0")
-        suite.set("time", "0")
-    for key, value in totals.items():
-        root.set(key, str(value))
-    root.set("time", "0")
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        close_suite(suite, counts, totals)
+    return document(root, totals)
 
 
 # --- headlines for the gate's reports ---------------------------------------------------------------------
