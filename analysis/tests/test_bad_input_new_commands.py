@@ -404,7 +404,9 @@ def test_an_interrupted_throughput_run_leaves_no_harness_and_no_key(harness_path
                                 # a test far longer than the wait for its processes, even under load: the
                                 # signal must find the run measuring, never already done (it was, in CI)
                                 "--demands", "100", "--time", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True,
+                               # SIGINT at its default: a runner started in the background passes it on ignored
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     run_id, deadline = None, time.monotonic() + 120  # the harness may be built first; not a timing assertion
     while time.monotonic() < deadline and process.poll() is None:
         if run_id is None and (output / s.METADATA_FILE).is_file():
