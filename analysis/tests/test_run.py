@@ -484,14 +484,17 @@ def test_zero_copy_sub_experiments_ask_for_data_sharing_and_loans(tmp_path):
             assert argv[argv.index("--shm") + 1] == "on"
             assert argv[argv.index("--data-sharing") + 1] == ("on" if sub.zero_copy else "off")
             assert ("--loans" in argv) == sub.zero_copy and (not sub.zero_copy or argv[argv.index("--loans") + 1] == "on")
+            if sub.zero_copy:  # both sides size the plain type by the largest payload: one type name
+                assert argv[argv.index("--payloads") + 1] == ",".join(map(str, options.payloads))
 
 
 @pytest.mark.fastdds
 def test_zero_copy_runs_with_loans_on_the_real_fastdds(harness_paths, tmp_path):
     output = tmp_path / "zc"
     subs = ["interprocess_best_effort_zero_copy", "interprocess_reliable_zero_copy"]
+    # payloads below the default largest: the subscriber must size its type like the publisher (it did not)
     completed = subprocess.run([sys.executable, "-m", "perfgate.cli", "run", "--output", str(output), "--samples", "200",
-                                "--payloads", "16,16384", "--subexperiments", ",".join(subs),
+                                "--payloads", "16,1024", "--subexperiments", ",".join(subs),
                                 "--harness", str(harness_paths.latency)], capture_output=True, text=True)
     assert completed.returncode == s.EXIT_OK, completed.stderr
     metadata = files.read_metadata(output)
@@ -501,4 +504,4 @@ def test_zero_copy_runs_with_loans_on_the_real_fastdds(harness_paths, tmp_path):
         assert entry["zero_copy"] == {"data_sharing": True, "loans_used": True}
         assert entry["transport"] == "shm" and entry["exit_codes"] == {"publisher": 0, "subscriber": 0}
         raw = files.read_raw(output / s.raw_csv_name(sub))
-        assert raw.groupby(s.PAYLOAD).size().to_dict() == {16: 200, 16384: 200}
+        assert raw.groupby(s.PAYLOAD).size().to_dict() == {16: 200, 1024: 200}

@@ -101,7 +101,9 @@ def latency_commands(sub: s.SubExperiment, options: RunOptions, harness: Path, d
         subscribers.append(ProcessSpec(name, tuple(
             common + ["--role", "subscriber", "--subscribers", str(sub.subscribers), "--subscriber-index", str(index),
                       "--echo", "on" if echoes else "off"]
-            + experiment + (echo_delay if echoes else []) + security(name)),
+            + experiment + (echo_delay if echoes else []) + security(name)
+            # zero copy: the plain type's size is the largest payload, and both sides must name one type
+            + (["--payloads", _payload_text(options.payloads)] if sub.zero_copy else [])),
             measures=False, cpus=(pin[1],) if pin else None))
     if sub.transport == "tcpv4" and sub.subscribers > 1:
         # A TCP subscriber that connects once the publisher listens loses Fast DDS 2.9.1's bind race
