@@ -174,7 +174,10 @@ def run_throughput(plan: GatePlan, steps: Steps, quick: bool, workspace: str | N
     from . import throughput, throughput_check
 
     folder = plan.output / s.THROUGHPUT_DIR
-    subs = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor]
+    # the throughput experiment runs the one-subscriber, copying sub-experiments (not a floor, not
+    # one-to-many, not zero copy: docs/formats.md section 15)
+    subs = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor
+            and s.KNOWN_SUBEXPERIMENTS[name].subscribers == 1 and not s.KNOWN_SUBEXPERIMENTS[name].zero_copy]
     measured = steps.call("throughput", throughput.command_throughput,
                           "not every throughput sub-experiment finished (see throughput/metadata.json)",
                           output=str(folder), subexperiments=subs, quick=quick, label=f"{plan.label}-throughput",

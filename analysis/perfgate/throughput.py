@@ -69,6 +69,9 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
     floors = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].is_floor]
     if floors:
         raise InputError(f"{floors[0]} measures plain sockets, not Fast DDS: it has no throughput experiment")
+    copying = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].zero_copy]
+    if copying:  # the harness loans samples in the latency experiment only
+        raise InputError(f"{copying[0]} is a zero-copy latency sub-experiment; the throughput experiment has none")
     many = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].subscribers > 1]
     if many:  # received and lost are defined for one subscriber (formats.md section 15)
         raise InputError(f"{many[0]} has {s.KNOWN_SUBEXPERIMENTS[many[0]].subscribers} subscribers; the throughput "

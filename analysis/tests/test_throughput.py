@@ -177,6 +177,7 @@ def test_bad_requirements_are_exit_2_with_one_line(checked, tmp_path, text, mess
     (["--subexperiments", "floor_tcp"], "floor_tcp measures plain sockets"),
     (["--subexperiments", "interprocess_nope"], "unknown sub-experiment 'interprocess_nope'"),
     (["--subexperiments", "interprocess_reliable_1to3"], "has 3 subscribers; the throughput experiment takes one"),
+    (["--subexperiments", "interprocess_reliable_zero_copy"], "is a zero-copy latency sub-experiment"),
 ])
 def test_bad_throughput_options_exit_2_before_anything_is_written(tmp_path, arguments, message):
     output = tmp_path / "out"
