@@ -178,6 +178,8 @@ def run_throughput(plan: GatePlan, steps: Steps, quick: bool, workspace: str | N
     # one-to-many, not zero copy: docs/formats.md section 15)
     subs = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor
             and s.KNOWN_SUBEXPERIMENTS[name].subscribers == 1 and not s.KNOWN_SUBEXPERIMENTS[name].zero_copy]
+    if not subs:  # (an empty list would be the command's default set, the ten)
+        return "MEASURED: none of the gate's sub-experiments has a throughput experiment"
     measured = steps.call("throughput", throughput.command_throughput,
                           "not every throughput sub-experiment finished (see throughput/metadata.json)",
                           output=str(folder), subexperiments=subs, quick=quick, label=f"{plan.label}-throughput",
