@@ -16,6 +16,17 @@ THROUGHPUT_LABEL = "Subscription throughput [Mb/s]"
 REQUIREMENT_MARKER = "_"  # a bar at the minimum
 
 
+def throughput_axis(axes, values: np.ndarray) -> None:
+    """Subscription throughput, logarithmic (16 B beside 16 KiB spans three decades), round labels."""
+    finite = values[np.isfinite(values) & (values > 0)]
+    if finite.size:
+        low, high = finite.min() / 1.5, finite.max() * 1.5
+        axes.set_ylim(low, high)
+        axes.set_yscale("log")
+        round_log_ticks(axes.yaxis, low, high)
+    axes.set_ylabel(f"{THROUGHPUT_LABEL} (log scale)")
+
+
 def throughput_figure(name: str, table: pd.DataFrame, checks: pd.DataFrame | None) -> Figure:
     """checks: the throughput check rows of this sub-experiment (Check == Throughput), or None."""
     figure, axes = new_figure(f"{name}: throughput received")
@@ -46,14 +57,7 @@ def throughput_figure(name: str, table: pd.DataFrame, checks: pd.DataFrame | Non
                      label="requirement (minimum), in its demand's colour")
         axes.scatter([], [], marker="x", s=80, linewidths=2.5, color=FAILED_COLOUR, label="below its requirement")
     payload_axis(axes, table[s.PAYLOAD])
-    finite = np.concatenate(values)
-    finite = finite[np.isfinite(finite) & (finite > 0)]
-    if finite.size:
-        low, high = finite.min() / 1.5, finite.max() * 1.5
-        axes.set_ylim(low, high)
-        axes.set_yscale("log")
-        round_log_ticks(axes.yaxis, low, high)
-    axes.set_ylabel(f"{THROUGHPUT_LABEL} (log scale)")
+    throughput_axis(axes, np.concatenate(values))
     axes.legend(loc="upper left", fontsize=9)
     return figure
 
@@ -82,14 +86,7 @@ def throughput_history_figure(title: str, series: pd.DataFrame, changes: pd.Data
         axes.axvline(change["Index"] - 0.5, color=colour, linestyle="--", linewidth=1.2)
         axes.annotate(f"{int(change[s.BYTES])} B {change['Change [%]']:+.0f}%", (change["Index"] - 0.5, 1.0),
                       xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=8, color=colour)
-    values = series["Value"].to_numpy(float)
-    finite = values[np.isfinite(values) & (values > 0)]
-    if finite.size:
-        low, high = finite.min() / 1.5, finite.max() * 1.5
-        axes.set_ylim(low, high)
-        axes.set_yscale("log")
-        round_log_ticks(axes.yaxis, low, high)
-    axes.set_ylabel(f"{THROUGHPUT_LABEL} (log scale)")
+    throughput_axis(axes, series["Value"].to_numpy(float))
     positions = sorted(series["Index"].unique())
     step = max(1, len(positions) // 12)  # at most about a dozen labels, never overlapping
     shown = positions[::step]
