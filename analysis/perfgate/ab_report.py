@@ -18,22 +18,10 @@ import pandas as pd
 from . import files
 from . import schema as s
 from . import verdict as v
+from .verdict import INCOMPLETE, PASS, REGRESSION, require_parameters
+from . import ab_throughput_report
 from .ab_rounds import Rounds, read_rounds
-from .errors import InputError
 from .report import CSS, Column, _e, _html_table, _md, _md_table
-
-PASS, REGRESSION, INCOMPLETE = "PASS", "REGRESSION", "INCOMPLETE"
-
-
-def require_parameters(threshold: float | None, alpha: float | None) -> tuple[float, float]:
-    threshold = v.DEFAULT_THRESHOLD if threshold is None else float(threshold)
-    alpha = v.DEFAULT_ALPHA if alpha is None else float(alpha)
-    if not (math.isfinite(threshold) and 0 <= threshold < 1):
-        raise InputError(f"--threshold is a fraction from 0 to below 1 (0.01 = 1 %), got {threshold}")
-    if not 0 < alpha < 1:
-        raise InputError(f"--alpha is a probability between 0 and 1, got {alpha}")
-    return threshold, alpha
-
 
 @dataclass(frozen=True)
 class VerdictReport:
@@ -254,6 +242,9 @@ def _json_value(value):
 
 
 def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False, program="verdict") -> int:
+    if ab_throughput_report.is_throughput_ab(Path(ab_directory)):
+        return ab_throughput_report.command_verdict(ab_directory=ab_directory, threshold=threshold, alpha=alpha,
+                                                    no_plots=no_plots, program=program)
     threshold, alpha = require_parameters(threshold, alpha)
     rounds = read_rounds(Path(ab_directory))
     ratios = v.log_ratios(rounds.table)

@@ -165,8 +165,31 @@ def build_parser() -> argparse.ArgumentParser:
     _option(ab, "--label", default=None, help="label (default: the output folder's name)")
     _no_plots(ab)
 
+    ab_tp = command("ab-throughput", "perfgate.ab_throughput:command_ab_throughput",
+                    "measure two Fast DDS builds' throughput in interleaved rounds and decide (a drop is a regression)")
+    _option(ab_tp, "--output", required=True, metavar="DIR", help="A/B folder to write (absent or empty)")
+    _option(ab_tp, "--baseline", required=True, metavar="SPEC", help="as for ab")
+    _option(ab_tp, "--candidate", required=True, metavar="SPEC", help="as for ab")
+    _option(ab_tp, "--rounds", type=positive_int, default=None, help="interleaved rounds (default 13; --quick 10)")
+    _option(ab_tp, "--quick", action="store_true", help="10 rounds of 0.5 s tests")
+    _option(ab_tp, "--subexperiments", type=name_list, default=None, help="as for throughput (default: the ten)")
+    _option(ab_tp, "--payloads", type=payload_list, default=None, help="default 16,16384")
+    _option(ab_tp, "--demands", type=demand_list, default=None, help="as for throughput (default 100,1000)")
+    _option(ab_tp, "--recovery-times", type=millisecond_list, default=None, metavar="MS", help="as for throughput (default 5)")
+    _option(ab_tp, "--time", type=positive_float, default=None, metavar="SECONDS", help="per test (default 1; --quick 0.5)")
+    _option(ab_tp, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB", help="as for ab")
+    _option(ab_tp, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
+            help=CPU_LATENCY_HELP)
+    _option(ab_tp, "--threshold", type=non_negative_float, default=None,
+            help="relative drop that is not yet a regression (default 0.01: below baseline / 1.01)")
+    _option(ab_tp, "--alpha", type=non_negative_float, default=None,
+            help="family-wise false-alarm level of the whole verdict (default 0.02)")
+    _option(ab_tp, "--label", default=None, help="label (default: the output folder's name)")
+    _no_plots(ab_tp)
+
     decide = command("verdict", "perfgate.ab_report:command_verdict",
-                     "decide from the stored rounds of an A/B folder: exact paired sign test, Holm-corrected")
+                     "decide from the stored rounds of an A/B folder (latency or throughput): exact paired sign "
+                     "test, Holm-corrected")
     _option(decide, "--ab-directory", required=True, metavar="DIR")
     _option(decide, "--threshold", type=non_negative_float, default=None,
             help="relative change that is not yet a regression (default 0.01 = 1 %%)")

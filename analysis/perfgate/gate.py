@@ -186,13 +186,38 @@ def run_throughput(plan: GatePlan, steps: Steps, quick: bool, workspace: str | N
                           pin_cpus=plan.pin_cpus, workspace=workspace, fastdds_prefix=fastdds_prefix,
                           cpu_latency_request=plan.cpu_latency_request)
     if plan.throughput_requirements is None:
-        return throughput_check.measured_headline(folder, measured)
-    if not any(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv")):
-        return f"{report.INCOMPLETE}: no throughput measured"
-    code = steps.call("throughput check", throughput_check.command_check_throughput, None,
-                      requirements=str(plan.throughput_requirements), experiment_directory=str(folder),
-                      junit=str(folder / s.JUNIT_FILE), plots_directory=None, no_plots=steps.interrupted)
-    return throughput_check.checked_headline(folder, max(code, measured, key=SEVERITY.__getitem__))
+        headline = throughput_check.measured_headline(folder, measured)
+    elif not any(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv")):
+        headline = f"{report.INCOMPLETE}: no throughput measured"
+    else:
+        code = steps.call("throughput check", throughput_check.command_check_throughput, None,
+                          requirements=str(plan.throughput_requirements), experiment_directory=str(folder),
+                          junit=str(folder / s.JUNIT_FILE), plots_directory=None, no_plots=steps.interrupted)
+        headline = throughput_check.checked_headline(folder, max(code, measured, key=SEVERITY.__getitem__))
+    ab_headline = run_throughput_ab(plan, steps, quick, subs, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
+    return headline if ab_headline is None else joined_headline(headline, ab_headline)
+
+
+def run_throughput_ab(plan: GatePlan, steps: Steps, quick: bool, subs: list[str], candidate: str) -> str | None:
+    """With a baseline build, the throughput A/B in <output>/throughput/ab/: its headline, or None."""
+    if plan.baseline_build is None or steps.interrupted:
+        return None
+    from . import ab_throughput
+
+    ab_dir = plan.output / s.THROUGHPUT_DIR / s.AB_DIR
+    steps.call("throughput A/B verdict", ab_throughput.command_ab_throughput,
+               "the throughput A/B against the baseline build could not decide (see throughput/ab/)",
+               output=str(ab_dir), baseline=plan.baseline_build, candidate=candidate, quick=quick, subexperiments=subs,
+               pin_cpus=plan.pin_cpus, label=f"{plan.label}-throughput-ab", cpu_latency_request=plan.cpu_latency_request)
+    record = files.read_json_object(ab_dir / s.VERDICT_JSON, "throughput A/B verdict")
+    return str(record["headline"]) if record and "headline" in record else f"{report.INCOMPLETE}: no verdict"
+
+
+def joined_headline(check: str, ab_headline: str) -> str:
+    """The throughput's headline: the worse status of its check (or measurement) and its A/B first."""
+    statuses = [check.split(":")[0], ab_headline.split(":")[0]]
+    worst = next((status for status in (report.INCOMPLETE, report.REGRESSION) if status in statuses), statuses[0])
+    return f"{worst}: {check}; A/B against the baseline build: {ab_headline}"
 
 
 def ab_annotations(ab_dir: Path) -> list[str]:
@@ -202,9 +227,14 @@ def ab_annotations(ab_dir: Path) -> list[str]:
     lines = []
     for failed in (record or {}).get("failed", []):
         title = report.escape_command_property(f"perfgate A/B: {failed['subexperiment']} {failed['statistic']}")
-        text = (f"{failed['subexperiment']} {failed['statistic']}: candidate {failed['ratio']:.3f}x the baseline "
-                f"(lower bound {failed['lower_bound']:.3f}x), Holm-adjusted p {failed['adjusted_p_value']:.3g}, "
-                f"{failed['rounds']} rounds")
+        if "upper_bound" in failed:  # a throughput: less is worse (ab_throughput_report)
+            bound = "n/a" if failed["upper_bound"] is None else f"{failed['upper_bound']:.3f}x"
+            ratio = "n/a" if failed["ratio"] is None else f"{failed['ratio']:.3f}x"
+            compared = f"candidate {ratio} the baseline's throughput (upper bound {bound})"
+        else:
+            compared = f"candidate {failed['ratio']:.3f}x the baseline (lower bound {failed['lower_bound']:.3f}x)"
+        text = (f"{failed['subexperiment']} {failed['statistic']}: {compared}, Holm-adjusted p "
+                f"{failed['adjusted_p_value']:.3g}, {failed['rounds']} rounds")
         lines.append(f"::error title={title}::{report.escape_command_data(text)}")
     return lines
 
@@ -263,17 +293,19 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                           baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
                           warnings=list(plan.warnings), throughput_headline=throughput_headline)
     html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None)
-    ab_markdown = plan.output / s.AB_DIR / s.REPORT_MARKDOWN
-    if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary
-        with open(summary_markdown, "a", encoding="utf-8") as handle:
-            handle.write("\n" + ab_markdown.read_text(encoding="utf-8"))
+    for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,
+                        plan.output / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_MARKDOWN):
+        if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary
+            with open(summary_markdown, "a", encoding="utf-8") as handle:
+                handle.write("\n" + ab_markdown.read_text(encoding="utf-8"))
     if annotations or environment.get("GITHUB_ACTIONS") == "true":
         from .junit import annotation_path  # the same path the JUnit testcases carry
 
         for line in report.annotations(results, annotation_path(plan.requirements)):
             print(line)
-        for line in ab_annotations(plan.output / s.AB_DIR):
-            print(line)
+        for ab_dir in (plan.output / s.AB_DIR, plan.output / s.THROUGHPUT_DIR / s.AB_DIR):
+            for line in ab_annotations(ab_dir):
+                print(line)
     verdict = report.verdict(results)
     code = final_exit_code(verdict, steps.codes)
     for error in steps.errors:

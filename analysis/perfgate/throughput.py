@@ -45,6 +45,20 @@ def plan_settings(demands, recovery_times_ms, time_s) -> ThroughputSettings:
     return ThroughputSettings(demands, recovery, time_s)
 
 
+def refuse_without_throughput(names: list[str]) -> None:
+    """InputError (exit 2) for a sub-experiment the throughput experiment does not have."""
+    floors = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].is_floor]
+    if floors:
+        raise InputError(f"{floors[0]} measures plain sockets, not Fast DDS: it has no throughput experiment")
+    copying = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].zero_copy]
+    if copying:  # the harness loans samples in the latency experiment only
+        raise InputError(f"{copying[0]} is a zero-copy latency sub-experiment; the throughput experiment has none")
+    many = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].subscribers > 1]
+    if many:  # received and lost are defined for one subscriber (formats.md section 15)
+        raise InputError(f"{many[0]} has {s.KNOWN_SUBEXPERIMENTS[many[0]].subscribers} subscribers; the throughput "
+                         "experiment takes one")
+
+
 def reliable_losses(output: Path, subexperiments) -> list[str]:
     """'<sub>: N lost at P B x D' for every reliable sub-experiment that lost samples."""
     from .throughput_files import read_throughput
@@ -66,16 +80,7 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
                        cpu_latency_request=None) -> int:
     outputs.require_paths(output=output, workspace=workspace, fastdds_prefix=fastdds_prefix)
     names = list(subexperiments) if subexperiments else list(s.DEFAULT_SUBEXPERIMENT_NAMES)
-    floors = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].is_floor]
-    if floors:
-        raise InputError(f"{floors[0]} measures plain sockets, not Fast DDS: it has no throughput experiment")
-    copying = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].zero_copy]
-    if copying:  # the harness loans samples in the latency experiment only
-        raise InputError(f"{copying[0]} is a zero-copy latency sub-experiment; the throughput experiment has none")
-    many = [n for n in names if n in s.KNOWN_SUBEXPERIMENTS and s.KNOWN_SUBEXPERIMENTS[n].subscribers > 1]
-    if many:  # received and lost are defined for one subscriber (formats.md section 15)
-        raise InputError(f"{many[0]} has {s.KNOWN_SUBEXPERIMENTS[many[0]].subscribers} subscribers; the throughput "
-                         "experiment takes one")
+    refuse_without_throughput(names)
     settings = plan_settings(demands, recovery_times, time)
     if quick and payloads is None:
         payloads = list(s.QUICK_THROUGHPUT_PAYLOADS)

@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from . import schema as s
+from .errors import InputError
 
 TESTED_STATISTICS = (s.MEDIAN, s.P90)
 DEFAULT_THRESHOLD = 0.01  # a change of up to 1 % is not a regression (measured order effects stay below it)
@@ -55,6 +56,18 @@ BASELINE_ARM = "baseline"
 CANDIDATE_ARM = "candidate"
 ARMS = (BASELINE_ARM, CANDIDATE_ARM)
 IMPROVED = "improved"  # reported beside Status, never a failure
+PASS, REGRESSION, INCOMPLETE = "PASS", "REGRESSION", "INCOMPLETE"  # a whole verdict's status
+
+
+def require_parameters(threshold: float | None, alpha: float | None) -> tuple[float, float]:
+    """--threshold and --alpha, defaulted; InputError (exit 2) for what cannot be a fraction or a level."""
+    threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)
+    alpha = DEFAULT_ALPHA if alpha is None else float(alpha)
+    if not (math.isfinite(threshold) and 0 <= threshold < 1):
+        raise InputError(f"--threshold is a fraction from 0 to below 1 (0.01 = 1 %), got {threshold}")
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha is a probability between 0 and 1, got {alpha}")
+    return threshold, alpha
 
 
 # --- the exact test --------------------------------------------------------------------------------
@@ -104,36 +117,44 @@ def holm(p_values: list[float]) -> list[float]:
 
 
 # --- from rounds to paired log ratios --------------------------------------------------------------
-def log_ratios(table: pd.DataFrame) -> pd.DataFrame:
-    """Per round, sub-experiment, payload and statistic: log(candidate / baseline).
+def log_ratios(table: pd.DataFrame, statistics: tuple[str, ...] = TESTED_STATISTICS, unit: str = s.BYTES,
+               higher_is_better: bool = False) -> pd.DataFrame:
+    """Per round, sub-experiment, unit (payload) and statistic: the log of the candidate's slow-down.
 
-    table: one row per round, arm, sub-experiment and payload with the TESTED_STATISTICS columns
-    (the arms' summaries stacked). Rows whose other arm lacks that payload are dropped.
+    table: one row per round, arm, sub-experiment and unit with the `statistics` columns (the arms'
+    summaries stacked). Rows whose other arm lacks that unit are dropped. The slow-down is
+    candidate / baseline for a latency, baseline / candidate for a throughput (`higher_is_better`),
+    so that everything after this function reads d > 0 as "the candidate is worse" alike.
+    A unit where both arms measured 0 has no ratio and is dropped; one arm at 0 is an infinite d.
     """
-    keys = [ROUND, s.EXPERIMENT_TYPE, s.BYTES]
-    arms = {arm: table[table[ARM] == arm].set_index(keys)[list(TESTED_STATISTICS)] for arm in ARMS}
+    keys = [ROUND, s.EXPERIMENT_TYPE, unit]
+    arms = {arm: table[table[ARM] == arm].set_index(keys)[list(statistics)] for arm in ARMS}
     joined = arms[CANDIDATE_ARM].join(arms[BASELINE_ARM], how="inner", lsuffix="_c", rsuffix="_b")
     frames = []
-    for statistic in TESTED_STATISTICS:
-        ratio = np.log(joined[f"{statistic}_c"].to_numpy(float) / joined[f"{statistic}_b"].to_numpy(float))
+    for statistic in statistics:
+        candidate, baseline = joined[f"{statistic}_c"].to_numpy(float), joined[f"{statistic}_b"].to_numpy(float)
+        worse, better = (baseline, candidate) if higher_is_better else (candidate, baseline)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.log(worse / better)
         frames.append(pd.DataFrame({STATISTIC: statistic, "log_ratio": ratio}, index=joined.index))
-    return pd.concat(frames).reset_index()
+    ratios = pd.concat(frames).reset_index()
+    return ratios[~ratios["log_ratio"].isna()].reset_index(drop=True)
 
 
-def usable_round_means(ratios: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, list[int]]]:
+def usable_round_means(ratios: pd.DataFrame, unit: str = s.BYTES) -> tuple[pd.DataFrame, dict[str, list]]:
     """d per round, sub-experiment and statistic: the mean over payloads of the log ratios.
 
-    A round counts for a sub-experiment only when both arms have every payload that sub-experiment
-    has in any round: a mean over fewer payloads would be another quantity. Returns the means and,
-    per sub-experiment, the payloads they average.
+    A round counts for a sub-experiment only when both arms have every payload (unit) that
+    sub-experiment has in any round: a mean over fewer payloads would be another quantity. Returns
+    the means and, per sub-experiment, the payloads they average.
     """
-    payloads: dict[str, list[int]] = {}
+    payloads: dict[str, list] = {}
     means = []
     for sub, rows in ratios.groupby(s.EXPERIMENT_TYPE, sort=False):
-        expected = sorted(set(rows[s.BYTES]))
+        expected = sorted(set(rows[unit]))
         payloads[sub] = expected
         per_round = rows.groupby([ROUND, STATISTIC])
-        complete = per_round[s.BYTES].nunique() == len(expected)
+        complete = per_round[unit].nunique() == len(expected)
         mean = per_round["log_ratio"].mean()[complete]
         means.append(mean.rename("d").reset_index().assign(**{s.EXPERIMENT_TYPE: sub}))
     if not means:
@@ -171,16 +192,17 @@ def _test_row(sub: str, statistic: str, d: np.ndarray, shift: float, level: floa
 
 
 def decide(ratios: pd.DataFrame, *, threshold: float = DEFAULT_THRESHOLD, alpha: float = DEFAULT_ALPHA,
-           order: list[str] | None = None) -> Decision:
+           order: list[str] | None = None, statistics: tuple[str, ...] = TESTED_STATISTICS,
+           unit: str = s.BYTES) -> Decision:
     """The verdict on a table of log ratios (see log_ratios)."""
     shift = math.log1p(threshold)
-    means, payloads = usable_round_means(ratios)
+    means, payloads = usable_round_means(ratios, unit)
     subs = order or list(dict.fromkeys(ratios[s.EXPERIMENT_TYPE]))
-    tests = len(subs) * len(TESTED_STATISTICS)
+    tests = len(subs) * len(statistics)
     level = alpha / max(tests, 1)
     rows = []
     for sub in subs:
-        for statistic in TESTED_STATISTICS:
+        for statistic in statistics:
             d = means.loc[(means[s.EXPERIMENT_TYPE] == sub) & (means[STATISTIC] == statistic), "d"].to_numpy(float)
             rows.append(_test_row(sub, statistic, d, shift, level))
     table = pd.DataFrame(rows, columns=list(VERDICT_COLUMNS) + [IMPROVED])
@@ -190,40 +212,43 @@ def decide(ratios: pd.DataFrame, *, threshold: float = DEFAULT_THRESHOLD, alpha:
     usable = {sub: int(table.loc[table[s.EXPERIMENT_TYPE] == sub, ROUNDS].min()) for sub in subs}
     return Decision(
         table=table,
-        payloads=payload_drilldown(ratios, shift, level, subs),
+        payloads=payload_drilldown(ratios, shift, level, subs, statistics, unit),
         threshold=threshold,
         alpha=alpha,
         rounds_needed=needed,
         too_few_rounds={sub: n for sub, n in usable.items() if n < needed},
-        smallest_detectable={sub: smallest_detectable_change(means, sub, shift, level) for sub in subs},
+        smallest_detectable={sub: smallest_detectable_change(means, sub, shift, level, statistic=statistics[0])
+                             for sub in subs},
     )
 
 
-def payload_drilldown(ratios: pd.DataFrame, shift: float, level: float, subs: list[str]) -> pd.DataFrame:
+def payload_drilldown(ratios: pd.DataFrame, shift: float, level: float, subs: list[str],
+                      statistics: tuple[str, ...] = TESTED_STATISTICS, unit: str = s.BYTES) -> pd.DataFrame:
     rows = []
-    for (sub, statistic, payload), group in ratios.groupby([s.EXPERIMENT_TYPE, STATISTIC, s.BYTES]):
+    for (sub, statistic, key), group in ratios.groupby([s.EXPERIMENT_TYPE, STATISTIC, unit]):
         row = _test_row(sub, statistic, group["log_ratio"].to_numpy(float), shift, level)
-        row[s.BYTES] = int(payload)
+        row[unit] = key.item() if hasattr(key, "item") else key
         rows.append(row)
-    table = pd.DataFrame(rows, columns=list(PAYLOAD_COLUMNS))
+    columns = [unit if column == s.BYTES else column for column in PAYLOAD_COLUMNS]
+    table = pd.DataFrame(rows, columns=columns)
     position = {sub: i for i, sub in enumerate(subs)}
     table = table[table[s.EXPERIMENT_TYPE].isin(position)]
     table = table.assign(_sub=table[s.EXPERIMENT_TYPE].map(position),
-                         _statistic=table[STATISTIC].map(TESTED_STATISTICS.index))
-    return table.sort_values(["_sub", "_statistic", s.BYTES]).drop(columns=["_sub", "_statistic"]).reset_index(drop=True)
+                         _statistic=table[STATISTIC].map(statistics.index))
+    return table.sort_values(["_sub", "_statistic", unit]).drop(columns=["_sub", "_statistic"]).reset_index(drop=True)
 
 
 def smallest_detectable_change(means: pd.DataFrame, sub: str, shift: float, level: float,
-                               power: float = 0.95) -> float:
+                               power: float = 0.95, statistic: str = s.MEDIAN) -> float:
     """The smallest relative slow-down this sub-experiment's own rounds would catch with `power`.
 
     The rounds' spread around their median (the noise of d, whatever its shape) is shifted by a
     candidate change c; c is detectable when the sign test rejects with probability `power`, i.e.
-    when enough shifted rounds exceed the threshold. Uses the Median statistic's rounds.
+    when enough shifted rounds exceed the threshold. Uses the first tested statistic's rounds (the Median).
     """
-    d = means.loc[(means[s.EXPERIMENT_TYPE] == sub) & (means[STATISTIC] == s.MEDIAN), "d"].to_numpy(float)
+    d = means.loc[(means[s.EXPERIMENT_TYPE] == sub) & (means[STATISTIC] == statistic), "d"].to_numpy(float)
     n = len(d)
-    if n == 0 or lower_rank(n, level) is None:
+    if n == 0 or lower_rank(n, level) is None or not np.isfinite(d).all():  # (a round where one arm got nothing)
         return math.inf
     # fewest rounds above the threshold that reject at `level`
     needed = n + 1 - lower_rank(n, level)  # the fewest rounds above the threshold that reject

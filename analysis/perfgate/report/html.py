@@ -129,7 +129,10 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
               f'{_e(results.ab_headline)} (<a href="{s.AB_DIR}/{s.REPORT_HTML}">A/B report</a>)</div>']
              if results.ab_headline else []),
            *([f'<div class="verdict {_e(result.throughput_status)}">Throughput: {_e(results.throughput_headline)} '
-              f'(<a href="{s.THROUGHPUT_DIR}/">throughput/</a>: tables, checks, plots)</div>']
+              f'(<a href="{s.THROUGHPUT_DIR}/">throughput/</a>: tables, checks, plots'
+              + (f'; <a href="{s.THROUGHPUT_DIR}/{s.AB_DIR}/{s.REPORT_HTML}">throughput A/B report</a>'
+                 if (results.experiment_dir / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_HTML).is_file() else "")
+              + ')</div>']
              if results.throughput_headline else []),
            f'<dl class="meta">{meta}<dt>requirements</dt><dd>{_e(results.requirements_path)}</dd>'
            f"<dt>experiment</dt><dd>{_e(results.experiment_dir)}</dd></dl>"]

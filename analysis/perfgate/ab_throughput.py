@@ -1,0 +1,184 @@
+"""ab_throughput: two Fast DDS builds against each other on the throughput experiment, interleaved in rounds.
+
+The latency A/B's design (perfgate.ab) with the throughput experiment in each arm's place: in every
+round both arms run the same sub-experiment's throughput tests back to back, the arm that goes first
+alternating per round and per sub-experiment, so whatever state the machine is in hits both. Each
+arm's round is an ordinary throughput folder (rounds/<NN>/<arm>/: throughput_<sub>.csv and
+metadata.json), which `perfgate verdict` decides from again (perfgate.ab_throughput_report).
+
+The tests are fewer and shorter than a throughput run's by default (the quick run's payloads, both
+demands, 1 s each): the verdict needs many rounds of one build against the other, not a map of
+every payload.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from . import __version__, ab_throughput_report, clock, cpu_latency, files, platform_info, scratch
+from . import schema as s
+from .ab import Arm, ArmSpec, first_arm, parse_arm, prepare_arm, round_name
+from .errors import InputError
+from .measure import commands, subexperiment
+from .measure import environment as run_environment
+from .measure import options as run_options
+from .run import initial_metadata, terminate_as_interrupt
+from .throughput import plan_settings, refuse_without_throughput, throughput_metadata
+from .verdict import require_parameters
+
+# 13 rounds: the fewest with which, for the ten sub-experiments at a family-wise 2 %, one round that
+# disagrees (one arm hit a bad machine state) can neither hide a regression nor fake one (12 of 13
+# rounds give p = 0.0017 < 0.02 / 10); docs/verdict.md, "Throughput".
+DEFAULT_ROUNDS = 13
+QUICK_ROUNDS = 10  # the fewest that can reject at all for ten tests: every round must agree
+QUICK_TIME_S = 0.5
+
+
+@dataclass(frozen=True)
+class ThroughputAbPlan:
+    output: Path
+    label: str
+    rounds: int
+    options: run_options.RunOptions  # output and Fast DDS prefix are set per arm and round
+    arms: tuple[ArmSpec, ArmSpec]
+
+
+def plan_ab_throughput(*, output, baseline, candidate, rounds, subexperiments, payloads, demands, recovery_times,
+                       time, pin_cpus, label=None, cpu_latency_request=None) -> ThroughputAbPlan:
+    """Validate everything before anything is built or measured (InputError: exit 2)."""
+    if rounds is None or rounds < 1:
+        raise InputError(f"--rounds must be at least 1, got {rounds}")
+    names = list(subexperiments) if subexperiments else list(s.DEFAULT_SUBEXPERIMENT_NAMES)
+    refuse_without_throughput(names)
+    settings = plan_settings(demands, recovery_times, time)
+    arms = (parse_arm(s.AB_ARMS[0], baseline), parse_arm(s.AB_ARMS[1], candidate))
+    options = run_options.resolve_options(output=Path(output), samples=2, payloads=payloads or list(s.QUICK_THROUGHPUT_PAYLOADS),
+                                          subexperiments=names, label=label, warmup=0, harness=None,
+                                          fastdds_prefix=None, pin_cpus=pin_cpus, timeout=None,
+                                          cpu_latency_request=cpu_latency_request)
+    options = replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
+    return ThroughputAbPlan(Path(output), options.label, int(rounds), options, arms)
+
+
+def ab_metadata(plan: ThroughputAbPlan, arms: list[Arm], platform: dict, ignored: list[str], run_id: str) -> dict:
+    settings = plan.options.throughput
+    return {
+        s.META_LABEL: plan.label,
+        "kind": ab_throughput_report.KIND,
+        s.META_CREATED: clock.utc_now(),
+        "arms": {arm.name: {"spec": arm.spec.spec, s.META_FASTDDS: arm.fastdds, "harness": str(arm.paths.latency)}
+                 for arm in arms},
+        "rounds": plan.rounds,
+        "order": "arms alternate per round and per sub-experiment; the same sub-experiment back to back",
+        s.META_PAYLOADS: list(plan.options.payloads),
+        "throughput": {"demands": list(settings.demands), "recovery_times_ms": list(settings.recovery_times_ms),
+                       "time_s": settings.time_s},
+        "requested_subexperiments": [sub.name for sub in plan.options.subexperiments],
+        "cpu_pinning": run_options.cpu_pinning_metadata(plan.options.pin_cpus, plan.options.pin_request),
+        "cpu_latency": None,
+        s.META_PLATFORM: platform,
+        "load_average": {"before": clock.load_average(), "after": None},
+        "environment": {"ignored": sorted(ignored), "set_for_harness": dict(run_environment.CHILD_ENV)},
+        "perfgate_version": __version__,
+        "failures": [],
+        "run_id": run_id,
+        "finished_utc": None,
+        "interrupted": False,
+    }
+
+
+def open_round(plan: ThroughputAbPlan, arms: list[Arm], round_dir: Path, platform: dict,
+               run_id: str) -> dict[str, tuple[run_options.RunOptions, dict]]:
+    """Per arm: the run options and the metadata of its throughput folder in this round."""
+    opened = {}
+    for arm in arms:
+        options = replace(plan.options, output=round_dir / arm.name, label=f"{plan.label}-{round_dir.name}-{arm.name}",
+                          fastdds_prefix=arm.spec.fastdds_prefix, harness=arm.paths.latency)
+        options.output.mkdir(parents=True, exist_ok=True)
+        meta = throughput_metadata(initial_metadata(options, arm.paths, arm.version, platform, [], run_id),
+                                   options.throughput)
+        meta[s.META_FASTDDS] = arm.fastdds
+        opened[arm.name] = (options, meta)
+    return opened
+
+
+def measure_rounds(plan: ThroughputAbPlan, arms: list[Arm], metadata: dict, environment: dict[str, str],
+                   platform: dict) -> list[str]:
+    """Every round, every sub-experiment, both arms back to back. Returns what did not finish."""
+    failures = metadata["failures"]
+    subs = plan.options.subexperiments
+    try:
+        with terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
+                scratch.scratch_folder("ab-throughput") as workdir:
+            metadata["cpu_latency"] = awake
+            for r in range(plan.rounds):
+                round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
+                opened = open_round(plan, arms, round_dir, platform, metadata["run_id"])
+                for i, sub in enumerate(subs):
+                    first = first_arm(r, i)
+                    for arm in (arms[first], arms[1 - first]):
+                        options, arm_meta = opened[arm.name]
+                        result = subexperiment.run_subexperiment(sub, options, arm.paths, environment, Path(workdir))
+                        if result.measured.frame is not None:
+                            files.write_csv(options.output / s.throughput_csv_name(sub.name), result.measured.frame)
+                        arm_meta[s.META_SUBEXPERIMENTS][sub.name] = result.metadata_entry()
+                        files.write_metadata(options.output, arm_meta)
+                        if result.outcome != s.OUTCOME_OK:
+                            failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
+                            print(f"perfgate ab-throughput: error: round {round_dir.name}, {arm.name}: "
+                                  f"{commands.describe(sub)}: {result.error}", file=sys.stderr, flush=True)
+                for options, arm_meta in opened.values():
+                    arm_meta["finished_utc"] = clock.utc_now()
+                    arm_meta["load_average"]["after"] = clock.load_average()
+                    files.write_metadata(options.output, arm_meta)
+                files.write_metadata(plan.output, metadata)
+                print(f"[round {r + 1}/{plan.rounds}] {len(subs)} sub-experiment(s) x 2 arms "
+                      f"(load {clock.load_average()[0]:.2f})", flush=True)
+    except KeyboardInterrupt:
+        metadata["interrupted"] = True
+        raise
+    finally:
+        metadata["load_average"]["after"] = clock.load_average()
+        metadata["finished_utc"] = clock.utc_now()
+        files.write_metadata(plan.output, metadata)
+    return failures
+
+
+def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=False, subexperiments=None, payloads=None,
+                          demands=None, recovery_times=None, time=None, pin_cpus=None, threshold=None, alpha=None,
+                          no_plots=False, label=None, cpu_latency_request=None) -> int:
+    rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
+    if time is None and quick:
+        time = QUICK_TIME_S
+    plan = plan_ab_throughput(output=output, baseline=baseline, candidate=candidate, rounds=rounds,
+                              subexperiments=subexperiments, payloads=payloads, demands=demands,
+                              recovery_times=recovery_times, time=time, pin_cpus=pin_cpus, label=label,
+                              cpu_latency_request=cpu_latency_request)
+    require_parameters(threshold, alpha)
+    environment, ignored = run_environment.scrub_environment(os.environ)
+    run_id = uuid.uuid4().hex
+    environment[run_environment.RUN_ID_ENV] = run_id
+    arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], {})]
+    platform = platform_info.this_machine()
+    for warning in platform["warnings"]:
+        print(f"perfgate ab-throughput: warning: {warning}", file=sys.stderr)
+    settings, pin = plan.options.throughput, plan.options.pin_cpus
+    tests = len(plan.options.payloads) * len(settings.demands) * len(settings.recovery_times_ms)
+    print(f"perfgate ab-throughput: {plan.rounds} rounds x {len(plan.options.subexperiments)} sub-experiment(s) x "
+          f"{tests} test(s) of {settings.time_s:g} s; baseline {arms[0].spec.spec} (Fast DDS {arms[0].version}), "
+          f"candidate {arms[1].spec.spec} (Fast DDS {arms[1].version}); "
+          + (f"pinned publisher CPU {pin[0]}, subscriber CPU {pin[1]}" if pin else "not pinned"), flush=True)
+    plan.output.mkdir(parents=True, exist_ok=True)
+    metadata = ab_metadata(plan, arms, platform, ignored, run_id)
+    files.write_metadata(plan.output, metadata)
+    failures = measure_rounds(plan, arms, metadata, environment, platform)
+    code = ab_throughput_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
+                                                no_plots=no_plots, program="ab-throughput")
+    if failures:
+        print(f"perfgate ab-throughput: {len(failures)} sub-experiment run(s) did not finish (see metadata.json "
+              "'failures')", file=sys.stderr)
+        return code if code == s.EXIT_USAGE else s.EXIT_INCOMPLETE
+    return code
