@@ -6,9 +6,9 @@ alternating per round and per sub-experiment, so whatever state the machine is i
 arm's round is an ordinary throughput folder (rounds/<NN>/<arm>/: throughput_<sub>.csv and
 metadata.json), which `perfgate verdict` decides from again (perfgate.ab_throughput_report).
 
-The tests are fewer and shorter than a throughput run's by default (the quick run's payloads, both
-demands, 1 s each): the verdict needs many rounds of one build against the other, not a map of
-every payload.
+The tests are fewer than a throughput run's by default (the quick run's payloads 16 and 16384, one
+saturating demand, 1 s each): the verdict needs many rounds of one build against the other, not a
+map of every payload.
 """
 from __future__ import annotations
 
@@ -35,6 +35,11 @@ from .verdict import require_parameters
 DEFAULT_ROUNDS = 13
 QUICK_ROUNDS = 10  # the fewest that can reject at all for ten tests: every round must agree
 QUICK_TIME_S = 0.5
+# Saturating tests only: bursts of 1000 with no recovery time, so that the writer is never waiting for
+# its pace. A paced test (demand 100 every 5 ms = 20000 samples/s) measures the pace wherever Fast DDS
+# keeps up with it, and averaging it into a round's d dilutes a real drop (docs/verdict.md, "Throughput").
+DEFAULT_DEMANDS = (1000,)
+DEFAULT_RECOVERY_TIMES_MS = (0,)
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,8 @@ def plan_ab_throughput(*, output, baseline, candidate, rounds, subexperiments, p
         raise InputError(f"--rounds must be at least 1, got {rounds}")
     names = list(subexperiments) if subexperiments else list(s.DEFAULT_SUBEXPERIMENT_NAMES)
     refuse_without_throughput(names)
-    settings = plan_settings(demands, recovery_times, time)
+    settings = plan_settings(demands or DEFAULT_DEMANDS,
+                             DEFAULT_RECOVERY_TIMES_MS if recovery_times is None else recovery_times, time)
     arms = (parse_arm(s.AB_ARMS[0], baseline), parse_arm(s.AB_ARMS[1], candidate))
     options = run_options.resolve_options(output=Path(output), samples=2, payloads=payloads or list(s.QUICK_THROUGHPUT_PAYLOADS),
                                           subexperiments=names, label=label, warmup=0, harness=None,

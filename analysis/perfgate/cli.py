@@ -174,8 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     _option(ab_tp, "--quick", action="store_true", help="10 rounds of 0.5 s tests")
     _option(ab_tp, "--subexperiments", type=name_list, default=None, help="as for throughput (default: the ten)")
     _option(ab_tp, "--payloads", type=payload_list, default=None, help="default 16,16384")
-    _option(ab_tp, "--demands", type=demand_list, default=None, help="as for throughput (default 100,1000)")
-    _option(ab_tp, "--recovery-times", type=millisecond_list, default=None, metavar="MS", help="as for throughput (default 5)")
+    _option(ab_tp, "--demands", type=demand_list, default=None, help="as for throughput (default 1000: saturating)")
+    _option(ab_tp, "--recovery-times", type=millisecond_list, default=None, metavar="MS", help="as for throughput (default 0)")
     _option(ab_tp, "--time", type=positive_float, default=None, metavar="SECONDS", help="per test (default 1; --quick 0.5)")
     _option(ab_tp, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB", help="as for ab")
     _option(ab_tp, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,

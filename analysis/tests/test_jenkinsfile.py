@@ -163,7 +163,8 @@ def test_gate_results_are_published_whatever_the_verdict(calls):
     # the gate's JUnit file, the A/B's when BASELINE_REF asked for one, the throughput check's when
     # EXPERIMENTS has throughput
     assert junit["named"]["testResults"].split(", ") == ["out/experiment/junit.xml", "out/experiment/ab/junit.xml",
-                                                         "out/experiment/throughput/junit.xml"]
+                                                         "out/experiment/throughput/junit.xml",
+                                                         "out/experiment/throughput/ab/junit.xml"]
     assert junit["named"]["allowEmptyResults"] is True
     [archive] = find(calls, "archiveArtifacts", "stage:Gate")
     assert archive["path"][-2:] == ["post", "always"]
