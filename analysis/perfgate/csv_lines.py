@@ -9,9 +9,11 @@ made the index) are refused, and so is a missing column. What the cells must hol
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import re
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ import pandas as pd
 from .errors import InputError
 
 COMMENT = "#"
+GZIP_SUFFIX = ".gz"
 
 
 def content_lines(path: Path, what: str, comments: bool) -> tuple[list[str], list[int]]:
@@ -28,7 +31,7 @@ def content_lines(path: Path, what: str, comments: bool) -> tuple[list[str], lis
     them without counting them, so that every error and JUnit annotation names the right line."""
     try:
         # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first column's name
-        text = path.read_bytes().decode("utf-8-sig")
+        text = read_bytes(path, what).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"{what} file is not text", path) from None
     except OSError as error:
@@ -43,6 +46,17 @@ def content_lines(path: Path, what: str, comments: bool) -> tuple[list[str], lis
             kept.append(line)
             numbers.append(number)
     return kept, numbers
+
+
+def read_bytes(path: Path, what: str) -> bytes:
+    """The file's bytes; a `.gz` file (raw measurements as the results store keeps them) decompressed."""
+    data = path.read_bytes()
+    if path.name.endswith(GZIP_SUFFIX):
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:  # not gzip, or cut short
+            raise InputError(f"{what} file is not readable gzip ({error})", path) from None
+    return data
 
 
 def duplicate_column(header: str) -> str | None:

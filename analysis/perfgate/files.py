@@ -316,13 +316,19 @@ def require_dir(path: Path, what: str) -> Path:
 
 
 def raw_files(experiment_dir: Path) -> dict[str, Path]:
-    """sub-experiment -> raw measurements CSV, sorted by name."""
-    found = {}
-    for path in sorted(require_dir(experiment_dir, "experiment folder").glob(f"{s.RAW_PREFIX}*.csv")):
+    """sub-experiment -> raw measurements CSV, sorted by name: `measurements_<sub>.csv`, or as a results
+    store keeps it, `measurements_<sub>.csv.gz`; both for one sub-experiment is ambiguous (InputError)."""
+    folder = require_dir(experiment_dir, "experiment folder")
+    found: dict[str, Path] = {}
+    paths = [*folder.glob(f"{s.RAW_PREFIX}*.csv"), *folder.glob(f"{s.RAW_PREFIX}*.csv{s.COMPRESSED_SUFFIX}")]
+    for path in sorted(paths):
         sub = s.sub_from_raw_csv(path)
-        if sub is not None:
-            found[sub] = path
-    return found
+        if sub is None:
+            continue
+        if sub in found:
+            raise InputError(f"two raw measurements of {sub!r}: {found[sub].name} and {path.name}; keep one", folder)
+        found[sub] = path
+    return dict(sorted(found.items()))
 
 
 def summary_files(experiment_dir: Path, *, required: bool = True) -> dict[str, Path]:

@@ -209,10 +209,17 @@ STORE_HISTORY_DIR = "history_plots"
 RAW_PREFIX = "measurements_"
 SUMMARY_SUFFIX = "_summary.csv"
 CHECK_PREFIX = "checks_"
+# raw measurements as the results store keeps them: gzip'd CSV (docs/history.md "Keeping raw samples")
+COMPRESSED_SUFFIX = ".gz"
 
 
 def raw_csv_name(sub: str) -> str:
     return f"{RAW_PREFIX}{sub}.csv"
+
+
+def stored_raw_name(sub: str) -> str:
+    """`measurements_<sub>.csv.gz`: the raw measurements in a results store's experiment."""
+    return f"{raw_csv_name(sub)}{COMPRESSED_SUFFIX}"
 
 
 def summary_csv_name(sub: str) -> str:
@@ -228,8 +235,8 @@ def comparison_csv_name(sub: str) -> str:
 
 
 def sub_from_raw_csv(path: Path) -> str | None:
-    """`measurements_<sub>.csv` -> `<sub>`; None for summaries and other files."""
-    name = path.name
+    """`measurements_<sub>.csv` (or its stored form `.csv.gz`) -> `<sub>`; None for summaries and other files."""
+    name = path.name.removesuffix(COMPRESSED_SUFFIX)
     if not name.startswith(RAW_PREFIX) or not name.endswith(".csv") or name.endswith(SUMMARY_SUFFIX):
         return None
     return name[len(RAW_PREFIX):-len(".csv")]
