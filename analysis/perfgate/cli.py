@@ -243,6 +243,14 @@ def build_parser() -> argparse.ArgumentParser:
             help="a stored baseline (baselines/<platform>/) drawn as a reference line; repeat for release baselines")
     _no_plots(history)
 
+    sync = command("store", "perfgate.store_sync:command_store",
+                   "push a results store's experiments to a git branch, or pull the branch's into the store")
+    sync.add_argument("action", choices=("push", "pull"))
+    _option(sync, "--store", required=True, metavar="DIR", help="the results store (pull creates it)")
+    _option(sync, "--remote", default=None, metavar="URL",
+            help=f"git repository keeping the store (default: ${s.STORE_REMOTE_ENV})")
+    _option(sync, "--branch", default="perfgate-results", help="its branch (default perfgate-results)")
+
     determine = command("determine-requirements", "perfgate.requirements:command_determine_requirements",
                         "derive requirements from many runs of one commit")
     _option(determine, "--experiments-results", required=True, metavar="D",

@@ -340,6 +340,7 @@ REPORT_HTML = "report.html"
 REPORT_MARKDOWN = "report.md"
 BASELINE_COMPARISON_DIR = "baseline_comparison"  # inside an experiment's plots/: compare vs baseline
 REQUIREMENTS_DIR = "requirements"  # requirements/<platform>.csv
+STORE_REMOTE_ENV = "PERFGATE_STORE_REMOTE"  # the git repository of `perfgate store push/pull` (store_sync)
 BASELINES_DIR = "baselines"  # baselines/<platform>/
 PLATFORM_ENV = "PERFGATE_PLATFORM"
 PIN_CPUS_ENV = "PERFGATE_PIN_CPUS"  # the gate's --pin-cpus default, set once per reference machine

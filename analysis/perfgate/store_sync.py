@@ -1,0 +1,265 @@
+"""store push / pull: a results store kept in a branch of a git repository, so it outlives its runner.
+
+    <remote> branch perfgate-results:   experiments/<label>/<file>   (store.is_kept files only)
+
+The store on a runner's disk is lost with the machine, and several reference machines cannot share
+one history page; the branch (the convention of GitHub's benchmark actions) is the copy that stays.
+`perfgate store push` after a run adds the store's experiments that the branch lacks; `perfgate store
+pull` before history adds the branch's experiments that the store lacks. Neither ever replaces or
+removes an experiment: they only add, as the store itself does (store.add_experiment).
+
+Two runners may push at once. A push builds one commit on top of the branch as fetched; when the
+branch moved meanwhile, the remote refuses it, and the push fetches again and rebuilds on the new tip
+(a merge that only adds folders), at most PUSH_ATTEMPTS times. An experiment is a folder named by its
+label, so it is in a commit once or not at all; the same label with different content on the two
+sides is a usage error (exit 2), never an overwrite.
+
+Git is driven through its command line, without a work tree: a bare repository `<store>/.perfgate-git`
+keeps the fetched objects between runs, blobs are compared by id (`git hash-object`), commits are
+built with a temporary index (read-tree, update-index, write-tree, commit-tree) and pushed by id.
+The pure parts (what to add, what conflicts) are `plan_*`; the git calls are in `Git`.
+"""
+from __future__ import annotations
+
+import io
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from . import schema as s
+from . import store as results_store
+from .errors import IncompleteError, InputError
+
+DEFAULT_BRANCH = "perfgate-results"
+CACHE_DIR = ".perfgate-git"  # in the store's root, beside experiments/: never pushed, never an experiment
+SYNC_LOCK = ".perfgate-sync.lock"  # one push or pull of a store at a time (the cache's refs and index)
+PUSH_ATTEMPTS = 10
+FETCHED_REF = "refs/perfgate/fetched"
+FILE_MODE = "100644"
+# label -> {path inside the experiment: blob id}
+Tree = dict[str, dict[str, str]]
+
+
+# --- pure parts -----------------------------------------------------------------------------------
+def parse_tree(listing: str) -> Tree:
+    """`git ls-tree -r -z` output below experiments/ -> label -> {path: blob}. Dot-named experiments
+    (the summary index, a staging folder) and files the store does not keep are not experiments."""
+    tree: Tree = {}
+    prefix = f"{s.STORE_EXPERIMENTS_DIR}/"
+    for entry in filter(None, listing.split("\0")):
+        meta, _, path = entry.partition("\t")
+        mode, kind, blob = meta.split()
+        if kind != "blob" or not path.startswith(prefix):
+            continue
+        label, _, relative = path[len(prefix):].partition("/")
+        if label.startswith(".") or not relative or not results_store.is_kept(relative):
+            continue
+        tree.setdefault(label, {})[relative] = blob
+    return tree
+
+
+def differences(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
+    """The paths whose content differs, or that only one side has."""
+    return sorted(path for path in set(mine) | set(theirs) if mine.get(path) != theirs.get(path))
+
+
+def plan_transfer(source: Tree, target: Tree) -> tuple[list[str], dict[str, list[str]]]:
+    """(labels of `source` that `target` lacks, label -> differing paths of those both have but unequal)."""
+    missing = sorted(label for label in source if label not in target)
+    conflicts = {label: differences(source[label], target[label]) for label in sorted(source) if label in target}
+    return missing, {label: paths for label, paths in conflicts.items() if paths}
+
+
+def conflict_message(conflicts: dict[str, list[str]], remote: str, branch: str) -> str:
+    label, paths = next(iter(conflicts.items()))
+    more = f" (and {len(conflicts) - 1} other label(s))" if len(conflicts) > 1 else ""
+    return (f"experiment {label!r} differs between the store and {remote} branch {branch} ({', '.join(paths[:3])}"
+            f"{', ...' if len(paths) > 3 else ''}){more}: an experiment is never replaced; give one of them "
+            "another label")
+
+
+def index_lines(labels: list[str], tree: Tree) -> str:
+    """`git update-index --index-info` input adding the experiments' files."""
+    return "".join(f"{FILE_MODE} {blob}\t{s.STORE_EXPERIMENTS_DIR}/{label}/{relative}\n"
+                   for label in labels for relative, blob in sorted(tree[label].items()))
+
+
+def one_line(text: str) -> str:
+    """git's whole message on one line (the contract's error is one line)."""
+    return " / ".join(line.strip() for line in text.splitlines() if line.strip()) or "no message"
+
+
+# --- git ------------------------------------------------------------------------------------------
+class Git:
+    """git commands on the store's cache repository; a failure is an InputError with git's message."""
+
+    def __init__(self, store_dir: Path, remote: str):
+        self.git_dir = store_dir / CACHE_DIR
+        self.remote = remote
+        self.environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never wait for a password
+        for name, value in (("GIT_AUTHOR_NAME", "perfgate"), ("GIT_AUTHOR_EMAIL", "perfgate@localhost")):
+            self.environment.setdefault(name, value)  # a runner may have no git identity
+        self.environment.setdefault("GIT_COMMITTER_NAME", self.environment["GIT_AUTHOR_NAME"])
+        self.environment.setdefault("GIT_COMMITTER_EMAIL", self.environment["GIT_AUTHOR_EMAIL"])
+
+    def run(self, *arguments: str, stdin: str | bytes | None = None, check: bool = True, env: dict | None = None,
+            text: bool = True) -> subprocess.CompletedProcess:
+        try:
+            done = subprocess.run(["git", f"--git-dir={self.git_dir}", *arguments], input=stdin, capture_output=True,
+                                  text=text, env={**self.environment, **(env or {})})
+        except FileNotFoundError:
+            raise InputError("git is not installed (perfgate store needs the git command line)") from None
+        if check and done.returncode != 0:
+            message = done.stderr if text else done.stderr.decode(errors="replace")
+            raise InputError(f"git {arguments[0]} failed: {one_line(message)}")
+        return done
+
+    def init(self) -> None:
+        if not (self.git_dir / "HEAD").is_file():
+            self.run("init", "--quiet", "--bare")
+
+    def remote_tip(self, branch: str) -> str | None:
+        """The branch's commit on the remote, None when the remote has no such branch."""
+        done = self.run("ls-remote", "--exit-code", "--heads", self.remote, f"refs/heads/{branch}", check=False)
+        if done.returncode == 2:  # the repository answered, without that branch
+            return None
+        if done.returncode != 0:
+            raise InputError(f"git ls-remote {self.remote} failed: {one_line(done.stderr)}")
+        return done.stdout.split()[0]
+
+    def fetch(self, branch: str) -> str:
+        self.run("fetch", "--quiet", "--no-tags", self.remote, f"+refs/heads/{branch}:{FETCHED_REF}")
+        return self.run("rev-parse", FETCHED_REF).stdout.strip()
+
+    def tree(self, commit: str | None) -> Tree:
+        if commit is None:
+            return {}
+        return parse_tree(self.run("ls-tree", "-r", "-z", commit, "--", f"{s.STORE_EXPERIMENTS_DIR}/").stdout)
+
+    def hash_files(self, paths: list[Path], write: bool) -> list[str]:
+        if not paths:
+            return []
+        listed = "".join(f"{path}\n" for path in paths)
+        ids = self.run("hash-object", *(["-w"] if write else []), "--stdin-paths", stdin=listed).stdout.split()
+        assert len(ids) == len(paths)
+        return ids
+
+    def commit(self, base: str | None, lines: str, message: str) -> str:
+        """A commit of `base`'s tree plus the given index lines, its parent `base`."""
+        handle, index = tempfile.mkstemp(prefix="index.", dir=self.git_dir)
+        os.close(handle)
+        os.unlink(index)  # git refuses an empty file as an index; it creates it
+        env = {"GIT_INDEX_FILE": index}
+        try:
+            self.run("read-tree", *([base] if base else ["--empty"]), env=env)
+            self.run("update-index", "--add", "--index-info", stdin=lines, env=env)
+            tree = self.run("write-tree", env=env).stdout.strip()
+        finally:
+            if os.path.exists(index):
+                os.unlink(index)
+        parents = ["-p", base] if base else []
+        return self.run("commit-tree", tree, *parents, "-m", message).stdout.strip()
+
+    def push(self, commit: str, branch: str) -> subprocess.CompletedProcess:
+        return self.run("push", "--quiet", "--porcelain", self.remote, f"{commit}:refs/heads/{branch}", check=False)
+
+    def archive(self, commit: str, labels: list[str]) -> bytes:
+        paths = [f"{s.STORE_EXPERIMENTS_DIR}/{label}" for label in labels]
+        return self.run("archive", "--format=tar", commit, "--", *paths, text=False).stdout
+
+
+def local_tree(git: Git, experiments: Path, labels: list[str] | None = None, write: bool = False) -> Tree:
+    """label -> {path: blob id} of the store's experiments (only `labels`, when given)."""
+    folders = [folder for folder in sorted(experiments.iterdir()) if folder.is_dir() and not folder.name.startswith(".")] \
+        if experiments.is_dir() else []
+    if labels is not None:
+        folders = [folder for folder in folders if folder.name in set(labels)]
+    kept = {folder.name: results_store.kept_files(folder) for folder in folders}
+    order = [(label, relative) for label, found in kept.items() for relative in found]
+    ids = git.hash_files([kept[label][relative] for label, relative in order], write)
+    tree: Tree = {label: {} for label in kept if kept[label]}
+    for (label, relative), blob in zip(order, ids):
+        tree[label][relative] = blob
+    return tree
+
+
+# --- push and pull --------------------------------------------------------------------------------
+def push(store_dir: Path, remote: str, branch: str) -> str:
+    experiments = store_dir / s.STORE_EXPERIMENTS_DIR
+    if not experiments.is_dir():
+        raise InputError(f"not a results store (no {s.STORE_EXPERIMENTS_DIR}/ folder)", store_dir)
+    git = Git(store_dir, remote)
+    git.init()
+    mine = local_tree(git, experiments, write=True)
+    for attempt in range(1, PUSH_ATTEMPTS + 1):
+        base = git.fetch(branch) if git.remote_tip(branch) else None
+        missing, conflicts = plan_transfer(mine, git.tree(base))
+        if conflicts:
+            raise InputError(conflict_message(conflicts, remote, branch))
+        if not missing:
+            return f"{remote} branch {branch} already has the store's {len(mine)} experiment(s): nothing to push"
+        message = (f"perfgate store push: {len(missing)} experiment(s) from {socket.gethostname()}\n\n"
+                   + "".join(f"{label}\n" for label in missing))
+        commit = git.commit(base, index_lines(missing, mine), message)
+        pushed = git.push(commit, branch)
+        if pushed.returncode == 0:
+            return (f"pushed {len(missing)} experiment(s) to {remote} branch {branch} ({commit[:12]})"
+                    + (f" after {attempt - 1} rejected attempt(s)" if attempt > 1 else ""))
+        if git.remote_tip(branch) == base:  # the branch did not move: refused for another reason
+            raise InputError(f"git push to {remote} failed: {one_line(pushed.stderr + pushed.stdout)}")
+        print(f"perfgate store: push rejected, {remote} branch {branch} moved meanwhile (another runner): "
+              f"fetching and trying again ({attempt} of {PUSH_ATTEMPTS})", file=sys.stderr)
+        time.sleep(random.uniform(0.05, 0.3) * attempt)  # two runners retrying in step would collide again
+    raise IncompleteError(f"{remote} branch {branch} kept moving: {PUSH_ATTEMPTS} pushes were rejected; "
+                          "nothing was lost, run `perfgate store push` again")
+
+
+def pull(store_dir: Path, remote: str, branch: str) -> str:
+    git = Git(store_dir, remote)
+    if git.remote_tip(branch) is None:
+        return f"{remote} has no branch {branch} yet: nothing to pull"
+    experiments = store_dir / s.STORE_EXPERIMENTS_DIR
+    experiments.mkdir(parents=True, exist_ok=True)
+    git.init()
+    tip = git.fetch(branch)
+    theirs = git.tree(tip)
+    mine = local_tree(git, experiments, labels=list(theirs))
+    missing, conflicts = plan_transfer(theirs, mine)
+    if conflicts:
+        raise InputError(conflict_message(conflicts, remote, branch))
+    if not missing:
+        return f"the store already has the {len(theirs)} experiment(s) of {remote} branch {branch}: nothing to pull"
+    staging = Path(tempfile.mkdtemp(prefix=".pull.", dir=experiments))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(git.archive(tip, missing)), mode="r:") as archive:
+            archive.extractall(staging, filter="data")
+        with results_store.locked(store_dir):  # a history reading the store sees whole experiments only
+            for label in missing:
+                target = experiments / label
+                if target.exists():  # added here (a gate) while this pulled: never replaced
+                    raise InputError(conflict_message({label: ["added meanwhile"]}, remote, branch), target)
+                os.rename(staging / s.STORE_EXPERIMENTS_DIR / label, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return f"pulled {len(missing)} experiment(s) from {remote} branch {branch} into {experiments}"
+
+
+def command_store(action: str, store: str, remote: str | None = None, branch: str = DEFAULT_BRANCH) -> int:
+    remote = remote or os.environ.get(s.STORE_REMOTE_ENV) or None
+    if remote is None:
+        raise InputError(f"give --remote URL (or set {s.STORE_REMOTE_ENV}): the git repository that keeps the store")
+    store_dir = Path(store)
+    if action == "pull":
+        store_dir.mkdir(parents=True, exist_ok=True)
+    elif not store_dir.is_dir():
+        raise InputError("results store not found", store_dir)
+    with results_store.locked(store_dir, SYNC_LOCK):
+        print((push if action == "push" else pull)(store_dir, remote, branch))
+    return s.EXIT_OK
