@@ -286,6 +286,8 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
     print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "
           f"{len(subs)} sub-experiments; {drawn} plots in {plots}" if not no_plots else
           f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")
+    if baselines:
+        print(f"history: reference lines: {', '.join(f'baseline {name}' for name, _ in baselines)}")
     for sub, table, lookup in zip(subs, tables, lookups):
         over, checked = newest_verdicts(table, lookup, newest_position)
         if over:

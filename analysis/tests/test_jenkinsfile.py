@@ -170,7 +170,8 @@ def test_gate_results_are_published_whatever_the_verdict(calls):
     assert archive["path"][-2:] == ["post", "always"]
     # the whole experiment folder, the A/B's ab/ (report.html, verdict.csv, ...) in it
     assert "out/experiment/**" in archive["named"]["artifacts"].split(", ")
-    assert [c["path"][-1] for c in find(calls, "unstable")] == ["script"]
+    # a regression, and a store push that failed (the run stays in the agent's store), make the build unstable
+    assert [c["path"][-1] for c in find(calls, "unstable")] == ["script", "script"]
     [history_archive] = find(calls, "archiveArtifacts", "stage:History")
     assert history_archive["named"]["artifacts"] == "out/history_plots/**"
 
@@ -179,7 +180,7 @@ def test_shell_scripts_are_literal_and_pass_shellcheck(calls, tmp_path):
     shellcheck = shutil.which("shellcheck")
     assert shellcheck, "shellcheck not found: ci/install-system.sh installs it"
     shell_steps = find(calls, "sh")
-    assert len(shell_steps) == 3
+    assert len(shell_steps) == 4
     for index, step in enumerate(shell_steps):
         # A literal script: build parameters reach it as environment variables, never as Groovy
         # interpolation into the shell text.
@@ -207,9 +208,51 @@ def test_perfgate_options_in_the_scripts_exist(calls):
             "--workspace", "--baseline-build", "--experiments"} <= gate_options
     assert sorted(o for o in gate_options if o not in _help("gate")) == []
     [history_script] = stage_scripts(calls, "History")
-    history_options = _options(history_script)
-    assert history_options == {"--requirements", "--experiments-results", "--plots-directory"}
+    history_options = _options(history_script) - {"--store", "--branch"}
+    assert history_options == {"--requirements", "--experiments-results", "--plots-directory", "--baseline"}
     assert sorted(o for o in history_options if o not in _help("history")) == []
+    [push_script] = [s for s in stage_scripts(calls, "Gate") if "store push" in s]
+    for script in (push_script, history_script):
+        assert {"--store", "--branch"} <= _options(script)
+        assert sorted(o for o in _options(script) if o in ("--store", "--branch") and o not in _help("store")) == []
+
+
+def test_the_gate_pushes_the_store_and_the_nightly_history_pulls_it_with_the_baselines(calls, tmp_path):
+    from store_scripts import bare_repository, branch_labels, run_script, runner_checkout, stored_experiment
+
+    [push_script] = [s for s in stage_scripts(calls, "Gate") if "store push" in s]
+    [history_script] = stage_scripts(calls, "History")
+    remote = bare_repository(tmp_path / "results.git")
+    agent = runner_checkout(tmp_path / "agent-a")
+    store = tmp_path / "store-a"
+    stored_experiment(store, "run-a")
+    environment = {"PLATFORM": "bench", "PERFGATE_STORE": str(store), "PERFGATE_STORE_REMOTE": str(remote),
+                   "KEEP_IN_STORE": "true"}
+    done = run_script(push_script, agent, environment)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert branch_labels(remote, "perfgate-results-bench") == ["run-a"]
+    # change requests and KEEP_IN_STORE=false never push
+    stored_experiment(store, "run-b")
+    for extra in ({"CHANGE_ID": "7"}, {"KEEP_IN_STORE": "false"}):
+        assert run_script(push_script, agent, {**environment, **extra}).returncode == 0
+        assert branch_labels(remote, "perfgate-results-bench") == ["run-a"]
+
+    # the nightly build of another agent: pull, then history with the platform's and a release baseline
+    agent = runner_checkout(tmp_path / "agent-n")
+    (agent / "requirements").mkdir()
+    (agent / "requirements" / "bench.csv").write_text(
+        "Experiment type,Bytes,Median,99%,Max\nintraprocess_best_effort,16,100.000,100.000,100.000\n")
+    for name in ("bench", "bench-v3.2"):
+        baseline = stored_experiment(tmp_path / "b", name, 0.9)
+        shutil.copytree(baseline, agent / "baselines" / name)
+    (agent / "baselines" / "bench-notes").mkdir()  # no metadata.json: no baseline
+    history = run_script(history_script, agent, {"PLATFORM": "bench", "PERFGATE_STORE": str(tmp_path / "store-n"),
+                                                 "PERFGATE_STORE_REMOTE": str(remote)})
+    assert history.returncode == 0, history.stdout + history.stderr
+    assert sorted(p.name for p in (tmp_path / "store-n" / "experiments").iterdir() if p.name[0] != ".") == ["run-a"]
+    assert "history: 1 experiments" in history.stdout
+    assert "history: reference lines: baseline bench, baseline bench-v3.2" in history.stdout
+    assert (agent / "out" / "history_plots" / "history.html").is_file()
 
 
 def test_a_fastdds_ref_is_built_with_colcon_and_the_gate_measures_that_workspace(calls):

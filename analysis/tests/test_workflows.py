@@ -591,7 +591,8 @@ def test_nightly_history_is_published(workflows):
     cron = triggers(nightly)["schedule"][0]["cron"]
     assert len(cron.split()) == 5
     history = nightly["jobs"]["history"]
-    assert "perfgate history" in steps(history)[1]["run"]
+    [redraw] = [step for step in steps(history) if step.get("name") == "Redraw the history plots"]
+    assert "perfgate history" in redraw["run"] and '"${baselines[@]}"' in redraw["run"]
     assert "self-hosted" in runs_on_labels(history)
     deploy = nightly["jobs"]["deploy"]
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
@@ -646,3 +647,61 @@ def test_history_page_refuses_an_empty_site(tmp_path):
     assert not (tmp_path / "index.html").exists()
     missing = subprocess.run([sys.executable, HISTORY_PAGE, tmp_path / "nowhere"], capture_output=True, text=True)
     assert missing.returncode == 2 and "not a folder" in missing.stderr
+
+
+# --- the store that outlives its runner (docs/history.md) -------------------------------------------
+def test_the_gate_pushes_the_store_and_the_nightly_pulls_it_before_history(workflows, tmp_path):
+    from store_scripts import (bare_repository, branch_labels, run_script, runner_checkout,
+                               stored_experiment)
+
+    gate = workflows["gate.yml"]
+    declared = triggers(gate)["workflow_call"]["secrets"]["PERFGATE_STORE_REMOTE"]
+    assert declared["required"] is False
+    # per-commit runs hand the secret to the gate; pull requests never do (their results are never stored)
+    assert workflows["per-commit.yml"]["jobs"]["gate"]["secrets"] == {
+        "PERFGATE_STORE_REMOTE": "${{ secrets.PERFGATE_STORE_REMOTE }}"}
+    assert "secrets" not in workflows["pull-request.yml"]["jobs"]["gate"]
+    job_steps = steps(gate["jobs"]["gate"])
+    ids = [step.get("id") for step in job_steps]
+    assert ids.index("store") == ids.index("gate") + 1  # right after the gate, whatever its verdict
+    push_step = step_named(gate["jobs"]["gate"], "store")
+    assert push_step["if"] == "${{ !cancelled() && inputs.keep-in-store }}"
+    assert push_step["env"]["PERFGATE_STORE_REMOTE"] == "${{ secrets.PERFGATE_STORE_REMOTE }}"
+    nightly = steps(workflows["nightly-history.yml"]["jobs"]["history"])
+    names = [step.get("name") for step in nightly]
+    pull_step = nightly[names.index("Pull the results store")]
+    assert names.index("Pull the results store") + 1 == names.index("Redraw the history plots")
+    assert pull_step["env"]["PERFGATE_STORE_REMOTE"] == "${{ secrets.PERFGATE_STORE_REMOTE }}"
+
+    # run the steps as the runners would: two runners of one platform push, a third pulls before history
+    remote = bare_repository(tmp_path / "results.git")
+    for runner, label in (("a", "run-a"), ("b", "run-b")):
+        checkout = runner_checkout(tmp_path / f"checkout-{runner}")
+        store = tmp_path / f"store-{runner}"
+        stored_experiment(store, label)
+        done = run_script(push_step["run"], checkout, {"PLATFORM": "reference-x64", "PERFGATE_STORE": str(store),
+                                                       "PERFGATE_STORE_REMOTE": str(remote)})
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.startswith(f"pushed 1 experiment(s) to {remote} branch perfgate-results-reference-x64")
+    assert branch_labels(remote, "perfgate-results-reference-x64") == ["run-a", "run-b"]
+    checkout = runner_checkout(tmp_path / "checkout-nightly")
+    environment = tmp_path / "github_env"
+    environment.write_text("")
+    store = tmp_path / "store-nightly"
+    done = run_script(pull_step["run"], checkout, {"PLATFORM": "reference-x64", "PERFGATE_STORE": str(store),
+                                                   "PERFGATE_STORE_REMOTE": str(remote), "GITHUB_ENV": str(environment)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in (store / "experiments").iterdir()) == ["run-a", "run-b"]
+    assert environment.read_text() == f"PERFGATE_STORE={store}\n"  # the redraw step's store
+
+    # no remote configured: both steps say so and succeed, nothing pushed or pulled
+    done = run_script(push_step["run"], checkout, {"PLATFORM": "reference-x64", "PERFGATE_STORE": str(store),
+                                                   "PERFGATE_STORE_REMOTE": ""})
+    assert done.returncode == 0 and "stays on this runner only" in done.stdout
+    done = run_script(pull_step["run"], checkout, {"PLATFORM": "reference-x64", "PERFGATE_STORE": str(tmp_path / "x"),
+                                                   "PERFGATE_STORE_REMOTE": "", "GITHUB_ENV": str(environment)})
+    assert done.returncode == 0 and not (tmp_path / "x").exists()
+    # a push that fails (the remote is gone) fails the step with perfgate's exit code and git's message
+    done = run_script(push_step["run"], checkout, {"PLATFORM": "reference-x64", "PERFGATE_STORE": str(store),
+                                                   "PERFGATE_STORE_REMOTE": str(tmp_path / "gone.git")})
+    assert done.returncode == 2 and "does not appear to be a git repository" in done.stderr

@@ -1,0 +1,53 @@
+"""Running a CI script's store steps (gate.yml, nightly-history.yml, ci/Jenkinsfile) as a runner would,
+with the real perfgate and a real bare git repository: only ci/install-python.sh is a stand-in (it
+would install into the checkout's .venv), and .venv/bin/perfgate runs this interpreter's perfgate."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import metadata, tiny_summary, write_experiment
+from perfgate import schema as s
+
+
+def runner_checkout(folder: Path) -> Path:
+    """A checkout as the step sees it: ci/install-python.sh (a no-op) and .venv/bin/perfgate."""
+    (folder / "ci").mkdir(parents=True)
+    (folder / "ci" / "install-python.sh").write_text("#!/usr/bin/env bash\n")
+    (folder / "ci" / "install-python.sh").chmod(0o755)
+    (folder / ".venv" / "bin").mkdir(parents=True)
+    perfgate = folder / ".venv" / "bin" / "perfgate"
+    perfgate.write_text(f'#!/usr/bin/env bash\nexec {sys.executable} -m perfgate.cli "$@"\n')
+    perfgate.chmod(0o755)
+    return folder
+
+
+def run_script(script: str, checkout: Path, environment: dict[str, str]) -> subprocess.CompletedProcess:
+    """`bash -e` (GitHub's `run:` shell; the Jenkins scripts set -euo pipefail themselves) in the checkout."""
+    path = checkout / "step.sh"
+    path.write_text(script)
+    step_environment = {"PATH": os.environ["PATH"], "HOME": str(checkout), "PYTHONPATH": os.pathsep.join(sys.path),
+                        "GIT_CONFIG_NOSYSTEM": "1", **environment}
+    return subprocess.run(["bash", "-e", str(path)], cwd=checkout, env=step_environment, capture_output=True,
+                          text=True, timeout=300)
+
+
+def stored_experiment(store: Path, label: str, median: float = 1.0) -> Path:
+    """A valid stored experiment (metadata of platform A, one summary at 16 B) in STORE/experiments/<label>/."""
+    folder = store / s.STORE_EXPERIMENTS_DIR / label
+    folder.mkdir(parents=True)
+    return write_experiment(folder, {"intraprocess_best_effort": tiny_summary({16: (median, 2 * median, 3 * median)})},
+                            metadata(label, "2026-01-01T00:00:00+00:00"))
+
+
+def bare_repository(folder: Path) -> Path:
+    subprocess.run(["git", "init", "--quiet", "--bare", str(folder)], check=True)
+    return folder
+
+
+def branch_labels(repository: Path, branch: str) -> list[str]:
+    listing = subprocess.run(["git", f"--git-dir={repository}", "ls-tree", "-r", "--name-only", branch],
+                             capture_output=True, text=True, check=True).stdout.split()
+    return sorted({path.split("/")[1] for path in listing})
