@@ -1,8 +1,9 @@
 """gate: the whole gate for one Fast DDS build, end to end, with one verdict and one exit code.
 
 run -> process (summaries, plots, sub-experiment comparison plots) -> check (+ JUnit) -> compare
-with the platform's baseline -> add to the results store and redraw history -> reports (HTML page,
-Markdown summary, `::error` annotations). Each step is the other modules' command function, called directly.
+with the platform's baseline -> throughput -> A/B -> add to the results store and redraw history ->
+reports (HTML page, Markdown summary, `::error` annotations). Each step is the other modules'
+command function, called directly.
 
 Everything a maintainer could get wrong (platform, requirements, baseline, store, label, output
 folder) is checked before measuring (gate_plan), so a usage error costs seconds, not a run. After measuring,
@@ -66,16 +67,24 @@ class Steps:
         return code
 
 
-def store_files(experiment_dir: Path) -> list[Path]:
-    """What the results store keeps of a run: metadata, summaries, check reports and JUnit.
-    Not raw data nor plots (about 20 MB a run): the store grows with every commit for years."""
+def store_files(experiment_dir: Path) -> dict[str, Path]:
+    """What the results store keeps of a run, by its path in the stored experiment: metadata, summaries,
+    check reports, JUnit, the raw measurements gzip'd (`measurements_<sub>.csv.gz`: about 6 MB a run of
+    10000 samples, so that any old run can be re-processed), the throughput tables and the A/B verdict.
+    Not plots (about 20 MB a run, redrawn from the rest) nor the A/B's rounds."""
     kept = [experiment_dir / s.METADATA_FILE, *files.summary_files(experiment_dir, required=False).values(),
             *files.check_files(experiment_dir).values(), experiment_dir / s.JUNIT_FILE]
     # the throughput tables and their checks, when the gate measured throughput: small, and the
     # history of throughput across commits needs them (names never collide with the latency files)
     throughput = experiment_dir / s.THROUGHPUT_DIR
     kept += sorted(throughput.glob(f"{s.THROUGHPUT_PREFIX}*.csv")) if throughput.is_dir() else []
-    return [path for path in kept if path.is_file()]
+    named = {path.name: path for path in kept if path.is_file()}
+    named.update({s.stored_raw_name(sub): path for sub, path in files.raw_files(experiment_dir).items()
+                  if path.name == s.raw_csv_name(sub)})
+    # the A/B verdict, so that the history marks each commit's (history_ab)
+    named.update({f"{s.AB_DIR}/{name}": experiment_dir / s.AB_DIR / name for name in (s.VERDICT_CSV, s.VERDICT_JSON)
+                  if (experiment_dir / s.AB_DIR / name).is_file()})
+    return named
 
 
 def write_unmeasured_junit(plan: GatePlan) -> None:
@@ -128,13 +137,15 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_thr
 
 
 def store_and_redraw(plan: GatePlan, steps: Steps) -> None:
-    """Add the run to the results store and redraw its history; after every measurement, so that the
-    store keeps the throughput tables too."""
+    """Add the run to the results store and redraw its history; after every measurement and the A/B,
+    so that the store keeps the throughput tables and the A/B verdict too. The history draws the
+    platform's stored baseline and the release baselines beside it, as the nightly history does."""
     if plan.store is None or steps.interrupted:  # a run cut short never enters the history
         return
     if not (plan.output.is_dir() and files.summary_files(plan.output, required=False)):
         return  # nothing measured: nothing to keep
     from . import history, store
+    from .history_baselines import history_baselines
 
     try:
         store.add_experiment(plan.store, plan.label, store_files(plan.output))
@@ -144,9 +155,15 @@ def store_and_redraw(plan: GatePlan, steps: Steps) -> None:
     except OSError as error:  # a full disk or a read-only store: the run is reported all the same
         steps.errors.append(f"history: could not add the run to {plan.store}: {error}")
         return
+    metadata = files.read_metadata(plan.output) or {}
+    baselines, notes = history_baselines(plan.baseline or Path(s.BASELINES_DIR) / plan.platform,
+                                         (metadata.get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID))
+    for note in notes:
+        print(f"perfgate gate: note: {note}", file=sys.stderr)
     steps.call("history", history.command_history, "the history could not be redrawn",
                requirements=str(plan.requirements), experiments_results=str(plan.store),
-               plots_directory=str(plan.store / s.STORE_HISTORY_DIR), no_plots=False)
+               plots_directory=str(plan.store / s.STORE_HISTORY_DIR), no_plots=False,
+               baseline=[str(folder) for folder in baselines])
 
 
 def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | None:
@@ -287,8 +304,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
         compared = run_steps(plan, steps, fastdds_prefix, fail_threshold, workspace)
         plan.output.mkdir(parents=True, exist_ok=True)
         throughput_headline = run_throughput(plan, steps, quick, workspace, fastdds_prefix)
-        store_and_redraw(plan, steps)
         ab_headline = run_ab(plan, steps, quick, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
+        store_and_redraw(plan, steps)  # last: the stored run keeps the A/B verdict
     results = report.load(plan.output, plan.requirements, baseline_compared=compared,
                           baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
                           warnings=list(plan.warnings), throughput_headline=throughput_headline)

@@ -11,7 +11,8 @@ drawn. The command reports and exits 0: gating is `check`'s job; history shows t
 
 Experiments are taken commit by commit (change_points.commit_order). Change points over every
 sub-experiment, payload and statistic (change_points.detect) go to `<plots>/change_points.csv`, and
-the store as Apache Otava CSV to `<plots>/otava/` (history_files), with or without plots.
+the store as Apache Otava CSV to `<plots>/otava/` (history_files), with or without plots. Each run's
+A/B verdict against its parent, where it has one, is marked at its commit (history_ab).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import pandas as pd
 from . import experiments as ex
 from . import change_points as cp
 from . import files, store
+from . import history_ab
 from . import history_files as hf
 from . import history_page as hp
 from . import schema as s
@@ -121,17 +123,20 @@ def _test_sub(sub: str, table: pd.DataFrame, alpha: float) -> tuple[list[tuple],
 
 
 def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, pd.DataFrame], changes: pd.DataFrame,
-               ticks: list[str], alpha: float) -> None:
+               ticks: list[str], alpha: float, verdicts: list) -> None:
     """The interactive page (history_page) beside the PNGs."""
     count = len(experiments)
-    charts = {sub: [hp.chart(sub, statistic, magnitude_history(table, statistic, count), changes,
-                             hp.tick_positions(count), ticks) for statistic in hp.CHART_STATISTICS]
-              for sub, table in by_sub.items() if not table.empty}
     hover = [f"{tick} · {experiment.label}" for tick, experiment in zip(ticks, experiments)]
+    charts = {sub: [hp.chart(sub, statistic, magnitude_history(table, statistic, count), changes,
+                             hp.tick_positions(count), ticks,
+                             [(p, outcome, f"{hover[p]}<br>{text}") for p, outcome, text in history_ab.marks(verdicts, sub)])
+                    for statistic in hp.CHART_STATISTICS]
+              for sub, table in by_sub.items() if not table.empty}
     platforms = sorted({e.platform_id for e in experiments if e.platform_id})
     title = f"perfgate latency history{' of platform ' + ', '.join(platforms) if platforms else ''}"
     summary = (f"{count} experiments ({experiments[0].label} .. {experiments[-1].label}), commit by commit; "
-               f"{len(changes)} change point(s) at a family-wise false-alarm level of {alpha:g} (docs/history.md).")
+               f"{len(changes)} change point(s) at a family-wise false-alarm level of {alpha:g} (docs/history.md)"
+               + (f"; {history_ab.count_text(verdicts)}" if history_ab.count_text(verdicts) else "") + ".")
     files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript()))
 
 
@@ -166,7 +171,7 @@ def baseline_values(baselines: list[tuple[str, ex.Experiment]], sub: str) -> lis
 
 
 def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: list[str], plots: Path,
-              marks: dict, baselines: list[tuple[str, dict]]) -> int:
+              marks: dict, baselines: list[tuple[str, dict]], ab: list[tuple[int, str, str]]) -> int:
     from .plotting.history_marks import MarkedHistoryFigures
 
     figures = MarkedHistoryFigures(tick_labels)
@@ -174,7 +179,7 @@ def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: li
     drawn = 0
     for magnitude in s.PLOTTED_MAGNITUDES:
         figures.magnitude(sub, magnitude, magnitude_history(table, magnitude, count),
-                          s.history_magnitude_png(plots, sub, magnitude), marks.get((magnitude, None), []))
+                          s.history_magnitude_png(plots, sub, magnitude), marks.get((magnitude, None), []), ab)
         drawn += 1
     for check in s.CHECKED_MAGNITUDES:
         values = magnitude_history(table, check, count)
@@ -184,7 +189,7 @@ def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: li
             figures.payload(sub, check, payload, values[payload], requirement,
                             above_requirement(values[payload], requirement),
                             s.history_payload_png(plots, sub, payload, check), marks.get((check, payload), []),
-                            references)
+                            references, ab)
             drawn += 1
     return drawn
 
@@ -256,6 +261,7 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
     lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
     plots = Path(plots_directory)
     described = describe(experiments)
+    verdicts = [history_ab.read_verdict(e.path) for e in experiments]  # the A/B of each run, where it has one
 
     workers = _workers(len(subs))
     # output: a plot worker killed mid-write leaves its temporary PNG below the plots folder
@@ -277,9 +283,10 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
             ticks = commit_tick_labels([e.created for e in experiments], [e.label for e in experiments],
                                        [e.commit for e in experiments])
             drawn = sum(_map(executor, _draw_sub,
-                             [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub))
+                             [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub),
+                               history_ab.marks(verdicts, sub))
                               for sub, table, lookup in zip(subs, tables, lookups)]))
-            write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha)
+            write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha, verdicts)
 
     throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]
@@ -288,6 +295,9 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
           f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")
     if baselines:
         print(f"history: reference lines: {', '.join(f'baseline {name}' for name, _ in baselines)}")
+    ab_lines = history_ab.summary_lines(verdicts, [e.label for e in experiments])
+    for line in ab_lines:
+        print(line)
     for sub, table, lookup in zip(subs, tables, lookups):
         over, checked = newest_verdicts(table, lookup, newest_position)
         if over:

@@ -4,7 +4,9 @@
 JavaScript is embedded in the page (from the plotly package, no CDN, nothing of it kept in this
 repository). Per sub-experiment one chart per statistic (Median, 99 %, Max), one line per payload,
 the x axis commit by commit as in the PNGs (which stay, linked under each chart, as the fallback);
-hovering shows the commit, date, label and value; change points are vertical lines.
+hovering shows the commit, date, label and value; change points are vertical lines; each commit's
+A/B verdict against its parent (history_ab) is a marker along the top of the chart, in the legend
+by outcome, hovering shows the ratios.
 
 Size matters with 1000 experiments (target: under 10 MB): the x positions and the hover texts are
 written once and shared by every trace in the browser, and values carry 3 decimals as the CSV
@@ -22,6 +24,9 @@ from . import schema as s
 
 PAGE_NAME = "history.html"
 CHART_STATISTICS = cp.STATISTICS
+# A/B outcome -> (plotly marker symbol, colour), as the PNGs draw them (plotting/history_marks.AB_STYLES)
+AB_SYMBOLS = {"regression": ("triangle-down", "#d62728"), "improvement": ("triangle-up", "#2ca02c"),
+              "incomplete": ("x", "#ff7f0e"), "passed": ("circle-open", "#7f7f7f")}
 PAYLOAD_COLOURS = ("#440154", "#482878", "#3e4a89", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58",
                    "#b5de2b", "#fde725", "#e0a800")  # viridis, dark = small payload, as the PNGs
 
@@ -30,9 +35,24 @@ def chart_id(sub: str, statistic: str) -> str:
     return f"chart-{sub}-{s.CHECK_SLUGS[statistic]}"
 
 
+def ab_traces(ab: list[tuple[int, str, str]]) -> list[dict]:
+    """One marker trace per A/B outcome on a second y axis fixed to [0, 1]: the top of the chart."""
+    traces = []
+    for outcome, (symbol, colour) in AB_SYMBOLS.items():
+        picked = [(position, text) for position, kind, text in ab if kind == outcome]
+        if picked:
+            traces.append({"type": "scatter", "mode": "markers", "name": f"A/B {outcome} ({len(picked)})",
+                           "x": [position for position, _ in picked], "y": [0.97] * len(picked), "yaxis": "y2",
+                           "text": [text for _, text in picked], "legendgroup": "ab",
+                           "marker": {"symbol": symbol, "color": colour, "size": 10, "line": {"color": colour, "width": 1.5}},
+                           "hovertemplate": "%{text}<extra></extra>"})
+    return traces
+
+
 def chart(sub: str, statistic: str, wide: pd.DataFrame, changes: pd.DataFrame, tick_positions: list[int],
-          tick_labels: list[str]) -> dict:
-    """Plotly data and layout of one chart; `wide`: experiments x payloads (NaN where missing)."""
+          tick_labels: list[str], ab: list[tuple[int, str, str]] = ()) -> dict:
+    """Plotly data and layout of one chart; `wide`: experiments x payloads (NaN where missing); `ab`:
+    (position, outcome, text) of history_ab.marks."""
     traces = []
     for payload in wide.columns:
         # the colour of the payload among the contract's eleven, so 1 KiB looks the same on every chart
@@ -58,6 +78,9 @@ def chart(sub: str, statistic: str, wide: pd.DataFrame, changes: pd.DataFrame, t
                         "ticktext": [tick_labels[p] for p in tick_positions], "tickangle": -30, "tickfont": {"size": 10},
                         "title": {"text": "Fast DDS commit and run date, commit by commit", "standoff": 10}},
               "yaxis": {"type": "log", "title": {"text": "Latency [us]"}}, "template": "none"}
+    if ab:
+        traces += ab_traces(list(ab))
+        layout["yaxis2"] = {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True}
     return {"id": chart_id(sub, statistic), "statistic": statistic, "data": traces, "layout": layout}
 
 
@@ -119,7 +142,8 @@ const POSITIONS = {positions};
 const HOVER = {labels};
 const CHARTS = {data};
 for (const item of CHARTS) {{
-  for (const trace of item.data) {{ trace.x = POSITIONS; trace.customdata = HOVER; }}
+  // the measured lines share one x and hover text; the A/B markers carry their own positions
+  for (const trace of item.data) {{ if (!trace.x) {{ trace.x = POSITIONS; trace.customdata = HOVER; }} }}
   Plotly.newPlot(item.id, item.data, item.layout, {{responsive: true, displaylogo: false}});
 }}
 </script>
