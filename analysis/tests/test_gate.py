@@ -187,8 +187,17 @@ def test_the_gate_passes_then_catches_a_too_tight_requirement_on_the_real_fastdd
     assert len(junit) == 12 and not any(case.find("failure") is not None for case in junit.values())
     stored = workspace / "store" / s.STORE_EXPERIMENTS_DIR / "first"
     kept = [s.METADATA_FILE, s.JUNIT_FILE] + [name(sub) for sub in GATED
-                                              for name in (s.summary_csv_name, s.check_csv_name)]
-    assert sorted(p.name for p in stored.iterdir()) == sorted(kept)  # no raw data, no plots
+                                              for name in (s.summary_csv_name, s.check_csv_name, s.stored_raw_name)]
+    assert sorted(p.name for p in stored.iterdir()) == sorted(kept)  # raw data gzip'd, no plots
+    # the stored run re-processes to the very summaries the gate wrote (docs/history.md "Keeping raw samples")
+    copy = workspace / "reprocessed"
+    shutil.copytree(stored, copy)
+    for sub in GATED:
+        (copy / s.summary_csv_name(sub)).unlink()
+    assert cli.main(["process", "--experiment-directory", str(copy), "--no-plots"]) == s.EXIT_OK
+    for sub in GATED:
+        assert (copy / s.summary_csv_name(sub)).read_bytes() == (first / s.summary_csv_name(sub)).read_bytes()
+    capsys.readouterr()
     assert s.history_magnitude_png(workspace / "store" / s.STORE_HISTORY_DIR, GATED[0], s.MEDIAN).is_file()
     page = (first / s.REPORT_HTML).read_text()
     pngs = list((first / s.PLOTS_DIR).rglob("*.png"))
