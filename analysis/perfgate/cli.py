@@ -245,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sync = command("store", "perfgate.store_sync:command_store",
                    "push a results store's experiments to a git branch, or pull the branch's into the store")
-    sync.add_argument("action", choices=("push", "pull"))
+    sync.add_argument("action", choices=("push", "pull"),
+                      help="push: add the store's experiments the branch lacks; pull: add the branch's the store lacks")
     _option(sync, "--store", required=True, metavar="DIR", help="the results store (pull creates it)")
     _option(sync, "--remote", default=None, metavar="URL",
             help=f"git repository keeping the store (default: ${s.STORE_REMOTE_ENV})")

@@ -50,6 +50,12 @@ def locked(store: Path, name: str = LOCK_FILE) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def is_kept(relative: str) -> bool:
     """Whether a file (its path inside an experiment folder, `/`-separated) is one the store keeps:
     metadata, summaries, check reports, JUnit, raw measurements (`.csv.gz`, or `.csv` of older
@@ -103,6 +109,7 @@ def add_experiment(store: Path, label: str, sources: dict[str, Path]) -> Path:
                     shutil.copystat(source, destination)
                 else:
                     shutil.copy2(source, destination)
+            os.chmod(staging, 0o777 & ~_umask())  # mkdtemp's 0700 would hide the run from the store's readers
             os.rename(staging, target)
         finally:
             if staging.exists():

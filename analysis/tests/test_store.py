@@ -3,6 +3,7 @@ that another process (a gate, the nightly history) holds, and goes on once that 
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 import subprocess
 import sys
@@ -123,3 +124,12 @@ def test_what_the_store_keeps_of_an_experiment_folder():
     for name in ("plots/x/histogram_16.png", "report.html", f"{s.AB_DIR}/rounds/01/baseline/metadata.json",
                  f"{s.AB_DIR}/{s.METADATA_FILE}", "notes.txt", ".perfgate-summary-index/x.csv.gz"):
         assert not store.is_kept(name), name
+
+
+def test_a_stored_experiment_folder_has_the_usual_mode_not_mkdtemps_private_one(tmp_path):
+    mask = os.umask(0o022)
+    try:
+        target = store.add_experiment(tmp_path / "store", "first", sources(tmp_path, "one"))
+    finally:
+        os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o755
