@@ -21,16 +21,19 @@ The pure parts (what to add, what conflicts) are `plan_*`; the git calls are in 
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from . import schema as s
@@ -260,6 +263,21 @@ def command_store(action: str, store: str, remote: str | None = None, branch: st
         store_dir.mkdir(parents=True, exist_ok=True)
     elif not store_dir.is_dir():
         raise InputError("results store not found", store_dir)
-    with results_store.locked(store_dir, SYNC_LOCK):
+    with results_store.locked(store_dir, SYNC_LOCK), _terminate_as_interrupt():
         print((push if action == "push" else pull)(store_dir, remote, branch))
     return s.EXIT_OK
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a cancelled CI job) as Ctrl-C: git's running child is killed (subprocess.run does) and
+    the temporary index and pull's staging folder are removed on the way out."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gzip
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -219,3 +221,32 @@ def test_pulling_from_a_remote_without_the_branch_adds_nothing(tmp_path, capsys)
     assert store_command("pull", "--store", str(tmp_path / "store"), "--remote", str(remote)) == s.EXIT_OK
     assert capsys.readouterr().out == f"{remote} has no branch perfgate-results yet: nothing to pull\n"
     assert not (tmp_path / "store" / s.STORE_EXPERIMENTS_DIR).exists()
+
+
+@pytest.mark.heavy
+def test_sigterm_during_a_push_leaves_no_temporary_file_and_loses_nothing(tmp_path):
+    remote = bare(tmp_path)
+    marker = tmp_path / "receiving"
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\ntouch {marker}\nsleep 3\nexit 1\n")  # slow, then refuses
+    hook.chmod(0o755)
+    store_dir = tmp_path / "runner"
+    experiment(store_dir, "run-1")
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    pusher = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "store", "push", "--store", str(store_dir),
+                               "--remote", str(remote)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=environment)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline and pusher.poll() is None
+        time.sleep(0.02)
+    pusher.send_signal(signal.SIGTERM)
+    _, err = pusher.communicate(timeout=30)
+    assert pusher.returncode == 130 and err == "perfgate store: interrupted\n"
+    cache = store_dir / store_sync.CACHE_DIR
+    assert not list(cache.glob("index.*"))  # the temporary index
+    assert not [p for p in (store_dir / s.STORE_EXPERIMENTS_DIR).iterdir() if p.name.startswith(".")]
+    hook.write_text("#!/bin/sh\ncat >/dev/null\n")
+    time.sleep(3.5)  # the refused receive finishes
+    assert store_command("push", "--store", str(store_dir), "--remote", str(remote)) == s.EXIT_OK
+    assert labels_in(remote) == ["run-1"]
