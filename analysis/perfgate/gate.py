@@ -155,9 +155,13 @@ def store_and_redraw(plan: GatePlan, steps: Steps) -> None:
     except OSError as error:  # a full disk or a read-only store: the run is reported all the same
         steps.errors.append(f"history: could not add the run to {plan.store}: {error}")
         return
-    metadata = files.read_metadata(plan.output) or {}
-    baselines, notes = history_baselines(plan.baseline or Path(s.BASELINES_DIR) / plan.platform,
-                                         (metadata.get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID))
+    try:
+        metadata = files.read_metadata(plan.output) or {}
+        baselines, notes = history_baselines(plan.baseline or Path(s.BASELINES_DIR) / plan.platform,
+                                             (metadata.get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID))
+    except InputError as error:  # a damaged baseline folder: the history is drawn without baselines
+        steps.errors.append(f"history: {error}")
+        baselines, notes = [], []
     for note in notes:
         print(f"perfgate gate: note: {note}", file=sys.stderr)
     steps.call("history", history.command_history, "the history could not be redrawn",

@@ -242,6 +242,28 @@ def test_the_gate_passes_then_catches_a_too_tight_requirement_on_the_real_fastdd
 
 
 @pytest.mark.fastdds
+@pytest.mark.heavy
+def test_a_gate_decided_by_an_ab_stores_its_verdict_and_the_history_marks_it_on_the_real_fastdds(workspace, capsys):
+    # the A/B runs before the run is added to the store, so the stored run keeps the verdict
+    sub = GATED[0]
+    write_requirements(workspace / "requirements" / "bench.csv", [sub], [16])
+    code = gate(*gate_arguments("out", "ab-run", subs=[sub], payloads=[16]), "--baseline-build", "system",
+                "--store", "store")
+    output = capsys.readouterr().out
+    assert code in (s.EXIT_OK, s.EXIT_REGRESSION), output
+    stored = workspace / "store" / s.STORE_EXPERIMENTS_DIR / "ab-run"
+    for name in (s.VERDICT_CSV, s.VERDICT_JSON):
+        assert (stored / s.AB_DIR / name).read_bytes() == (workspace / "out" / s.AB_DIR / name).read_bytes()
+    assert not (stored / s.AB_DIR / s.AB_ROUNDS_DIR).exists()  # the rounds stay in the experiment folder
+    assert (stored / s.stored_raw_name(sub)).is_file()
+    record = json.loads((stored / s.AB_DIR / s.VERDICT_JSON).read_text())
+    outcome = ("regression" if record["failed"] else "improvement" if record["improved"]
+               else "incomplete" if record["too_few_rounds"] else "passed")
+    page = (workspace / "store" / s.STORE_HISTORY_DIR / "history.html").read_text()
+    assert f'"name":"A/B {outcome} (1)"' in page and '"x":[0]' in page
+
+
+@pytest.mark.fastdds
 def test_missing_required_data_and_a_regression_exit_3_and_both_are_reported(workspace, capsys):
     # the requirements also ask for a sub-experiment this run does not measure: expected data is missing
     requirements = workspace / "requirements" / "bench.csv"
