@@ -189,3 +189,21 @@ def test_fast_dds_refuses_a_participant_of_another_ca(harness_paths, tmp_path):
         subscriber.wait()
     assert publisher.returncode == 3
     assert "discovery timeout" in publisher.stderr and "udpv4" in publisher.stderr
+
+
+@pytest.mark.parametrize("version, words", [
+    ("2.9.1", "RTPS protection ENCRYPT only"),
+    ("2.10.7", "RTPS protection ENCRYPT only"),
+    ("2.11.0", "authentication only"),
+    ("2.14.6", "authentication only"),
+    ("3.6.1", "authentication only"),
+    ("3.6.2", "what the harness's *_security protect"),
+    ("3.6.2.0", "what the harness's *_security protect"),
+    ("3.10.0", "what the harness's *_security protect"),
+    (None, "unknown"),
+    ("master", "unknown"),
+])
+def test_what_latency_test_protects_by_version(version, words):
+    """Fast DDS 2.11.0 stopped reading the rtps.* protection properties LatencyTest sets, 3.6.2 gave it a
+    governance: the upstream engine's metadata says which of the three a run measured."""
+    assert words in certificates.latency_test_protection(version)
