@@ -6,7 +6,8 @@ reads (native/src/endpoints.cpp):
 
     ca_cert.pem                      identity CA and permissions CA (one CA signs everything)
     <name>_cert.pem, <name>_key.pem  the participant's identity (EC prime256v1, ECDSA-SHA256)
-    governance.xml / .p7s            rtps, metadata and data protection ENCRYPT, join access control
+    governance.xml / .p7s            discovery, liveliness, rtps, metadata and data ENCRYPT, join access
+                                     control: LatencyTest's protections (governance_xml)
     permissions_<name>.xml / .p7s    publish and subscribe on every topic of the domain
 
 The .p7s files are S/MIME signed text (detached), the same as `openssl smime -sign -text` makes and
@@ -106,8 +107,12 @@ def generate_security_files(folder: Path, domain: int, participant_names: list[s
 
 
 def governance_xml(domain: int) -> str:
-    """Authenticated, access-controlled and fully encrypted: rtps, metadata and data ENCRYPT."""
-    return governance_document(f"<id>{domain}</id>", topic_expression="*", liveliness_protection=True)
+    """What Fast DDS' own LatencyTest protects (its governance_performance_tests.xml since 3.6.2, which
+    perfgate.measure.upstream_certificates writes for it): authenticated, access-controlled, discovery,
+    liveliness and rtps ENCRYPT, every topic with discovery protection, metadata and data ENCRYPT and
+    no liveliness protection. Only the domain and the topic expression differ, so the two engines'
+    `*_security` sub-experiments measure the same protections (docs/harness.md "Security")."""
+    return governance_document(f"<id>{domain}</id>", topic_expression="*", liveliness_protection=False)
 
 
 def governance_document(domains: str, *, topic_expression: str, liveliness_protection: bool) -> str:

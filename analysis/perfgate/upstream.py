@@ -51,7 +51,7 @@ from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .fastdds_build.workspace import STATE_DIR, workspace_lock
 from .measure.environment import CHILD_ENV, scrub_environment
 from .measure.options import check_output_folder, cpu_pinning_metadata, machine_pin_cpus
-from .measure.upstream_certificates import generate_certificates
+from .measure.upstream_certificates import generate_certificates, latency_test_protection
 from .measure.upstream_commands import (LatencyTestCommand, latency_tests, original_xml, point_tests_at,
                                         write_pinned_launcher)
 from .measure.upstream_names import (LATENCY_TEST, LATENCY_TEST_SAMPLES, SUBEXPERIMENT_TESTS, TEST_PREFIX,
@@ -76,9 +76,8 @@ def initial_metadata(label: str, record: dict, subs: list[str], platform: dict, 
             "version": (record.get("fastdds") or {}).get("version"),
             "command": "colcon test --packages-select <package> --ctest-args -R <tests>",
             "xml_profiles": f"loopback-only copies in {copies_dir}",
-            "security": "PKI-DH and AES-GCM-GMAC (LatencyTest's settings), and where LatencyTest asks for it "
-                        "(3.6.2, master) Access-Permissions with governance and permissions as upstream's "
-                        "*_performance_tests documents; certificates and documents generated for the run",
+            "security": "certificates and documents generated for the run; protected: " +
+                        latency_test_protection((record.get("fastdds") or {}).get("version")),
             "domain": "chosen by latency_tests.py (its pid modulo 230)",
         },
         s.META_LATENCY_DEFINITION: s.HALF_ROUND_TRIP,

@@ -11,6 +11,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from perfgate import security
+from perfgate.measure import upstream_certificates as certificates
 from perfgate.errors import InputError
 
 NAMES = ["publisher", "subscriber"]
@@ -85,9 +86,32 @@ def test_governance_encrypts_everything_and_controls_joining(generated):
     assert rule.findtext("enable_join_access_control") == "true"
     assert rule.findtext("allow_unauthenticated_participants") == "false"
     assert rule.findtext("rtps_protection_kind") == "ENCRYPT"
+    assert rule.findtext("discovery_protection_kind") == "ENCRYPT"
+    assert rule.findtext("liveliness_protection_kind") == "ENCRYPT"
     topic = rule.find("topic_access_rules/topic_rule")
     assert topic.findtext("metadata_protection_kind") == "ENCRYPT"
     assert topic.findtext("data_protection_kind") == "ENCRYPT"
+    assert topic.findtext("enable_discovery_protection") == "true"
+    assert topic.findtext("enable_liveliness_protection") == "false"
+
+
+def rule_settings(document: str) -> dict[str, str]:
+    """Every setting of a governance's (only) domain rule and topic rule but where they apply."""
+    rule = ET.fromstring(document).find("domain_access_rules/domain_rule")
+    topic = rule.find("topic_access_rules/topic_rule")
+    settings = {f"domain/{e.tag}": e.text for e in rule if e.tag not in ("domains", "topic_access_rules")}
+    settings.update({f"topic/{e.tag}": e.text for e in topic if e.tag != "topic_expression"})
+    return settings
+
+
+def test_the_harness_protects_what_latency_test_protects():
+    """The `*_security` sub-experiments compare with LatencyTest's: the harness's governance and the one the
+    upstream engine writes for LatencyTest (upstream's governance_performance_tests.xml) differ only in
+    their domains and topic names, not in any protection or access control."""
+    ours = rule_settings(security.governance_xml(3))
+    theirs = rule_settings(certificates.performance_governance())
+    assert len(ours) == 11
+    assert ours == theirs
 
 
 def test_permissions_name_the_identity_subject(generated):
@@ -165,3 +189,21 @@ def test_fast_dds_refuses_a_participant_of_another_ca(harness_paths, tmp_path):
         subscriber.wait()
     assert publisher.returncode == 3
     assert "discovery timeout" in publisher.stderr and "udpv4" in publisher.stderr
+
+
+@pytest.mark.parametrize("version, words", [
+    ("2.9.1", "RTPS protection ENCRYPT only"),
+    ("2.10.7", "RTPS protection ENCRYPT only"),
+    ("2.11.0", "authentication only"),
+    ("2.14.6", "authentication only"),
+    ("3.6.1", "authentication only"),
+    ("3.6.2", "what the harness's *_security protect"),
+    ("3.6.2.0", "what the harness's *_security protect"),
+    ("3.10.0", "what the harness's *_security protect"),
+    (None, "unknown"),
+    ("master", "unknown"),
+])
+def test_what_latency_test_protects_by_version(version, words):
+    """Fast DDS 2.11.0 stopped reading the rtps.* protection properties LatencyTest sets, 3.6.2 gave it a
+    governance: the upstream engine's metadata says which of the three a run measured."""
+    assert words in certificates.latency_test_protection(version)

@@ -15,6 +15,26 @@ CERT_FILES = {"maincacert.pem": ("ca", None), "mainpubcert.pem": ("cert", "pub")
 GOVERNANCE_FILE = "governance_performance_tests.smime"
 PERMISSIONS_FILE = "permissions_performance_tests.smime"
 LATENCY_TEST_DOMAINS = (0, 230)  # latency_tests.py picks its pid modulo 230
+# What LatencyTest's --security protects, by the Fast DDS version it is part of (docs/harness.md
+# "Security against LatencyTest"): the rtps.* protection properties it set were read up to 2.10 only
+# (Fast DDS #2577 removed them in 2.11.0), and 3.6.2 (#6277) moved it to a governance.
+GOVERNANCE_SINCE = (3, 6, 2)
+PROPERTIES_IGNORED_SINCE = (2, 11, 0)
+
+
+def latency_test_protection(version: str | None) -> str:
+    """What a security test of this Fast DDS version's LatencyTest protects, for the run's metadata."""
+    numbers = [int(part) for part in (version or "").split(".")[:3] if part.isdigit()]
+    if len(numbers) < 3:
+        return f"unknown (Fast DDS version {version!r})"
+    if tuple(numbers) >= GOVERNANCE_SINCE:
+        return ("Access-Permissions with its governance_performance_tests: discovery, liveliness and RTPS "
+                "ENCRYPT, LatencyTest_* topics metadata and data ENCRYPT (what the harness's *_security protect)")
+    if tuple(numbers) >= PROPERTIES_IGNORED_SINCE:
+        return ("authentication only: PKI-DH and AES-GCM-GMAC loaded, nothing protected (Fast DDS ignores the "
+                "rtps.* protection properties LatencyTest sets, and no governance asks for any)")
+    return ("RTPS protection ENCRYPT only (its participant property; the endpoints' submessage and payload "
+            "properties are set only without --xml_file, and ctest passes one)")
 
 
 def performance_governance(domains: tuple[int, int] = LATENCY_TEST_DOMAINS) -> str:
