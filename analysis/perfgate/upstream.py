@@ -50,7 +50,7 @@ from .fastdds_build.colcon import colcon_base, colcon_paths, run_colcon
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .fastdds_build.workspace import STATE_DIR, workspace_lock
 from .measure.environment import CHILD_ENV, scrub_environment
-from .measure.options import check_output_folder, cpu_pinning_metadata, machine_pin_cpus
+from .measure.options import check_output_folder, cpu_pinning_metadata, machine_pin_cpus, resolve_label
 from .measure.upstream_certificates import generate_certificates
 from .measure.upstream_commands import (LatencyTestCommand, latency_tests, original_xml, point_tests_at,
                                         write_pinned_launcher)
@@ -128,6 +128,7 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     awake_request = cpu_latency.parse_request(cpu_latency_request)
     output, workspace = Path(output), Path(workspace).resolve()
     check_output_folder(output)
+    label = resolve_label(label, output)
     record = read_record(workspace)
     harness_paths(record, workspace)  # IncompleteError for a failed build
     if record.get("kept_from"):
@@ -156,7 +157,7 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
 
     copies_dir = workspace / STATE_DIR / "upstream" / "xml"
     output.mkdir(parents=True, exist_ok=True)
-    metadata = initial_metadata(label or output.name, record, subs, platform_info.this_machine(), copies_dir)
+    metadata = initial_metadata(label, record, subs, platform_info.this_machine(), copies_dir)
     metadata["environment"] = {"ignored": ignored}
     metadata["cpu_pinning"] = cpu_pinning_metadata(pin, pin_cpus)
     files.write_metadata(output, metadata)

@@ -53,6 +53,38 @@ CASES = {
     "infinite threshold": (["compare", "--reference", "{out}", "--results", "{out}", "--plots-directory", "{out}",
                             "--fail-threshold", "inf"],
                            "perfgate compare: error: argument --fail-threshold: not a finite number: 'inf'"),
+    # --subscribers N that would add no one-to-many sub-experiment: refused, not silently ignored
+    "subscribers with only floors": (["run", "--output", "{out}", "--subexperiments", "floor_udp,floor_tcp",
+                                      "--subscribers", "2"],
+                                     "perfgate run: error: --subscribers 2 adds nothing: each selected sub-experiment "
+                                     "(floor_udp, floor_tcp) is a floor or one-to-many already"),
+    "subscribers with one-to-many names only": (["run", "--output", "{out}", "--subexperiments",
+                                                 f"{SUB}_1to3,floor_udp", "--subscribers", "2"],
+                                                "perfgate run: error: --subscribers 2 adds nothing"),
+    # a label lands in metadata, file and folder names, reports and JUnit: printable text only
+    "label with a line break": (["run", "--output", "{out}", "--label", "nightly\nperfgate run: ok"],
+                                "perfgate run: error: argument --label: the label 'nightly\\nperfgate run: ok' "
+                                "holds a control character (U+000A) at character 8"),
+    "label with a terminal escape": (["throughput", "--output", "{out}", "--label", "\x1b[31mred"],
+                                     "perfgate throughput: error: argument --label: the label '\\x1b[31mred' holds "
+                                     "a control character (U+001B) at character 1"),
+    "label with a carriage return": (["ab", "--output", "{out}", "--baseline", "system", "--candidate", "system",
+                                      "--label", "a\rb"],
+                                     "perfgate ab: error: argument --label: the label 'a\\rb' holds a control "
+                                     "character (U+000D)"),
+    "label with a tab": (["gate", "--output", "{out}", "--label", "a\tb"],
+                         "perfgate gate: error: argument --label: the label 'a\\tb' holds a control character"),
+    "label that reads backwards": (["run", "--output", "{out}", "--label", "fast\u202etxt.exe"],
+                                   "perfgate run: error: argument --label: the label 'fast\\u202etxt.exe' holds an "
+                                   "invisible format character (U+202E)"),
+    "label that is not UTF-8": (["run", "--output", "{out}", "--label", "caf\udce9"],
+                                "perfgate run: error: argument --label: the label 'caf\\udce9' holds a byte that "
+                                "is not UTF-8 (U+DCE9)"),
+    "empty label": (["run", "--output", "{out}", "--label", ""],
+                    "perfgate run: error: argument --label: the label '' is empty"),
+    "label too long": (["run", "--output", "{out}", "--label", "é" * 101],
+                       "perfgate run: error: argument --label: the label '" + "\\xe9" * 101 + "' is 202 bytes long "
+                       "(UTF-8), more than 200"),
 }
 
 
