@@ -128,3 +128,21 @@ def test_a_given_timeout_is_kept(tmp_path):
                                   label=None, warmup=None, harness=None, fastdds_prefix=None, pin_cpus="none",
                                   timeout=0.5)
     assert options.timeout_s == 0.5
+
+
+@pytest.mark.parametrize("name", ["nightly\n2026", "run\x1b[2K", "a\u2028b"])
+def test_an_output_folder_name_that_is_no_label_needs_a_label(tmp_path, name):
+    """The default label is the output folder's name: the same rule holds for it, for the harness and
+    the upstream engine, before anything is written."""
+    output = tmp_path / name
+    with pytest.raises(InputError, match=r"the output folder's name .*, the default label, holds .*: give --label"):
+        run_options.resolve_options(output=output, samples=200, payloads=None, subexperiments=[SUB], label=None,
+                                    warmup=None, harness=None, fastdds_prefix=None, pin_cpus="none", timeout=None)
+    assert run_options.resolve_options(output=output, samples=200, payloads=None, subexperiments=[SUB],
+                                       label="nightly", warmup=None, harness=None, fastdds_prefix=None,
+                                       pin_cpus="none", timeout=None).label == "nightly"
+    result = subprocess.run([str(PERFGATE), "run", "--engine", "upstream", "--workspace", str(tmp_path / "ws"),
+                             "--output", str(output)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == s.EXIT_USAGE
+    assert result.stderr.count("\n") == 1 and "the default label, holds" in result.stderr, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
