@@ -55,7 +55,7 @@ from .measure.upstream_certificates import generate_certificates
 from .measure.upstream_commands import (LatencyTestCommand, latency_tests, original_xml, point_tests_at,
                                         write_pinned_launcher)
 from .measure.upstream_names import (LATENCY_TEST, LATENCY_TEST_SAMPLES, SUBEXPERIMENT_TESTS, TEST_PREFIX,
-                                     select_tests, subexperiment_tests, test_regex)
+                                     select_tests, subexperiment_tests, test_regex, unmapped_tests)
 from .measure.upstream_profiles import loopback_profiles
 from .measure.upstream_results import Collected, TestOutcome, collect, read_ctest_junit
 
@@ -151,6 +151,10 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
                               f"{', '.join(sorted(tests)) or f'no {TEST_PREFIX}* test'}", ctest_file)
     if lacking:
         print(f"perfgate run: note: this Fast DDS has no latency test for {', '.join(lacking)}", file=sys.stderr)
+    unmapped = unmapped_tests(tests)
+    if unmapped:
+        print(f"perfgate run: note: not run, no sub-experiment measures what they measure: {', '.join(unmapped)}",
+              file=sys.stderr)
     environment, ignored = scrub_environment(os.environ)
     for name in ignored:
         print(f"perfgate run: warning: ignoring {name} (Fast DDS configuration from the environment)", file=sys.stderr)
