@@ -319,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
                  "merge-base:<rev>,<other> (where <rev> branched off <other>)")
     _option(build, "--fastcdr-source", default=None, metavar="DIR",
             help="build Fast CDR from this source (default: the system's, when its major version fits)")
+    _option(build, "--fastcdr-url", default=None, metavar="URL",
+            help="fetch the Fast CDR commit the Fast DDS commit pins (thirdparty/fastcdr) from this repository "
+                 "instead of the URL its .gitmodules gives (a mirror; used where that pin is built)")
     _option(build, "--foonathan-memory-source", default=None, metavar="DIR",
             help="build foonathan_memory_vendor from this source (default: the system's)")
     _option(build, "--jobs", type=positive_int, default=None, help="parallel compile jobs (default: all cores)")
