@@ -184,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="relative drop that is not yet a regression (default 0.01: below baseline / 1.01)")
     _option(ab_tp, "--alpha", type=non_negative_float, default=None,
             help="family-wise false-alarm level of the whole verdict (default 0.02)")
-    _option(ab_tp, "--label", default=None, help="label (default: the output folder's name)")
+    _option(ab_tp, "--label", type=label, default=None, help="label (default: the output folder's name)")
     _no_plots(ab_tp)
 
     decide = command("verdict", "perfgate.ab_report:command_verdict",

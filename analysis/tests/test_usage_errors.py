@@ -80,6 +80,10 @@ CASES = {
     "label that is not UTF-8": (["run", "--output", "{out}", "--label", "caf\udce9"],
                                 "perfgate run: error: argument --label: the label 'caf\\udce9' holds a byte that "
                                 "is not UTF-8 (U+DCE9)"),
+    "label with a line break (ab-throughput)": (["ab-throughput", "--output", "{out}", "--baseline", "system",
+                                                 "--candidate", "system", "--label", "a\nb"],
+                                                "perfgate ab-throughput: error: argument --label: the label 'a\\nb' "
+                                                "holds a control character (U+000A)"),
     "empty label": (["run", "--output", "{out}", "--label", ""],
                     "perfgate run: error: argument --label: the label '' is empty"),
     "label too long": (["run", "--output", "{out}", "--label", "é" * 101],
