@@ -147,7 +147,7 @@ def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, pay
     options = run_options.resolve_options(output=output, samples=samples, payloads=payloads,
                                   subexperiments=subexperiments or list(s.DEFAULT_SUBEXPERIMENT_NAMES),
                                   label=label, warmup=warmup, harness=None, fastdds_prefix=None, pin_cpus=pin_cpus,
-                                  timeout=timeout, cpu_latency_request=cpu_latency_request)
+                                  timeout=timeout, cpu_latency_request=cpu_latency_request, command="ab")
     delays = parse_delays(inject_delay_ns, options.subexperiments)
     return AbPlan(output, options.label, int(rounds), options, arms, delays, int(turn_samples))
 

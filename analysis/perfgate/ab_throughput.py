@@ -64,7 +64,7 @@ def plan_ab_throughput(*, output, baseline, candidate, rounds, subexperiments, p
     options = run_options.resolve_options(output=Path(output), samples=2, payloads=payloads or list(s.QUICK_THROUGHPUT_PAYLOADS),
                                           subexperiments=names, label=label, warmup=0, harness=None,
                                           fastdds_prefix=None, pin_cpus=pin_cpus, timeout=None,
-                                          cpu_latency_request=cpu_latency_request)
+                                          cpu_latency_request=cpu_latency_request, command="ab-throughput")
     options = replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
     return ThroughputAbPlan(Path(output), options.label, int(rounds), options, arms)
 

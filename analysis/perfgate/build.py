@@ -1,8 +1,9 @@
 """build: one Fast DDS source -> a persistent colcon workspace, built in Release with security and
 performance tests, with perfgate's harness (native/) built in the same workspace against it.
 
-    perfgate build --workspace WS (--source DIR | --git-url URL --commit REF) [--fastcdr-source DIR]
-                   [--foonathan-memory-source DIR] [--jobs N] [--no-ccache] [--junit F]
+    perfgate build --workspace WS (--source DIR | --git-url URL --commit REF)
+                   [--fastcdr-source DIR | --fastcdr-url URL] [--foonathan-memory-source DIR] [--jobs N]
+                   [--no-ccache] [--junit F]
                    [--keep-installs N] [--keep-as NAME]
 
 REF is a commit, tag or branch, `parent:<rev>` (the first parent of <rev>) or
@@ -36,7 +37,7 @@ from .fastdds_build.colcon import (build_environment, check_tools, cmake_argumen
                                    colcon_build_command, failed_packages, harness_link_problem,
                                    linked_fastdds_library, run_colcon, write_warnings_launcher)
 from .fastdds_build import kept
-from .fastdds_build.git import parse_revision
+from .fastdds_build.git import check_git_url, parse_revision
 from .fastdds_build.logs import log_tail
 # ab and run read a workspace's build record through this module
 from .fastdds_build.record import (build_junit_xml, fastdds_metadata, harness_paths,  # noqa: F401
@@ -48,9 +49,12 @@ from .fastdds_source import (dependency_plan, detect_fastdds, fastcdr_major_need
 from .harness import FLOOR_EXECUTABLE, LATENCY_EXECUTABLE, NATIVE_DIR, source_digest
 
 
-def _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_source) -> tuple[Path | None, Path | None, Path | None]:
+def _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_source,
+                    fastcdr_url=None) -> tuple[Path | None, Path | None, Path | None]:
     if source is not None and git_url is not None:
         raise InputError("give either --source or --git-url, not both")
+    if fastcdr_source is not None and fastcdr_url is not None:
+        raise InputError("give either --fastcdr-source or --fastcdr-url, not both")
     if (git_url is None) != (commit is None):
         raise InputError("--git-url and --commit go together")
     if commit is not None:
@@ -79,13 +83,16 @@ def _check_outputs(workspace: Path, junit, sources: list[Path | None]) -> None:
 
 def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_source=None,
                   foonathan_memory_source=None, jobs=None, no_ccache=False, junit=None,
-                  keep_installs=None, keep_as=None) -> int:
+                  keep_installs=None, keep_as=None, fastcdr_url=None) -> int:
     # "" (an unset CI variable) would build in, or mirror over, the working folder
-    outputs.require_paths(workspace=workspace, source=source, git_url=git_url, commit=commit,
+    outputs.require_paths(workspace=workspace, source=source, git_url=git_url, commit=commit, fastcdr_url=fastcdr_url,
                           fastcdr_source=fastcdr_source, foonathan_memory_source=foonathan_memory_source, junit=junit)
     workspace = Path(workspace).resolve()
     keep_installs = kept.DEFAULT_KEEP if keep_installs is None else keep_installs
-    source, fastcdr, foonathan = _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_memory_source)
+    source, fastcdr, foonathan = _resolve_inputs(source, git_url, commit, fastcdr_source, foonathan_memory_source,
+                                                 fastcdr_url)
+    git_url = check_git_url(git_url, "--git-url") if git_url is not None else None
+    fastcdr_url = check_git_url(fastcdr_url, "--fastcdr-url") if fastcdr_url is not None else None
     kept.check_options(keep_installs, keep_as)
     kept.check_workspace(workspace)
     kept.check_name(workspace, keep_as, keep_installs)
@@ -102,7 +109,7 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
         record_path(workspace).unlink(missing_ok=True)  # no stale record survives a build that breaks
         try:
             reused = _build(workspace, source, git_url, commit, fastcdr, foonathan, jobs, ccache, record,
-                            reuse=keep_installs > 0)
+                            reuse=keep_installs > 0, fastcdr_url=fastcdr_url)
             if reused is not None:  # the workspace's record names the kept copy: WS/install may hold another commit
                 asked = record["fastdds"].get("requested_ref")
                 record.clear()
@@ -158,7 +165,8 @@ def _keep(workspace: Path, record: dict, reused: Path | None, keep_installs: int
 
 
 def _build(workspace: Path, source: Path | None, git_url: str | None, commit: str | None, fastcdr: Path | None,
-           foonathan: Path | None, jobs: int | None, ccache: bool, record: dict, reuse: bool) -> Path | None:
+           foonathan: Path | None, jobs: int | None, ccache: bool, record: dict, reuse: bool,
+           fastcdr_url: str | None = None) -> Path | None:
     """Build into the workspace, filling `record`; or, when `reuse` finds this commit kept with the same
     harness sources and CMake arguments, build nothing and return its kept folder."""
     origin = prepare_sources(workspace, source, git_url, commit, {FOONATHAN_DIR: foonathan})
@@ -167,10 +175,13 @@ def _build(workspace: Path, source: Path | None, git_url: str | None, commit: st
     record["fastdds"] = {**origin, "package": identity.package, "version": identity.version}
     # the Fast CDR the commit pins: .gitmodules in the checkout, the gitlink in the git history of the
     # source (a local source's own, the mirror in WS/src/fastdds has none)
-    pin = read_submodule_pin(source or checkout, source or checkout, git_url)
+    pin = read_submodule_pin(source or checkout, source or checkout, git_url, fetch_url=fastcdr_url)
     plan = dependency_plan(identity, fastcdr, foonathan, installed_cmake_version("fastcdr"),
-                           installed_cmake_version("foonathan_memory"), pin)
+                           installed_cmake_version("foonathan_memory"), pin, fastcdr_url)
     record["dependencies"] = plan
+    if fastcdr_url is not None and plan["fastcdr"].get("url") != fastcdr_url:
+        # known only now: a workflow that always passes its mirror builds versions that take the system's
+        print(f"perfgate build: note: --fastcdr-url not used: Fast CDR {_fastcdr_origin(plan['fastcdr'])}", flush=True)
     plan["fastcdr"] = place_fastcdr(workspace, plan["fastcdr"], fastcdr_major_needed(identity))
     cmake_args = cmake_arguments(ccache, identity.package, cmake_version(), write_warnings_launcher(workspace))
     command = colcon_build_command(workspace, cmake_args)

@@ -13,8 +13,8 @@ import sys
 
 from . import cpu_latency
 from . import schema as s
-from .cli_types import (demand_list, millisecond_list, name_list, non_negative_float, payload_list, percentile,
-                        pin_request, positive_float, positive_int)
+from .cli_types import (demand_list, label, millisecond_list, name_list, non_negative_float, payload_list,
+                        percentile, pin_request, positive_float, positive_int)
 from .errors import PerfgateError
 
 
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "floor: " + ",".join(s.FLOOR_SUBEXPERIMENT_NAMES) + ")")
     _option(run, "--subscribers", type=positive_int, default=None, metavar="N",
             help="also <sub>_1to<N> for each selected latency sub-experiment: N subscribers (2 to 16)")
-    _option(run, "--label", default=None, help="experiment label (default: the output folder's name)")
+    _option(run, "--label", type=label, default=None, help="experiment label (default: the output folder's name)")
     _option(run, "--warmup", type=int, default=None, help="unrecorded round trips before each payload (default 100)")
     _option(run, "--harness", default=None, metavar="PATH", help="harness executable (default: build native/ on first use)")
     _option(run, "--fastdds-prefix", default=None, metavar="DIR",
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
             help=f"length of each test (default {s.DEFAULT_THROUGHPUT_TIME_S:g})")
     _option(throughput, "--quick", action="store_true",
             help="payloads " + ",".join(map(str, s.QUICK_THROUGHPUT_PAYLOADS)) + " only: under a minute for the ten")
-    _option(throughput, "--label", default=None, help="experiment label (default: the output folder's name)")
+    _option(throughput, "--label", type=label, default=None, help="experiment label (default: the output folder's name)")
     _option(throughput, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB",
             help="as for run (default auto)")
     _option(throughput, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
@@ -162,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="relative change that is not yet a regression (default 0.01 = 1 %%)")
     _option(ab, "--alpha", type=non_negative_float, default=None,
             help="family-wise false-alarm level of the whole verdict (default 0.02)")
-    _option(ab, "--label", default=None, help="label (default: the output folder's name)")
+    _option(ab, "--label", type=label, default=None, help="label (default: the output folder's name)")
     _no_plots(ab)
 
     ab_tp = command("ab-throughput", "perfgate.ab_throughput:command_ab_throughput",
@@ -184,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="relative drop that is not yet a regression (default 0.01: below baseline / 1.01)")
     _option(ab_tp, "--alpha", type=non_negative_float, default=None,
             help="family-wise false-alarm level of the whole verdict (default 0.02)")
-    _option(ab_tp, "--label", default=None, help="label (default: the output folder's name)")
+    _option(ab_tp, "--label", type=label, default=None, help="label (default: the output folder's name)")
     _no_plots(ab_tp)
 
     decide = command("verdict", "perfgate.ab_report:command_verdict",
@@ -304,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="decide by an A/B against this Fast DDS ('system', a colcon install prefix or a `perfgate build` "
                  "workspace): interleaved pinned rounds, exact paired test (perfgate ab); the requirement checks "
                  "still run as a gross-failure check")
-    _option(gate, "--label", default=None, help="experiment label (default: <output name>-<UTC time>)")
+    _option(gate, "--label", type=label, default=None, help="experiment label (default: <output name>-<UTC time>)")
     _option(gate, "--summary-markdown", default=None, metavar="F",
             help="append the Markdown summary to F (e.g. $GITHUB_STEP_SUMMARY)")
     _option(gate, "--annotations", action="store_true",
@@ -328,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
                  "merge-base:<rev>,<other> (where <rev> branched off <other>)")
     _option(build, "--fastcdr-source", default=None, metavar="DIR",
             help="build Fast CDR from this source (default: the system's, when its major version fits)")
+    _option(build, "--fastcdr-url", default=None, metavar="URL",
+            help="fetch the Fast CDR commit the Fast DDS commit pins (thirdparty/fastcdr) from this repository "
+                 "instead of the URL its .gitmodules gives (a mirror; used where that pin is built)")
     _option(build, "--foonathan-memory-source", default=None, metavar="DIR",
             help="build foonathan_memory_vendor from this source (default: the system's)")
     _option(build, "--jobs", type=positive_int, default=None, help="parallel compile jobs (default: all cores)")

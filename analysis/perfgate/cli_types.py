@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import unicodedata
 
 
 def list_items(text: str, what: str) -> list[str]:
@@ -49,6 +50,39 @@ def millisecond_list(text: str) -> list[int]:
 
 def name_list(text: str) -> list[str]:
     return list_items(text, "names")
+
+
+# Unicode categories a label must not hold: control characters (line breaks, tabs, escapes, DEL and
+# the C1 range), format characters (bidirectional overrides, zero-width ones: text that reads other
+# than it is), line and paragraph separators, and lone surrogates (bytes of a command line that are
+# not UTF-8, which no report, JSON or XML writer can encode).
+_LABEL_REFUSED = {"Cc": "a control character", "Cf": "an invisible format character", "Zl": "a line separator",
+                  "Zp": "a paragraph separator", "Cs": "a byte that is not UTF-8"}
+MAX_LABEL = 200  # bytes: the gate's store names a folder after it (255 at most), with room for -throughput
+
+
+def label_problem(text: str) -> str | None:
+    """Why `text` cannot be an experiment's label, or None. A label is written into metadata.json, file
+    and folder names (the gate's store), report.md, report.html and JUnit, and printed in one-line
+    messages: a line break or a terminal escape there splits a message, forges a report line or makes
+    the JUnit file XML no reader parses."""
+    if not text.strip():
+        return "is empty"
+    for position, char in enumerate(text):
+        what = _LABEL_REFUSED.get(unicodedata.category(char))
+        if what is not None:
+            return f"holds {what} (U+{ord(char):04X}) at character {position + 1}"
+    if len(text.encode()) > MAX_LABEL:
+        return f"is {len(text.encode())} bytes long (UTF-8), more than {MAX_LABEL}"
+    return None
+
+
+def label(text: str) -> str:
+    """--label: printable text (label_problem)."""
+    problem = label_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"the label {ascii(text)} {problem}")
+    return text
 
 
 def pin_request(text: str) -> str:

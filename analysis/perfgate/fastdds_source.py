@@ -113,13 +113,30 @@ def fastcdr_major_needed(fastdds: FastddsSource) -> int:
     return 2 if release(fastdds.version)[:2] >= FASTCDR_2_SINCE else 1
 
 
+# Fast CDR 1.x (and eProsima's older sources) keep their version in configure.ac, which their
+# CMakeLists.txt reads: m4_define([version_major],[1]) and _minor, _micro
+_M4_VERSION = re.compile(r"m4_define\(\[?version_(major|minor|micro)\]?\s*,\s*\[?([0-9]+)\]?\)")
+
+
+def configure_ac_version(text: str) -> str | None:
+    """major.minor.micro of a configure.ac's m4_define lines, or None when one is missing."""
+    parts = dict(_M4_VERSION.findall(text))
+    return ".".join(parts[p] for p in ("major", "minor", "micro")) if len(parts) == 3 else None
+
+
 def source_version(source_dir: Path) -> str | None:
-    """The version a CMake package source declares (package.xml first, else its project()), or None."""
+    """The version a CMake package source declares (package.xml first, else its project(), else its
+    configure.ac), or None."""
     try:
         project, package = package_identity(source_dir)
     except InputError:
         return None
-    return next((version for _, version in (package, project) if version), None) if (package or project) else None
+    # either may be absent: Fast CDR 1.x has no package.xml, and a project() without VERSION
+    found = next((pair[1] for pair in (package, project) if pair is not None and pair[1]), None)
+    configure_ac = Path(source_dir) / "configure.ac"
+    if found is None and configure_ac.is_file():
+        found = configure_ac_version(configure_ac.read_text(errors="replace"))
+    return found
 
 
 # --- the Fast CDR the commit pins -------------------------------------------------------------------
@@ -178,9 +195,10 @@ def gitlink_commit(ls_tree_output: str, path: str) -> str | None:
 
 
 def read_submodule_pin(source_dir: Path, git_dir: Path | None, superproject_url: str | None,
-                       path: str = FASTCDR_SUBMODULE) -> SubmodulePin | None:
+                       path: str = FASTCDR_SUBMODULE, fetch_url: str | None = None) -> SubmodulePin | None:
     """The pin of submodule `path` of a Fast DDS source: URL from `source_dir`/.gitmodules, commit from
-    the HEAD of `git_dir` (a git checkout of that source, if any), folder if checked out there."""
+    the HEAD of `git_dir` (a git checkout of that source, if any), folder if checked out there.
+    fetch_url (--fastcdr-url): where the commit will be fetched from, so a pin needs no URL of its own."""
     gitmodules = Path(source_dir) / ".gitmodules"
     url = parse_gitmodules(gitmodules.read_text(errors="replace")).get(path) if gitmodules.is_file() else None
     resolved = resolve_submodule_url(url, superproject_url) if url else None
@@ -194,7 +212,7 @@ def read_submodule_pin(source_dir: Path, git_dir: Path | None, superproject_url:
         except (OSError, subprocess.TimeoutExpired):
             listing = ""
         commit = gitlink_commit(listing, path)
-    if checked_out is None and (resolved is None or commit is None):
+    if checked_out is None and ((resolved is None and fetch_url is None) or commit is None):
         return None  # nothing to build from
     return SubmodulePin(path, resolved or "", commit, checked_out)
 
@@ -213,11 +231,12 @@ def installed_cmake_version(package: str, prefixes: tuple[Path, ...] = SYSTEM_PR
 
 def dependency_plan(fastdds: FastddsSource, fastcdr_source: Path | None, foonathan_source: Path | None,
                     system_fastcdr: str | None, system_foonathan: str | None,
-                    fastcdr_pin: SubmodulePin | None = None) -> dict:
+                    fastcdr_pin: SubmodulePin | None = None, fastcdr_url: str | None = None) -> dict:
     """Where Fast CDR and foonathan memory come from; InputError when nothing can do.
 
     Fast CDR: --fastcdr-source; else the system's when its major fits; else the commit's own
-    submodule pin (thirdparty/fastcdr: its checked-out folder, or its commit fetched from its URL)."""
+    submodule pin (thirdparty/fastcdr: its checked-out folder, or its commit fetched from its URL, or
+    from fastcdr_url, --fastcdr-url, with the URL .gitmodules gives kept as `gitmodules_url`)."""
     needed = fastcdr_major_needed(fastdds)
     plan = {}
     system_fits = system_fastcdr is not None and release(system_fastcdr)[:1] == (needed,)
@@ -228,6 +247,8 @@ def dependency_plan(fastdds: FastddsSource, fastcdr_source: Path | None, foonath
     elif fastcdr_pin is not None:
         plan["fastcdr"] = {"from": "submodule", "submodule": fastcdr_pin.path, "url": fastcdr_pin.url or None,
                            "commit": fastcdr_pin.commit, "path": fastcdr_pin.folder}
+        if fastcdr_url is not None and fastcdr_pin.folder is None:
+            plan["fastcdr"].update(url=fastcdr_url, gitmodules_url=fastcdr_pin.url or None)
     elif system_fastcdr is None:
         raise InputError(f"Fast DDS {fastdds.version} needs Fast CDR {needed}.x: none is installed and the source "
                          f"pins none ({FASTCDR_SUBMODULE}); install libfastcdr-dev, or give its source with "

@@ -170,24 +170,39 @@ def _build(source_dir: Path, build_dir: Path, fastdds_prefix: Path | None, with_
 def _build_step(command: list[str], log) -> int:
     """One cmake step in a process group of its own, ended whole when perfgate is stopped: Ctrl-C or a
     cancelled CI job's SIGTERM during a first-use build would otherwise leave make and the compilers
-    running, reparented to init (found by an adversarial pass)."""
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        def stop(signum, frame):
-            raise KeyboardInterrupt
+    running, reparented to init (found by an adversarial pass).
 
-        previous = signal.signal(signal.SIGTERM, stop)
+    SIGINT and SIGTERM are held back while the process starts: raised inside Popen (after the fork,
+    before it returns) the KeyboardInterrupt would lose the new group's pid, and SIGTERM's default
+    action between Popen and a handler would end perfgate with the group still running. A signal
+    ignored when perfgate started (a background job's SIGINT) stays ignored."""
+    held: list[int] = []
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    process = None
     try:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        for signum in previous:
+            signal.signal(signum, stop)
+        if held:
+            raise KeyboardInterrupt
         return process.wait()
     except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        if process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
         raise
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 @contextmanager

@@ -62,8 +62,7 @@ def prepare_harness(options: RunOptions) -> HarnessPaths:
     return native_harness.ensure_harness(fastdds_prefix=options.fastdds_prefix)
 
 
-def prepare_measurement(options: RunOptions, program: str) -> tuple[dict[str, str], list[str], str, HarnessPaths, str,
-                                                                   dict]:
+def prepare_measurement(options: RunOptions) -> tuple[dict[str, str], list[str], str, HarnessPaths, str, dict]:
     """What a measuring command needs before its first sub-experiment: the harness's scrubbed environment
     (with this run's id), the names of what was ignored, the run id, the harness and its Fast DDS
     version, and the platform; warnings printed."""
@@ -74,9 +73,9 @@ def prepare_measurement(options: RunOptions, program: str) -> tuple[dict[str, st
     version = native_harness.fastdds_version(paths)
     platform = platform_info.this_machine()
     for warning in platform["warnings"]:
-        print(f"perfgate {program}: warning: {warning}", file=sys.stderr)
+        print(f"perfgate {options.command}: warning: {warning}", file=sys.stderr)
     for name in ignored:
-        print(f"perfgate {program}: warning: ignoring {name} (Fast DDS configuration from the environment "
+        print(f"perfgate {options.command}: warning: ignoring {name} (Fast DDS configuration from the environment "
               "would change what is measured)", file=sys.stderr)
     return environment, ignored, run_id, paths, version, platform
 
@@ -170,7 +169,7 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
                               label=label, warmup=warmup, harness=harness, fastdds_prefix=fastdds_prefix,
                               pin_cpus=pin_cpus, timeout=timeout, cpu_latency_request=cpu_latency_request,
                               subscribers=subscribers)
-    environment, ignored, run_id, paths, version, platform = prepare_measurement(options, "run")
+    environment, ignored, run_id, paths, version, platform = prepare_measurement(options)
 
     options.output.mkdir(parents=True, exist_ok=True)
     metadata = initial_metadata(options, paths, version, platform, ignored, run_id)
@@ -195,7 +194,7 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
                 scratch.scratch_folder("run") as workdir:
             metadata["cpu_latency"] = awake
             metadata[s.META_RESOURCE_SAMPLING] = resources.sampling_metadata()
-            cpu_latency.warn("perfgate run", awake)
+            cpu_latency.warn(f"perfgate {options.command}", awake)
             for index, sub in enumerate(options.subexperiments, 1):
                 current = sub
                 with resources.collecting() as collected:
@@ -213,7 +212,8 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
                 print(progress_line(index, len(options.subexperiments), result), flush=True)
                 if result.outcome != s.OUTCOME_OK:
                     failures.append(sub.name)
-                    print(f"perfgate run: error: {describe(sub)}: {result.error}", file=sys.stderr, flush=True)
+                    print(f"perfgate {options.command}: error: {describe(sub)}: {result.error}", file=sys.stderr,
+                          flush=True)
             current = None
     except KeyboardInterrupt:
         metadata["interrupted"] = True

@@ -95,9 +95,9 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
     # samples and warm-up are the latency experiment's; a throughput test is timed instead
     options = resolve_options(output=output, samples=2, payloads=payloads, subexperiments=names, label=label,
                               warmup=0, harness=harness, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
-                              timeout=None, cpu_latency_request=cpu_latency_request)
+                              timeout=None, cpu_latency_request=cpu_latency_request, command="throughput")
     options = replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
-    environment, ignored, run_id, paths, version, platform = prepare_measurement(options, "throughput")
+    environment, ignored, run_id, paths, version, platform = prepare_measurement(options)
     tests = len(options.payloads) * len(settings.demands) * len(settings.recovery_times_ms)
     print(f"perfgate throughput: {len(options.subexperiments)} sub-experiment(s) x {tests} test(s) of "
           f"{settings.time_s:g} s (payloads {','.join(map(str, options.payloads))} B; demands "

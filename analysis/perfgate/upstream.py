@@ -50,12 +50,12 @@ from .fastdds_build.colcon import colcon_base, colcon_paths, run_colcon
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .fastdds_build.workspace import STATE_DIR, workspace_lock
 from .measure.environment import CHILD_ENV, scrub_environment
-from .measure.options import check_output_folder, cpu_pinning_metadata, machine_pin_cpus
+from .measure.options import check_output_folder, cpu_pinning_metadata, machine_pin_cpus, resolve_label
 from .measure.upstream_certificates import generate_certificates, latency_test_protection
 from .measure.upstream_commands import (LatencyTestCommand, latency_tests, original_xml, point_tests_at,
                                         write_pinned_launcher)
 from .measure.upstream_names import (LATENCY_TEST, LATENCY_TEST_SAMPLES, SUBEXPERIMENT_TESTS, TEST_PREFIX,
-                                     select_tests, subexperiment_tests, test_regex)
+                                     select_tests, subexperiment_tests, test_regex, unmapped_tests)
 from .measure.upstream_profiles import loopback_profiles
 from .measure.upstream_results import Collected, TestOutcome, collect, read_ctest_junit
 
@@ -127,6 +127,7 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     awake_request = cpu_latency.parse_request(cpu_latency_request)
     output, workspace = Path(output), Path(workspace).resolve()
     check_output_folder(output)
+    label = resolve_label(label, output)
     record = read_record(workspace)
     harness_paths(record, workspace)  # IncompleteError for a failed build
     if record.get("kept_from"):
@@ -149,13 +150,17 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
                               f"{', '.join(sorted(tests)) or f'no {TEST_PREFIX}* test'}", ctest_file)
     if lacking:
         print(f"perfgate run: note: this Fast DDS has no latency test for {', '.join(lacking)}", file=sys.stderr)
+    unmapped = unmapped_tests(tests)
+    if unmapped:
+        print(f"perfgate run: note: not run, no sub-experiment measures what they measure: {', '.join(unmapped)}",
+              file=sys.stderr)
     environment, ignored = scrub_environment(os.environ)
     for name in ignored:
         print(f"perfgate run: warning: ignoring {name} (Fast DDS configuration from the environment)", file=sys.stderr)
 
     copies_dir = workspace / STATE_DIR / "upstream" / "xml"
     output.mkdir(parents=True, exist_ok=True)
-    metadata = initial_metadata(label or output.name, record, subs, platform_info.this_machine(), copies_dir)
+    metadata = initial_metadata(label, record, subs, platform_info.this_machine(), copies_dir)
     metadata["environment"] = {"ignored": ignored}
     metadata["cpu_pinning"] = cpu_pinning_metadata(pin, pin_cpus)
     files.write_metadata(output, metadata)

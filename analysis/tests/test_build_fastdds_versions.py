@@ -10,6 +10,7 @@ Real colcon builds of small stand-in sources; the real Fast DDS 3.x build is the
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -26,6 +27,7 @@ from perfgate.fastdds_build import colcon
 from perfgate.fastdds_build import git as build_git
 from perfgate.fastdds_build import logs
 from perfgate.fastdds_build import record as build_record
+from perfgate.fastdds_build.workspace import place_fastcdr
 
 SYSTEM_FASTCDR = fastdds_source.installed_cmake_version("fastcdr")  # Debian's 1.0.26 (ci/debian-packages.txt)
 PINNED_URL = "https://fastcdr.example.invalid/eProsima/Fast-CDR.git"
@@ -153,6 +155,130 @@ def test_a_pin_that_cannot_be_fetched_says_what_git_said(pinned_origins, tmp_pat
     said = record["error"].split(f"{PINNED_URL}: ", 1)[1]
     assert said and said in done.stderr and "not our ref" in said  # git's own words
     assert not (workspace / "build").exists()  # nothing was compiled
+
+
+# --- --fastcdr-url: where the pinned commit is fetched from -----------------------------------------
+# A real Fast CDR repository: eProsima's, brought onto the machine as DEVELOPERS.md says (Tools), or
+# any clone named by PERFGATE_FASTCDR_REPOSITORY.
+FASTCDR_REPOSITORY = Path(os.environ.get("PERFGATE_FASTCDR_REPOSITORY") or "/work/.mirror/eProsima+Fast-CDR/repo")
+GITHUB_FASTCDR = "https://github.com/eProsima/Fast-CDR.git"
+
+
+def test_fastcdr_url_replaces_the_url_of_the_pin_only_where_the_pin_is_fetched():
+    three, two = fastdds_source.FastddsSource("fastdds", "3.6.2", 3), fastdds_source.FastddsSource("fastrtps", "2.9.1", 2)
+    pin = fastdds_source.SubmodulePin("thirdparty/fastcdr", PINNED_URL, "7d33a3b51a1585f5631b0a8d905bcc4f249d0f34")
+    plan = fastdds_source.dependency_plan(three, None, None, "1.0.26", "0.7.2", pin, "/srv/git/Fast-CDR")["fastcdr"]
+    assert plan == {"from": "submodule", "submodule": "thirdparty/fastcdr", "url": "/srv/git/Fast-CDR",
+                    "gitmodules_url": PINNED_URL, "commit": "7d33a3b51a1585f5631b0a8d905bcc4f249d0f34", "path": None}
+    # the system's where it fits; a checked-out submodule is mirrored, not fetched
+    assert fastdds_source.dependency_plan(two, None, None, "1.0.26", "0.7.2", pin, "/srv/git/Fast-CDR")["fastcdr"] == {
+        "from": "system", "version": "1.0.26"}
+    checked_out = fastdds_source.SubmodulePin("thirdparty/fastcdr", "", None, "/src/fastdds/thirdparty/fastcdr")
+    assert "gitmodules_url" not in fastdds_source.dependency_plan(three, None, None, "1.0.26", "0.7.2", checked_out,
+                                                                  "/srv/git/Fast-CDR")["fastcdr"]
+
+
+def test_the_version_of_a_source_without_package_xml(tmp_path):
+    """Fast CDR 1.x has no package.xml and a project() without VERSION: its configure.ac says it (this
+    was a TypeError, exit 1, for a project() without package.xml, and None for configure.ac)."""
+    only_project = make_source(tmp_path / "a", "fastcdr", "2.3.5", None)
+    assert fastdds_source.source_version(only_project) == "2.3.5"
+    old = tmp_path / "fastcdr1"
+    old.mkdir()
+    (old / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.16)\nproject(fastcdr LANGUAGES CXX)\n")
+    (old / "configure.ac").write_text("# c\nm4_define([version_major],[1])\nm4_define([version_minor],[1])\n"
+                                      "m4_define([version_micro],[1])\n")
+    assert fastdds_source.source_version(old) == "1.1.1"
+    assert fastdds_source.configure_ac_version("m4_define([version_major],[1])\n") is None
+
+
+def test_repository_options_are_checked_before_anything_is_fetched(tmp_path, monkeypatch):
+    (tmp_path / "mirror").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert build_git.check_git_url("mirror", "--fastcdr-url") == str(tmp_path / "mirror")  # git runs elsewhere
+    assert build_git.check_git_url(GITHUB_FASTCDR, "--git-url") == GITHUB_FASTCDR
+    assert build_git.check_git_url("git@github.com:eProsima/Fast-CDR.git", "--git-url") == \
+        "git@github.com:eProsima/Fast-CDR.git"
+    for url, message in (("--upload-pack=touch x", "starts with '-', which git would read as an option"),
+                         ("https://a/b.git\n[core]", "holds a control character"), (" ", "is empty")):
+        with pytest.raises(InputError, match=re.escape(message)):
+            build_git.check_git_url(url, "--fastcdr-url")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fastcdr-url=-x"], "--fastcdr-url '-x' starts with '-'"),
+    (["--fastcdr-url", ""], "--fastcdr-url is empty"),
+    (["--fastcdr-url", "/srv/Fast-CDR", "--fastcdr-source", "{tmp}"], "either --fastcdr-source or --fastcdr-url"),
+    (["--git-url=-u", "--commit", "v3.6.2"], "--git-url '-u' starts with '-'"),
+])
+def test_bad_repository_options_exit_2_before_anything_is_made(tmp_path, args, message):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    done = perfgate("build", "--workspace", str(tmp_path / "ws"), *args)
+    assert done.returncode == s.EXIT_USAGE, done.stderr
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert not (tmp_path / "ws").exists()
+
+
+@pytest.fixture(scope="module")
+def pinning_real_fastcdr(tmp_path_factory) -> dict:
+    """A stand-in Fast DDS 3.x repository whose commits pin real Fast CDR commits under GitHub's URL, which
+    no machine here reaches: v2.3.5 (what Fast DDS 3.6.2 pins) and v1.1.1 (a major 3.x does not take)."""
+    if not (FASTCDR_REPOSITORY / "HEAD").is_file() and not (FASTCDR_REPOSITORY / ".git").exists():
+        pytest.skip(f"no Fast CDR repository at {FASTCDR_REPOSITORY} (PERFGATE_FASTCDR_REPOSITORY)")
+    tags = {tag: git_in(FASTCDR_REPOSITORY, "rev-parse", f"{tag}^{{commit}}") for tag in ("v2.3.5", "v1.1.1")}
+    fastdds = make_source(tmp_path_factory.mktemp("pinning") / "fastdds", "fastdds", "3.6.2.0", "3.6.2", body=BROKEN)
+    (fastdds / ".gitmodules").write_text(f'[submodule "thirdparty/fastcdr"]\n\tpath = thirdparty/fastcdr\n'
+                                         f'\turl = {GITHUB_FASTCDR}\n')
+    git_in(fastdds, "init", "-q")
+    git_in(fastdds, "add", ".")
+    commits = {}
+    for tag, pinned in tags.items():
+        git_in(fastdds, "update-index", "--add", "--cacheinfo", f"160000,{pinned},thirdparty/fastcdr")
+        git_in(fastdds, "commit", "-qm", f"pinning Fast CDR {tag}")
+        commits[tag] = git_in(fastdds, "rev-parse", "HEAD")
+    return {"fastdds": fastdds, "pinned": tags, "commits": commits}
+
+
+def test_a_pin_is_fetched_from_the_fastcdr_url(pinning_real_fastcdr, tmp_path):
+    """Through the command line, up to the sources: the pin fetched from the real Fast CDR repository
+    given as --fastcdr-url (GitHub's URL of .gitmodules is not reached), recorded with both URLs; a
+    Fast CDR 1 pinned for a Fast DDS 3 stops the build there (exit 3), before anything is compiled."""
+    origins, workspace = pinning_real_fastcdr, tmp_path / "ws"
+    done = perfgate("build", "--workspace", str(workspace), "--git-url", f"file://{origins['fastdds']}", "--commit",
+                    origins["commits"]["v1.1.1"], "--fastcdr-url", str(FASTCDR_REPOSITORY), "--no-ccache")
+    assert done.returncode == s.EXIT_INCOMPLETE, done.stderr
+    record = build_record.read_record(workspace)
+    assert record["dependencies"]["fastcdr"] == {
+        "from": "submodule", "submodule": "thirdparty/fastcdr", "url": str(FASTCDR_REPOSITORY.resolve()),
+        "gitmodules_url": GITHUB_FASTCDR, "commit": origins["pinned"]["v1.1.1"], "path": None}
+    assert git_in(workspace / "src" / "fastcdr", "rev-parse", "HEAD") == origins["pinned"]["v1.1.1"]
+    assert "Fast CDR 1.1.1 is not the 2.x this Fast DDS needs" in record["error"]
+    assert not (workspace / "build").exists()  # nothing was compiled
+    # the same commit without --fastcdr-url: GitHub is asked, which says no here (or, with a host, 1.1.1 again)
+    without = perfgate("build", "--workspace", str(tmp_path / "ws2"), "--git-url", f"file://{origins['fastdds']}",
+                       "--commit", origins["commits"]["v1.1.1"], "--no-ccache")
+    assert without.returncode == s.EXIT_INCOMPLETE
+    assert build_record.read_record(tmp_path / "ws2")["dependencies"]["fastcdr"]["url"] == GITHUB_FASTCDR
+
+
+def test_the_pinned_fast_cdr_2_is_placed_from_the_fastcdr_url(pinning_real_fastcdr, tmp_path):
+    """The source step of a build that goes on: v2.3.5, the pin of Fast DDS 3.6.2, checked out from the
+    real repository with its version read (the compile of Fast CDR itself is the slow test's)."""
+    origins, workspace = pinning_real_fastcdr, tmp_path / "ws"
+    checkout = tmp_path / "fastdds"
+    build_git.fetch_git(f"file://{origins['fastdds']}", origins["commits"]["v2.3.5"], checkout)
+    pin = fastdds_source.read_submodule_pin(checkout, checkout, None, fetch_url=str(FASTCDR_REPOSITORY))
+    assert pin == fastdds_source.SubmodulePin("thirdparty/fastcdr", GITHUB_FASTCDR, origins["pinned"]["v2.3.5"])
+    three = fastdds_source.FastddsSource("fastdds", "3.6.2", 3)
+    plan = fastdds_source.dependency_plan(three, None, None, "1.0.26", "0.7.2", pin, str(FASTCDR_REPOSITORY))
+    placed = place_fastcdr(workspace, plan["fastcdr"], 2)
+    assert placed["version"] == "2.3.5" and placed["url"] == str(FASTCDR_REPOSITORY)
+    assert git_in(workspace / "src" / "fastcdr", "rev-parse", "HEAD") == origins["pinned"]["v2.3.5"]
+    # a source whose .gitmodules names no URL: the commit is enough with --fastcdr-url
+    (checkout / ".gitmodules").unlink()
+    assert fastdds_source.read_submodule_pin(checkout, checkout, None) is None
+    assert fastdds_source.read_submodule_pin(checkout, checkout, None, fetch_url=str(FASTCDR_REPOSITORY)) == \
+        fastdds_source.SubmodulePin("thirdparty/fastcdr", "", origins["pinned"]["v2.3.5"])
 
 
 # --- warnings never fatal; the harness against the workspace's Fast DDS only ------------------------

@@ -159,6 +159,29 @@ def test_reuse_needs_the_same_commit_harness_sources_and_cmake_arguments(tmp_pat
 
 
 @pytest.mark.compiles
+def test_a_commit_linked_out_of_the_workspace_is_built_not_reused(tmp_path, capsys):
+    """WS/installs/<sha> as a link to a valid kept install elsewhere (perfgate makes no such link): reused,
+    the workspace would measure a build it did not make under that commit's name."""
+    workspace, other = tmp_path / "ws", tmp_path / "other"
+    elsewhere = kept.keep(other, make_install(other, RELOCATABLE, sha(1), note="elsewhere"))
+    record = make_install(workspace, RELOCATABLE, sha(1), note="here")
+    args, sources = record["cmake_args"], record["harness_source"]
+    assert kept.reusable(other, sha(1), sources, args) == elsewhere  # what the link points to would do
+    (workspace / "installs").mkdir()
+    (workspace / "installs" / sha(1)).symlink_to(elsewhere)
+    capsys.readouterr()
+    assert kept.reusable(workspace, sha(1), sources, args) is None
+    assert f"{workspace / 'installs' / sha(1)} is a link, not an install perfgate kept: not reused" in \
+        capsys.readouterr().err
+    # the build then keeps its own install in its place; what the link pointed to is untouched
+    folder = kept.keep(workspace, record)
+    assert folder == workspace / "installs" / sha(1) and not folder.is_symlink()
+    assert runs(folder / "bin" / native_harness.LATENCY_EXECUTABLE) == "here"
+    assert runs(elsewhere / "bin" / native_harness.LATENCY_EXECUTABLE) == "elsewhere"
+    assert kept.reusable(workspace, sha(1), sources, args) == folder
+
+
+@pytest.mark.compiles
 def test_pruning_keeps_the_most_recently_used_and_every_named_one(tmp_path):
     workspace = tmp_path / "ws"
     folders = {}

@@ -264,6 +264,9 @@ def test_a_subscriber_killed_mid_run_is_exit_3_within_10_s_keeping_the_finished_
     assert len(table) in (1, 2) and table.iloc[0][s.PAYLOAD] == 16 and table.iloc[0][s.LOST] == 0
     entry = files.read_metadata(output)[s.META_SUBEXPERIMENTS]["interprocess_reliable"]
     assert entry[s.META_OUTCOME] != s.OUTCOME_OK and entry["error"]
+    # every line names the command that ran, not `perfgate run` whose loop it shares
+    assert "perfgate throughput: error: interprocess_reliable (udpv4, reliable): " in stderr, stderr
+    assert "perfgate run" not in stderr, stderr
 
 
 # --- in the gate -----------------------------------------------------------------------------------------------

@@ -53,6 +53,42 @@ CASES = {
     "infinite threshold": (["compare", "--reference", "{out}", "--results", "{out}", "--plots-directory", "{out}",
                             "--fail-threshold", "inf"],
                            "perfgate compare: error: argument --fail-threshold: not a finite number: 'inf'"),
+    # --subscribers N that would add no one-to-many sub-experiment: refused, not silently ignored
+    "subscribers with only floors": (["run", "--output", "{out}", "--subexperiments", "floor_udp,floor_tcp",
+                                      "--subscribers", "2"],
+                                     "perfgate run: error: --subscribers 2 adds nothing: each selected sub-experiment "
+                                     "(floor_udp, floor_tcp) is a floor or one-to-many already"),
+    "subscribers with one-to-many names only": (["run", "--output", "{out}", "--subexperiments",
+                                                 f"{SUB}_1to3,floor_udp", "--subscribers", "2"],
+                                                "perfgate run: error: --subscribers 2 adds nothing"),
+    # a label lands in metadata, file and folder names, reports and JUnit: printable text only
+    "label with a line break": (["run", "--output", "{out}", "--label", "nightly\nperfgate run: ok"],
+                                "perfgate run: error: argument --label: the label 'nightly\\nperfgate run: ok' "
+                                "holds a control character (U+000A) at character 8"),
+    "label with a terminal escape": (["throughput", "--output", "{out}", "--label", "\x1b[31mred"],
+                                     "perfgate throughput: error: argument --label: the label '\\x1b[31mred' holds "
+                                     "a control character (U+001B) at character 1"),
+    "label with a carriage return": (["ab", "--output", "{out}", "--baseline", "system", "--candidate", "system",
+                                      "--label", "a\rb"],
+                                     "perfgate ab: error: argument --label: the label 'a\\rb' holds a control "
+                                     "character (U+000D)"),
+    "label with a tab": (["gate", "--output", "{out}", "--label", "a\tb"],
+                         "perfgate gate: error: argument --label: the label 'a\\tb' holds a control character"),
+    "label that reads backwards": (["run", "--output", "{out}", "--label", "fast\u202etxt.exe"],
+                                   "perfgate run: error: argument --label: the label 'fast\\u202etxt.exe' holds an "
+                                   "invisible format character (U+202E)"),
+    "label that is not UTF-8": (["run", "--output", "{out}", "--label", "caf\udce9"],
+                                "perfgate run: error: argument --label: the label 'caf\\udce9' holds a byte that "
+                                "is not UTF-8 (U+DCE9)"),
+    "label with a line break (ab-throughput)": (["ab-throughput", "--output", "{out}", "--baseline", "system",
+                                                 "--candidate", "system", "--label", "a\nb"],
+                                                "perfgate ab-throughput: error: argument --label: the label 'a\\nb' "
+                                                "holds a control character (U+000A)"),
+    "empty label": (["run", "--output", "{out}", "--label", ""],
+                    "perfgate run: error: argument --label: the label '' is empty"),
+    "label too long": (["run", "--output", "{out}", "--label", "é" * 101],
+                       "perfgate run: error: argument --label: the label '" + "\\xe9" * 101 + "' is 202 bytes long "
+                       "(UTF-8), more than 200"),
 }
 
 
@@ -96,3 +132,21 @@ def test_a_given_timeout_is_kept(tmp_path):
                                   label=None, warmup=None, harness=None, fastdds_prefix=None, pin_cpus="none",
                                   timeout=0.5)
     assert options.timeout_s == 0.5
+
+
+@pytest.mark.parametrize("name", ["nightly\n2026", "run\x1b[2K", "a\u2028b"])
+def test_an_output_folder_name_that_is_no_label_needs_a_label(tmp_path, name):
+    """The default label is the output folder's name: the same rule holds for it, for the harness and
+    the upstream engine, before anything is written."""
+    output = tmp_path / name
+    with pytest.raises(InputError, match=r"the output folder's name .*, the default label, holds .*: give --label"):
+        run_options.resolve_options(output=output, samples=200, payloads=None, subexperiments=[SUB], label=None,
+                                    warmup=None, harness=None, fastdds_prefix=None, pin_cpus="none", timeout=None)
+    assert run_options.resolve_options(output=output, samples=200, payloads=None, subexperiments=[SUB],
+                                       label="nightly", warmup=None, harness=None, fastdds_prefix=None,
+                                       pin_cpus="none", timeout=None).label == "nightly"
+    result = subprocess.run([str(PERFGATE), "run", "--engine", "upstream", "--workspace", str(tmp_path / "ws"),
+                             "--output", str(output)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == s.EXIT_USAGE
+    assert result.stderr.count("\n") == 1 and "the default label, holds" in result.stderr, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -45,6 +45,22 @@ def parse_revision(text: str) -> Revision:
     return Revision(kind, tuple(refs))
 
 
+# --- which repository: --git-url, --fastcdr-url ------------------------------------------------------
+def check_git_url(url: str, option: str) -> str:
+    """A repository option as git will be given it; InputError (nothing fetched yet) for what git would
+    misread. A local folder (a path, not `scheme://...` or `host:path`) is made absolute: git fetches in
+    the workspace's checkout, where a relative path would name another folder."""
+    if not url.strip():
+        raise InputError(f"{option} is empty; give a repository URL or folder")
+    if url.startswith("-"):
+        raise InputError(f"{option} {url!r} starts with '-', which git would read as an option")
+    if any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f or c.isspace() and c != " " for c in url):
+        raise InputError(f"{option} {ascii(url)} holds a control character")
+    if "://" not in url and Path(url).exists():
+        return str(Path(url).resolve())
+    return url
+
+
 # --- the git checkout -----------------------------------------------------------------------------
 def run_git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
     try:

@@ -179,10 +179,19 @@ def touch(folder: Path) -> None:
 # --- reuse ------------------------------------------------------------------------------------------
 def reusable(workspace: Path, commit: str | None, harness_source: str, cmake_args: list[str]) -> Path | None:
     """The kept folder of this commit when it was built from the same harness sources with the same CMake
-    arguments (and its harness is there); else None."""
+    arguments (and its harness is there); else None.
+
+    Only a folder perfgate kept counts: WS/installs/<commit> that is a symbolic link (perfgate makes
+    none under a commit's name: --keep-as refuses one) is not reused but built over, with a warning.
+    Reused, it would make the workspace's record name whatever it points to, anywhere, as that commit's
+    build, and be measured as such; building costs minutes and is always right."""
     if commit is None or not _COMMIT.fullmatch(commit):
         return None
     folder = installs_dir(workspace) / commit
+    if folder.is_symlink():
+        print(f"perfgate build: warning: {folder} is a link, not an install perfgate kept: not reused, the "
+              "commit is built", file=sys.stderr, flush=True)
+        return None
     try:
         record = json.loads((folder / s.BUILD_RECORD_FILE).read_text())
     except (OSError, ValueError):

@@ -9,6 +9,7 @@ from typing import Mapping
 
 from .. import cpu_latency, outputs, platform_info
 from .. import schema as s
+from ..cli_types import label_problem
 from ..errors import InputError
 
 # The default run: the ten of the contract, then the machine's floor (plain sockets), so that every
@@ -58,6 +59,7 @@ class RunOptions:
     echo_delay_ns: Mapping[str, int] = field(default_factory=dict)
     cpu_latency: str = cpu_latency.LATENCY_SYSTEM  # awake: idle CPUs kept polling while measuring (cpu_latency.py)
     throughput: ThroughputSettings | None = None  # bursts instead of round trips (perfgate throughput)
+    command: str = "run"  # the perfgate command measuring, which every message names (`perfgate <command>: ...`)
 
 
 def default_timeout(samples: int, warmup: int, payloads: int, subscribers: int = 1) -> float:
@@ -106,15 +108,35 @@ def cpu_pinning_metadata(pin: tuple[int, int] | None, requested: str | None = No
 
 
 def one_to_many_names(names: list[str], subscribers: int | None) -> list[str]:
-    """--subscribers N: `<sub>_1to<N>` of every named latency sub-experiment with one subscriber."""
+    """--subscribers N: `<sub>_1to<N>` of every named latency sub-experiment with one subscriber.
+
+    When none of the named has one subscriber (only floors, or `_1to<M>` names already), the option
+    would add nothing: refused rather than ignored, since a run the user asked to measure one-to-many
+    that measures none looks like one that did."""
     if subscribers is None:
         return []
     if not 2 <= int(subscribers) <= s.MAX_SUBSCRIBERS:
         raise InputError(f"--subscribers takes 2 to {s.MAX_SUBSCRIBERS} (one subscriber is every other "
                          f"sub-experiment), got {subscribers}")
     bases = [s.KNOWN_SUBEXPERIMENTS[n] for n in names]
-    added = [s.one_to_many_name(b.name, int(subscribers)) for b in bases if not b.is_floor and b.subscribers == 1]
+    takers = [b for b in bases if not b.is_floor and b.subscribers == 1]
+    if not takers:
+        raise InputError(f"--subscribers {subscribers} adds nothing: each selected sub-experiment ({', '.join(names)}) "
+                         "is a floor or one-to-many already; select one with one subscriber, or drop --subscribers")
+    added = [s.one_to_many_name(b.name, int(subscribers)) for b in takers]
     return [name for name in added if name not in names]  # named already: measured once
+
+
+def resolve_label(label: str | None, output: Path) -> str:
+    """The experiment's label: --label, else the output folder's name; InputError when it is not
+    printable text (cli_types.label_problem: it ends up in metadata, reports, JUnit and messages)."""
+    chosen = Path(output).resolve().name if label is None else str(label)
+    problem = label_problem(chosen)
+    if problem is None:
+        return chosen
+    if label is not None:
+        raise InputError(f"--label: the label {ascii(chosen)} {problem}")
+    raise InputError(f"the output folder's name {ascii(chosen)}, the default label, {problem}: give --label")
 
 
 def check_output_folder(output: Path) -> None:
@@ -129,7 +151,8 @@ def check_output_folder(output: Path) -> None:
 
 
 def resolve_options(*, output, samples, payloads, subexperiments, label, warmup, harness,
-                    fastdds_prefix, pin_cpus, timeout, cpu_latency_request=None, subscribers=None) -> RunOptions:
+                    fastdds_prefix, pin_cpus, timeout, cpu_latency_request=None, subscribers=None,
+                    command="run") -> RunOptions:
     """Validate the command line; InputError (exit 2) before anything is built or written."""
     output = Path(output)
     check_output_folder(output)
@@ -161,7 +184,7 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
     subs = tuple(s.KNOWN_SUBEXPERIMENTS[n] for n in names)
     return RunOptions(
         output=output,
-        label=label if label else output.resolve().name,
+        label=resolve_label(label, output),
         samples=int(samples),
         payloads=payloads,
         subexperiments=subs,
@@ -173,4 +196,5 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
         harness=Path(harness).resolve() if harness is not None else None,
         fastdds_prefix=Path(fastdds_prefix).resolve() if fastdds_prefix is not None else None,
         cpu_latency=cpu_latency.parse_request(cpu_latency_request),
+        command=command,
     )

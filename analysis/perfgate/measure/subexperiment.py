@@ -184,7 +184,7 @@ def run_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: HarnessP
             result.earlier_errors = earlier_errors
             return result
         earlier_errors.append(result.error)
-        print(f"perfgate run: warning: {describe(sub)}: {result.error}; trying again in a fresh domain",
+        print(f"perfgate {options.command}: warning: {describe(sub)}: {result.error}; trying again in a fresh domain",
               file=sys.stderr, flush=True)
 
 
