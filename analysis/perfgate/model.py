@@ -25,6 +25,9 @@ from . import files
 from . import schema as s
 from .errors import InputError
 
+KIND_THROUGHPUT = "throughput"  # Metadata.kind of a throughput experiment (docs/formats.md section 15)
+KIND_AB = "ab"  # of an A/B folder (section 10); a latency experiment has no kind
+
 STR, INT, NUMBER, BOOL, OBJECT, LIST, ANY = "a string", "an integer", "a number", "true or false", "an object", "a list", "any"
 _IS = {
     STR: lambda v: isinstance(v, str),
@@ -37,8 +40,12 @@ _IS = {
 }
 
 
+def as_json(value: Any) -> Any:
+    """The JSON form of a field's value (a record, a mapping of records, a tuple, ...)."""
+    return _plain(value)
+
+
 def _plain(value: Any) -> Any:
-    """The JSON form of a field's value."""
     if isinstance(value, Record):
         return value.to_json()
     if isinstance(value, (tuple, list)):
@@ -115,7 +122,11 @@ def _record(cls):
     cls.__annotations__ = {**cls.__annotations__, "extra": "Mapping[str, Any]", "nulls": "frozenset[str]"}
     cls.extra = field(default_factory=dict, compare=True)
     cls.nulls = field(default_factory=frozenset, compare=False)
-    return dataclass(frozen=True)(cls)
+    made = dataclass(frozen=True)(cls)
+    fields = {f.name for f in dataclasses.fields(made)} - {"extra", "nulls"}
+    if fields != set(cls._KINDS):  # the JSON kinds name every field, and nothing else
+        raise TypeError(f"{cls.__name__}._KINDS and its fields differ: {sorted(fields ^ set(cls._KINDS))}")
+    return made
 
 
 # --- the Fast DDS measured ----------------------------------------------------------------------
@@ -211,7 +222,7 @@ class Environment(Record):
 
 
 @_record
-class ThroughputSettings(Record):
+class ThroughputRecord(Record):
     """`throughput` of a throughput run (docs/formats.md section 15)."""
     demands: tuple[int, ...] | None = None
     recovery_times_ms: tuple[int, ...] | None = None
@@ -331,7 +342,7 @@ class Metadata(Record):
     cpu_latency: CpuLatency | None = None
     environment: Environment | None = None
     resource_sampling: Mapping[str, Any] | None = None  # interval_s, source (perfgate.measure.resources)
-    throughput: ThroughputSettings | None = None
+    throughput: ThroughputRecord | None = None
     build_failed: BuildFailure | None = None
     injected_echo_delay_ns: Mapping[str, int] | None = None  # an A/B arm's experiment
     arms: Mapping[str, AbArm] | None = None  # an A/B folder's
@@ -345,7 +356,7 @@ class Metadata(Record):
         "samples": INT, "payloads": LIST, "warmup": INT, "requested_subexperiments": LIST,
         "subexperiments": (SubexperimentOutcome,), "platform": Platform, "load_average": LoadAverage,
         "cpu_pinning": CpuPinning, "cpu_latency": CpuLatency, "environment": Environment,
-        "resource_sampling": OBJECT, "throughput": ThroughputSettings, "build_failed": BuildFailure,
+        "resource_sampling": OBJECT, "throughput": ThroughputRecord, "build_failed": BuildFailure,
         "injected_echo_delay_ns": OBJECT, "arms": (AbArm,), "rounds": INT, "order": STR, "turn_samples": INT,
         "failures": LIST}
 
