@@ -17,6 +17,15 @@ from junit_xml import TestCase, TestSuite
 
 __all__ = ["TestCase", "suite", "document"]
 COUNTS = ("tests", "failures", "errors")
+# junit-xml writes attributes in alphabetical order; perfgate keeps the order its files always had
+# (name first), so that a JUnit file reads, and compares with an older one, as before
+SUITE_ORDER = ("name", "tests", "failures", "errors", "skipped", "disabled", "time", "timestamp")
+CASE_ORDER = ("name", "classname", "file", "line", "time")
+
+
+def _ordered(element: ET.Element, order: tuple[str, ...]) -> None:
+    first = {key: element.attrib[key] for key in order if key in element.attrib}
+    element.attrib = {**first, **{k: v for k, v in element.attrib.items() if k not in first}}
 
 
 def suite(name: str, cases: list[TestCase], properties: dict[str, str] | None = None,
@@ -25,6 +34,8 @@ def suite(name: str, cases: list[TestCase], properties: dict[str, str] | None = 
     element = TestSuite(name, cases, properties=properties or None, timestamp=timestamp or None).build_xml_doc()
     for case in element.iter("testcase"):
         case.attrib.setdefault("time", "0")
+        _ordered(case, CASE_ORDER)
+    _ordered(element, SUITE_ORDER)
     return element
 
 
