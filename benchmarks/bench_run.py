@@ -57,13 +57,13 @@ def timed_run(output: Path, samples: int | None) -> tuple[float, int]:
 
 def print_breakdown(output: Path) -> None:
     metadata = files.read_metadata(output) or {}
-    entries = metadata.get(s.META_SUBEXPERIMENTS, {})
+    entries = metadata.get("subexperiments", {})
     for name in metadata.get("requested_subexperiments", []):
         entry = entries.get(name)
         if entry is None:
             continue
         median = ", ".join(f"{p} B median {m:.3f} us" for p, m in entry.get("median_us", {}).items())
-        print(f"    {name:40s} {entry.get('duration_s', 0):7.1f} s  {entry[s.META_OUTCOME]}  {median}")
+        print(f"    {name:40s} {entry.get('duration_s', 0):7.1f} s  {entry['outcome']}  {median}")
 
 
 def verdict(elapsed: float, target: float) -> str:
@@ -73,10 +73,10 @@ def verdict(elapsed: float, target: float) -> str:
 def medians(experiment: Path) -> dict[tuple[str, int], float]:
     """(sub-experiment, payload) -> median of the round trip, from the raw measurements."""
     metadata = files.read_metadata(experiment) or {}
-    half = metadata.get(s.META_LATENCY_DEFINITION) == s.HALF_ROUND_TRIP
+    half = metadata.get("latency_definition") == s.HALF_ROUND_TRIP
     found = {}
     for sub, raw_csv in files.raw_files(experiment).items():
-        entry = metadata.get(s.META_SUBEXPERIMENTS, {}).get(sub, {})
+        entry = metadata.get("subexperiments", {}).get(sub, {})
         subtracted = entry.get("clock_overhead_subtracted_us") or 0.0
         summary = process.summarise(files.read_raw(raw_csv))
         for payload, median in zip(summary[s.BYTES], summary[s.MEDIAN]):

@@ -37,15 +37,15 @@ def run(output: Path, quick: bool) -> tuple[float, int]:
 def describe(output: Path) -> list[str]:
     metadata = files.read_metadata(output) or {}
     lines = []
-    for sub, entry in (metadata.get(s.META_SUBEXPERIMENTS) or {}).items():
+    for sub, entry in (metadata.get("subexperiments") or {}).items():
         path = output / s.throughput_csv_name(sub)
         if not path.is_file():
-            lines.append(f"  {sub:<40} {entry.get(s.META_OUTCOME)}: {str(entry.get('error'))[:100]}")
+            lines.append(f"  {sub:<40} {entry.get('outcome')}: {str(entry.get('error'))[:100]}")
             continue
         table = read_throughput(path)
         best = table.loc[table[s.SUBSCRIPTION_THROUGHPUT].idxmax()]
         lost = int(table[s.LOST].sum())
-        lines.append(f"  {sub:<40} {entry.get(s.META_OUTCOME)}: {len(table)} tests, up to "
+        lines.append(f"  {sub:<40} {entry.get('outcome')}: {len(table)} tests, up to "
                      f"{best[s.SUBSCRIPTION_THROUGHPUT]:9.1f} Mb/s ({int(best[s.PAYLOAD])} B x {int(best[s.DEMAND])}), "
                      f"lost {lost} of {int(table[s.SENT].sum())}")
     return lines

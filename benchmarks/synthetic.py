@@ -39,15 +39,15 @@ def raw_latencies(rng: np.random.Generator, median: float, samples: int) -> np.n
 
 def metadata(label: str, created: datetime, commit: str, samples: int, subs: list[str]) -> dict:
     return {
-        s.META_LABEL: label,
-        s.META_CREATED: created.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        s.META_FASTDDS: {"version": "2.9.1", "commit": commit, "source": s.FASTDDS_SOURCE_SYSTEM, "prefix": "/usr"},
-        s.META_HARNESS: {"name": "synthetic", "version": "1", "warmup": 0},
-        s.META_LATENCY_DEFINITION: s.ROUND_TRIP,
-        s.META_SAMPLES: samples,
-        s.META_PAYLOADS: list(s.PAYLOADS),
-        s.META_SUBEXPERIMENTS: {sub: {s.META_OUTCOME: s.OUTCOME_OK, "error": None} for sub in subs},
-        s.META_PLATFORM: dict(PLATFORM),
+        "label": label,
+        "created_utc": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "fastdds": {"version": "2.9.1", "commit": commit, "source": s.FASTDDS_SOURCE_SYSTEM, "prefix": "/usr"},
+        "harness": {"name": "synthetic", "version": "1", "warmup": 0},
+        "latency_definition": s.ROUND_TRIP,
+        "samples": samples,
+        "payloads": list(s.PAYLOADS),
+        "subexperiments": {sub: {"outcome": s.OUTCOME_OK, "error": None} for sub in subs},
+        "platform": dict(PLATFORM),
     }
 
 

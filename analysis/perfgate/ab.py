@@ -28,6 +28,8 @@ from .harness import HarnessPaths
 from .measure import commands, subexperiment
 from .measure import environment as run_environment
 from .measure import options as run_options
+from .model import (KIND_AB, AbArm, CpuLatency, CpuPinning, Environment, FastDDS, LoadAverage, Metadata, Platform,
+                    write_metadata)
 
 # 16 rounds: with 20 tests at a family-wise 2 %, one round in which one arm hit a bad machine state
 # can neither hide a regression nor fake one (see verdict.py); fewer rounds lose that.
@@ -57,7 +59,7 @@ class Arm:
     spec: ArmSpec
     paths: HarnessPaths
     version: str
-    fastdds: dict  # the `fastdds` part of metadata.json, as `perfgate run` writes it for this Fast DDS
+    fastdds: FastDDS  # the `fastdds` part of metadata.json, as `perfgate run` writes it for this Fast DDS
     echo_delay_ns: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -65,15 +67,15 @@ class Arm:
         return self.spec.name
 
 
-def fastdds_entry(spec: ArmSpec, version: str) -> dict:
+def fastdds_entry(spec: ArmSpec, version: str) -> FastDDS:
     if spec.build_record is not None:
         from . import build
 
         return build.fastdds_metadata(spec.build_record)
     prefix = spec.fastdds_prefix
-    return {"version": version, "commit": run.fastdds_commit(prefix),
-            "source": s.FASTDDS_SOURCE_SYSTEM if prefix is None else s.FASTDDS_SOURCE_COLCON,
-            "prefix": str(prefix) if prefix is not None else "/usr"}
+    return FastDDS.record(version=version, commit=run.fastdds_commit(prefix),
+                          source=s.FASTDDS_SOURCE_SYSTEM if prefix is None else s.FASTDDS_SOURCE_COLCON,
+                          prefix=str(prefix) if prefix is not None else "/usr")
 
 
 # --- options --------------------------------------------------------------------------------------
@@ -174,52 +176,52 @@ def arm_options(plan: AbPlan, arm: Arm, round_dir: Path) -> run_options.RunOptio
                    fastdds_prefix=arm.spec.fastdds_prefix, harness=arm.paths.latency, echo_delay_ns=arm.echo_delay_ns)
 
 
-def ab_metadata(plan: AbPlan, arms: list[Arm], platform: dict, ignored: list[str], run_id: str) -> dict:
-    return {
-        s.META_LABEL: plan.label,
-        "kind": "ab",
-        s.META_CREATED: clock.utc_now(),
-        "arms": {arm.name: {"spec": arm.spec.spec, s.META_FASTDDS: arm.fastdds,
-                            "harness": str(arm.paths.latency), "injected_echo_delay_ns": arm.echo_delay_ns}
-                 for arm in arms},
-        "rounds": plan.rounds,
-        "order": ("both arms at once, taking turns of turn_samples round trips; the arm that takes the first turn "
-                  "alternates per round and per sub-experiment") if plan.turn_samples else
-                 "arms alternate per round and per sub-experiment; the same sub-experiment back to back",
-        "turn_samples": plan.turn_samples,
-        s.META_SAMPLES: plan.options.samples,
-        s.META_PAYLOADS: list(plan.options.payloads),
-        "warmup": plan.options.warmup,
-        "requested_subexperiments": [sub.name for sub in plan.options.subexperiments],
-        "cpu_pinning": run_options.cpu_pinning_metadata(plan.options.pin_cpus, plan.options.pin_request),
-        "cpu_latency": None,  # while measuring: cpu_latency.hold_awake's entry
-        s.META_PLATFORM: platform,
-        "load_average": {"before": clock.load_average(), "after": None},
-        "environment": {"ignored": sorted(ignored), "set_for_harness": dict(run_environment.CHILD_ENV)},
-        "perfgate_version": __version__,
-        "failures": [],
-        "run_id": run_id,
-        "finished_utc": None,
-        "interrupted": False,
-    }
+def ab_metadata(plan: AbPlan, arms: list[Arm], platform: Platform, ignored: list[str], run_id: str) -> Metadata:
+    return Metadata.record(
+        label=plan.label,
+        kind=KIND_AB,
+        created_utc=clock.utc_now(),
+        arms={arm.name: AbArm.record(spec=arm.spec.spec, fastdds=arm.fastdds, harness=str(arm.paths.latency),
+                                     injected_echo_delay_ns=arm.echo_delay_ns)
+              for arm in arms},
+        rounds=plan.rounds,
+        order=("both arms at once, taking turns of turn_samples round trips; the arm that takes the first turn "
+               "alternates per round and per sub-experiment") if plan.turn_samples else
+              "arms alternate per round and per sub-experiment; the same sub-experiment back to back",
+        turn_samples=plan.turn_samples,
+        samples=plan.options.samples,
+        payloads=tuple(plan.options.payloads),
+        warmup=plan.options.warmup,
+        requested_subexperiments=tuple(sub.name for sub in plan.options.subexperiments),
+        cpu_pinning=CpuPinning.record(**run_options.cpu_pinning_metadata(plan.options.pin_cpus,
+                                                                         plan.options.pin_request)),
+        cpu_latency=None,  # while measuring: cpu_latency.hold_awake's entry
+        platform=platform,
+        load_average=LoadAverage.record(before=clock.load_average(), after=None),
+        environment=Environment.record(ignored=tuple(sorted(ignored)),
+                                       set_for_harness=dict(run_environment.CHILD_ENV)),
+        perfgate_version=__version__,
+        failures=(),
+        run_id=run_id,
+        finished_utc=None,
+        interrupted=False,
+    )
 
 
-def open_round(plan: AbPlan, arms: list[Arm], round_dir: Path, platform: dict,
-               run_id: str) -> dict[str, tuple[run_options.RunOptions, dict]]:
+def open_round(plan: AbPlan, arms: list[Arm], round_dir: Path, platform: Platform,
+               run_id: str) -> dict[str, tuple[run_options.RunOptions, Metadata]]:
     """Per arm: the run options and the metadata of its experiment folder in this round."""
     opened = {}
     for arm in arms:
         options = arm_options(plan, arm, round_dir)
         options.output.mkdir(parents=True, exist_ok=True)
-        meta = run.initial_metadata(options, arm.paths, arm.version, platform, {}, run_id)
-        meta[s.META_FASTDDS] = arm.fastdds
-        meta["injected_echo_delay_ns"] = arm.echo_delay_ns
-        opened[arm.name] = (options, meta)
+        meta = run.initial_metadata(options, arm.paths, arm.version, platform, [], run_id)
+        opened[arm.name] = (options, replace(meta, fastdds=arm.fastdds, injected_echo_delay_ns=arm.echo_delay_ns))
     return opened
 
 
 def measure_pair(plan: AbPlan, sub: s.SubExperiment, ordered: tuple[Arm, Arm],
-                 opened: dict[str, tuple[run_options.RunOptions, dict]], environment: dict[str, str],
+                 opened: dict[str, tuple[run_options.RunOptions, Metadata]], environment: dict[str, str],
                  workdir: Path) -> list[subexperiment.SubexperimentResult]:
     """One sub-experiment of one round for both arms, `ordered[0]` first: in turns, or one run after the other."""
     arms = [(opened[arm.name][0], arm.paths) for arm in ordered]
@@ -228,21 +230,20 @@ def measure_pair(plan: AbPlan, sub: s.SubExperiment, ordered: tuple[Arm, Arm],
     return [subexperiment.run_subexperiment(sub, options, paths, environment, workdir) for options, paths in arms]
 
 
-def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: dict[str, str],
-                   platform: dict) -> list[str]:
+def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: Metadata, environment: dict[str, str],
+                   platform: Platform) -> list[str]:
     """Every round, every sub-experiment, both arms back to back. Returns what did not finish."""
-    failures = metadata["failures"]
+    failures = list(metadata.failures or ())
     subs = plan.options.subexperiments
     try:
         with run.terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
                 scratch.scratch_folder("ab") as workdir:
-            metadata["cpu_latency"] = awake
+            metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake))
             cpu_latency.warn("perfgate ab", awake)
             for r in range(plan.rounds):
                 round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
-                opened = open_round(plan, arms, round_dir, platform, metadata["run_id"])
-                for _, arm_meta in opened.values():
-                    arm_meta["cpu_latency"] = awake
+                opened = {name: (options, replace(arm_meta, cpu_latency=metadata.cpu_latency)) for name, (options, arm_meta)
+                          in open_round(plan, arms, round_dir, platform, metadata.run_id).items()}
                 for i, sub in enumerate(subs):
                     first = first_arm(r, i)
                     ordered = (arms[first], arms[1 - first])
@@ -253,26 +254,24 @@ def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: dict, environment: d
                             files.write_csv(options.output / s.raw_csv_name(sub.name), result.measured.frame)
                             files.write_csv(options.output / s.summary_csv_name(sub.name),
                                             process.summarise(result.measured.frame))
-                        arm_meta[s.META_SUBEXPERIMENTS][sub.name] = result.metadata_entry()
-                        files.write_metadata(options.output, arm_meta)
+                        arm_meta = arm_meta.with_outcome(sub.name, result.metadata_entry())
+                        opened[arm.name] = (options, arm_meta)
+                        write_metadata(options.output, arm_meta)
                         if result.outcome != s.OUTCOME_OK:
                             failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
                             print(f"perfgate ab: error: round {round_dir.name}, {arm.name}: {commands.describe(sub)}: "
                                   f"{result.error}", file=sys.stderr, flush=True)
                 for options, arm_meta in opened.values():
-                    arm_meta["finished_utc"] = clock.utc_now()
-                    arm_meta["load_average"]["after"] = clock.load_average()
-                    files.write_metadata(options.output, arm_meta)
-                files.write_metadata(plan.output, metadata)
+                    write_metadata(options.output, arm_meta.finish(clock.utc_now(), clock.load_average()))
+                metadata = replace(metadata, failures=tuple(failures))
+                write_metadata(plan.output, metadata)
                 print(f"[round {r + 1}/{plan.rounds}] {len(subs)} sub-experiment(s) x 2 arms "
                       f"(load {clock.load_average()[0]:.2f})", flush=True)
     except KeyboardInterrupt:
-        metadata["interrupted"] = True
+        metadata = replace(metadata, interrupted=True)
         raise
     finally:
-        metadata["load_average"]["after"] = clock.load_average()
-        metadata["finished_utc"] = clock.utc_now()
-        files.write_metadata(plan.output, metadata)
+        write_metadata(plan.output, metadata.finish(clock.utc_now(), clock.load_average(), failures=tuple(failures)))
     return failures
 
 
@@ -296,7 +295,7 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
     environment[run_environment.RUN_ID_ENV] = run_id
     arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], plan.echo_delay_ns)]
     platform = platform_info.this_machine()
-    for warning in platform["warnings"]:
+    for warning in platform.warnings or ():
         print(f"perfgate ab: warning: {warning}", file=sys.stderr)
     for name in ignored:
         print(f"perfgate ab: warning: ignoring {name} (Fast DDS configuration from the environment)", file=sys.stderr)
@@ -309,7 +308,7 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
           + (f"; injected echo delay {plan.echo_delay_ns} ns" if plan.echo_delay_ns else ""), flush=True)
     plan.output.mkdir(parents=True, exist_ok=True)
     metadata = ab_metadata(plan, arms, platform, ignored, run_id)
-    files.write_metadata(plan.output, metadata)
+    write_metadata(plan.output, metadata)
     failures = measure_rounds(plan, arms, metadata, environment, platform)
     code = ab_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
                                      no_plots=no_plots, program="ab")

@@ -9,18 +9,20 @@ from __future__ import annotations
 import json
 import math
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from . import files
+from . import files, junit_writer
 from . import schema as s
 from . import verdict as v
-from .verdict import INCOMPLETE, PASS, REGRESSION, require_parameters
+from .verdict import require_parameters
 from . import ab_throughput_report
 from .ab_rounds import Rounds, read_rounds
+from .junit_writer import TestCase
+from .model import AbArm, FastDDS, Metadata, as_json
+from .outcome import INCOMPLETE, exit_code, verdict_of
 from .report import CSS, Column, _e, _html_table, _md, _md_table
 
 @dataclass(frozen=True)
@@ -31,13 +33,11 @@ class VerdictReport:
 
     @property
     def status(self) -> str:
-        if self.decision.too_few_rounds:
-            return INCOMPLETE
-        return REGRESSION if not self.decision.failed.empty else PASS
+        return verdict_of(incomplete=self.decision.too_few_rounds, regressed=not self.decision.failed.empty)
 
     @property
     def exit_code(self) -> int:
-        return {PASS: s.EXIT_OK, REGRESSION: s.EXIT_REGRESSION, INCOMPLETE: s.EXIT_INCOMPLETE}[self.status]
+        return exit_code(self.status)
 
     def headline(self) -> str:
         d, table = self.decision, self.decision.table
@@ -84,7 +84,7 @@ def ordered_for_reading(table: pd.DataFrame) -> pd.DataFrame:
 
 def verdict_json(report: VerdictReport) -> dict:
     d = report.decision
-    meta = report.rounds.metadata or {}
+    meta = report.rounds.metadata or Metadata()
 
     def rows(frame: pd.DataFrame) -> list[dict]:
         return [{"subexperiment": r[s.EXPERIMENT_TYPE], "statistic": r[v.STATISTIC], "ratio": round(r[v.RATIO], 6),
@@ -99,32 +99,27 @@ def verdict_json(report: VerdictReport) -> dict:
         "smallest_detectable_change": {k: (round(x, 4) if math.isfinite(x) else None)
                                        for k, x in d.smallest_detectable.items()},
         "failed": rows(d.failed), "improved": rows(d.table[d.table[v.IMPROVED]]),
-        "arms": meta.get("arms"), "cpu_pinning": meta.get("cpu_pinning"), "samples": meta.get(s.META_SAMPLES),
-        "load_average": meta.get("load_average"),
+        "arms": as_json(meta.arms), "cpu_pinning": as_json(meta.cpu_pinning), "samples": meta.samples,
+        "load_average": as_json(meta.load_average),
     }
 
 
 def junit_xml(report: VerdictReport) -> str:
     d = report.decision
-    suite = ET.Element("testsuite", name="ab_verdict", tests=str(len(d.table)), failures=str(len(d.failed)),
-                       errors=str(len(d.too_few_rounds)), skipped="0")
+    cases = []
     for _, row in d.table.iterrows():
-        case = ET.SubElement(suite, "testcase", classname=row[s.EXPERIMENT_TYPE],
-                             name=f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]} vs baseline")
         summary = (f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]}: candidate {_ratio(row[v.RATIO])} the baseline "
                    f"(lower bound {_ratio(row[v.LOWER_BOUND])}, threshold {1 + d.threshold:.3f}x), "
                    f"p = {row[v.P_VALUE]:.3g}, Holm-adjusted {row[v.ADJUSTED_P]:.3g}, {row[v.ROUNDS]} rounds")
-        if row[s.EXPERIMENT_TYPE] in d.too_few_rounds:
-            ET.SubElement(case, "error", type="too_few_rounds", message=summary).text = report.headline()
-        elif row[s.STATUS] == s.FAILED:
-            ET.SubElement(case, "failure", type="regression", message=summary).text = summary
-        else:
-            ET.SubElement(case, "system-out").text = summary
-    root = ET.Element("testsuites", name="perfgate ab", tests=suite.get("tests"), failures=suite.get("failures"),
-                      errors=suite.get("errors"))
-    root.append(suite)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+        too_few, failed = row[s.EXPERIMENT_TYPE] in d.too_few_rounds, row[s.STATUS] == s.FAILED
+        case = TestCase(f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]} vs baseline", classname=row[s.EXPERIMENT_TYPE],
+                        stdout=None if too_few or failed else summary)
+        if too_few:
+            case.add_error_info(summary, report.headline(), "too_few_rounds")
+        elif failed:
+            case.add_failure_info(summary, summary, "regression")
+        cases.append(case)
+    return junit_writer.document("perfgate ab", [junit_writer.suite("ab_verdict", cases)])
 
 
 def heatmap_frame(decision: v.Decision, subs: list[str]) -> tuple[pd.DataFrame, set[tuple[str, int]]]:
@@ -137,18 +132,19 @@ def heatmap_frame(decision: v.Decision, subs: list[str]) -> tuple[pd.DataFrame, 
 
 # --- the readers' views ------------------------------------------------------------------------------
 def setting_lines(report: VerdictReport) -> list[str]:
-    meta, d = report.rounds.metadata or {}, report.decision
-    pin = meta.get("cpu_pinning") or {}
-    arms = meta.get("arms") or {}
-    pinning = (f"pinned (publisher CPU {pin.get('publisher_cpu')}, subscriber CPU {pin.get('subscriber_cpu')})"
-               if pin.get("pinned") else "not pinned" if pin else "pinning not recorded")
+    meta, d = report.rounds.metadata, report.decision
+    pin = meta.cpu_pinning if meta else None
+    arms = (meta.arms if meta else None) or {}
+    pinning = (f"pinned (publisher CPU {pin.publisher_cpu}, subscriber CPU {pin.subscriber_cpu})"
+               if pin and pin.pinned else "not pinned" if pin else "pinning not recorded")
     detectable = [x for x in d.smallest_detectable.values() if math.isfinite(x)]
     rounds = f"{len(report.rounds.round_names)} rounds ({d.rounds_needed} needed to ever reject)"
     if meta:
-        load = ((meta.get("load_average") or {}).get("before") or ["?"])[0]
-        turns = meta.get("turn_samples", 0)  # absent: an A/B from before turns existed
+        load = ((meta.load_average.before if meta.load_average else None) or ["?"])[0]
+        turns = meta.turn_samples  # absent: an A/B from before turns existed
         order = f"both arms in turns of {turns} round trips" if turns else "the arms one after the other"
-        rounds += f", {meta.get(s.META_SAMPLES, '?')} samples per payload, {order}, {pinning}, load {load} before"
+        samples = meta.samples if meta.samples is not None else "?"
+        rounds += f", {samples} samples per payload, {order}, {pinning}, load {load} before"
     else:
         rounds += f"; no {s.METADATA_FILE} beside the rounds: arms, samples and pinning not recorded"
     lines = [rounds,
@@ -157,11 +153,11 @@ def setting_lines(report: VerdictReport) -> list[str]:
         lines.append(f"smallest slow-down these rounds detect with 95 % power: +{min(detectable):.1%} "
                      f"(best sub-experiment) to +{max(detectable):.1%} (noisiest)")
     for name in s.AB_ARMS if arms else ():
-        arm = arms.get(name) or {}
-        fastdds = arm.get(s.META_FASTDDS) or {}
-        delay = arm.get("injected_echo_delay_ns") or {}
-        lines.append(f"{name}: {arm.get('spec', '?')} (Fast DDS {fastdds.get('version', '?')}"
-                     + (f", commit {str(fastdds['commit'])[:12]}" if fastdds.get("commit") else "") + ")"
+        arm = arms.get(name) or AbArm()
+        fastdds = arm.fastdds or FastDDS()
+        delay = arm.injected_echo_delay_ns or {}
+        lines.append(f"{name}: {arm.spec or '?'} (Fast DDS {fastdds.version or '?'}"
+                     + (f", commit {fastdds.commit[:12]}" if fastdds.commit else "") + ")"
                      + (f", injected echo delay {delay} ns" if delay else ""))
     return lines
 

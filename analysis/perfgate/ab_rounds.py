@@ -18,6 +18,7 @@ import pandas as pd
 from . import files, process
 from . import schema as s
 from .errors import IncompleteError, InputError
+from .model import Metadata, read_metadata
 from .experiments import sort_subexperiments
 from .verdict import ARM, ROUND, TESTED_STATISTICS
 
@@ -27,7 +28,7 @@ class Rounds:
     table: pd.DataFrame  # ROUND, ARM, Experiment type, Bytes, and the tested statistics
     subexperiments: list[str]  # in contract order: requested ones first, then any other with data
     round_names: list[str]
-    metadata: dict | None
+    metadata: Metadata | None
 
 
 def _natural_key(name: str) -> list:
@@ -61,7 +62,7 @@ def _is_gated(sub: str) -> bool:
 def read_rounds(ab_dir: Path) -> Rounds:
     ab_dir = Path(ab_dir)
     files.require_dir(ab_dir, "A/B folder")
-    metadata = files.read_metadata(ab_dir)
+    metadata = read_metadata(ab_dir)
     folders = round_folders(ab_dir)
     if not folders:
         raise IncompleteError(f"no rounds in {s.AB_ROUNDS_DIR}/: nothing was measured", ab_dir)
@@ -81,7 +82,8 @@ def read_rounds(ab_dir: Path) -> Rounds:
                 rows.append(frame)
     table = (pd.concat(rows, ignore_index=True) if rows
              else pd.DataFrame(columns=[ROUND, ARM, s.EXPERIMENT_TYPE, s.BYTES, *TESTED_STATISTICS]))
-    requested = [name for name in (metadata or {}).get("requested_subexperiments", []) if _is_gated(name)]
+    requested = [name for name in ((metadata.requested_subexperiments if metadata else None) or ())
+                 if _is_gated(name)]
     measured = sort_subexperiments(set(table[s.EXPERIMENT_TYPE]))
     subs = requested + [sub for sub in measured if sub not in requested]
     if not subs:

@@ -25,6 +25,8 @@ from .errors import InputError
 from .measure import commands, subexperiment
 from .measure import environment as run_environment
 from .measure import options as run_options
+from .model import (AbArm, CpuLatency, CpuPinning, Environment, LoadAverage, Metadata, Platform, ThroughputRecord,
+                    write_metadata)
 from .run import initial_metadata, terminate_as_interrupt
 from .throughput import plan_settings, refuse_without_throughput, throughput_metadata
 from .verdict import require_parameters
@@ -69,35 +71,38 @@ def plan_ab_throughput(*, output, baseline, candidate, rounds, subexperiments, p
     return ThroughputAbPlan(Path(output), options.label, int(rounds), options, arms)
 
 
-def ab_metadata(plan: ThroughputAbPlan, arms: list[Arm], platform: dict, ignored: list[str], run_id: str) -> dict:
+def ab_metadata(plan: ThroughputAbPlan, arms: list[Arm], platform: Platform, ignored: list[str],
+                run_id: str) -> Metadata:
     settings = plan.options.throughput
-    return {
-        s.META_LABEL: plan.label,
-        "kind": ab_throughput_report.KIND,
-        s.META_CREATED: clock.utc_now(),
-        "arms": {arm.name: {"spec": arm.spec.spec, s.META_FASTDDS: arm.fastdds, "harness": str(arm.paths.latency)}
-                 for arm in arms},
-        "rounds": plan.rounds,
-        "order": "arms alternate per round and per sub-experiment; the same sub-experiment back to back",
-        s.META_PAYLOADS: list(plan.options.payloads),
-        "throughput": {"demands": list(settings.demands), "recovery_times_ms": list(settings.recovery_times_ms),
-                       "time_s": settings.time_s},
-        "requested_subexperiments": [sub.name for sub in plan.options.subexperiments],
-        "cpu_pinning": run_options.cpu_pinning_metadata(plan.options.pin_cpus, plan.options.pin_request),
-        "cpu_latency": None,
-        s.META_PLATFORM: platform,
-        "load_average": {"before": clock.load_average(), "after": None},
-        "environment": {"ignored": sorted(ignored), "set_for_harness": dict(run_environment.CHILD_ENV)},
-        "perfgate_version": __version__,
-        "failures": [],
-        "run_id": run_id,
-        "finished_utc": None,
-        "interrupted": False,
-    }
+    return Metadata.record(
+        label=plan.label,
+        kind=ab_throughput_report.KIND,
+        created_utc=clock.utc_now(),
+        arms={arm.name: AbArm.record(spec=arm.spec.spec, fastdds=arm.fastdds, harness=str(arm.paths.latency))
+              for arm in arms},
+        rounds=plan.rounds,
+        order="arms alternate per round and per sub-experiment; the same sub-experiment back to back",
+        payloads=tuple(plan.options.payloads),
+        throughput=ThroughputRecord.record(demands=tuple(settings.demands),
+                                           recovery_times_ms=tuple(settings.recovery_times_ms), time_s=settings.time_s),
+        requested_subexperiments=tuple(sub.name for sub in plan.options.subexperiments),
+        cpu_pinning=CpuPinning.record(**run_options.cpu_pinning_metadata(plan.options.pin_cpus,
+                                                                         plan.options.pin_request)),
+        cpu_latency=None,
+        platform=platform,
+        load_average=LoadAverage.record(before=clock.load_average(), after=None),
+        environment=Environment.record(ignored=tuple(sorted(ignored)),
+                                       set_for_harness=dict(run_environment.CHILD_ENV)),
+        perfgate_version=__version__,
+        failures=(),
+        run_id=run_id,
+        finished_utc=None,
+        interrupted=False,
+    )
 
 
-def open_round(plan: ThroughputAbPlan, arms: list[Arm], round_dir: Path, platform: dict,
-               run_id: str) -> dict[str, tuple[run_options.RunOptions, dict]]:
+def open_round(plan: ThroughputAbPlan, arms: list[Arm], round_dir: Path, platform: Platform,
+               run_id: str) -> dict[str, tuple[run_options.RunOptions, Metadata]]:
     """Per arm: the run options and the metadata of its throughput folder in this round."""
     opened = {}
     for arm in arms:
@@ -106,23 +111,22 @@ def open_round(plan: ThroughputAbPlan, arms: list[Arm], round_dir: Path, platfor
         options.output.mkdir(parents=True, exist_ok=True)
         meta = throughput_metadata(initial_metadata(options, arm.paths, arm.version, platform, [], run_id),
                                    options.throughput)
-        meta[s.META_FASTDDS] = arm.fastdds
-        opened[arm.name] = (options, meta)
+        opened[arm.name] = (options, replace(meta, fastdds=arm.fastdds))
     return opened
 
 
-def measure_rounds(plan: ThroughputAbPlan, arms: list[Arm], metadata: dict, environment: dict[str, str],
-                   platform: dict) -> list[str]:
+def measure_rounds(plan: ThroughputAbPlan, arms: list[Arm], metadata: Metadata, environment: dict[str, str],
+                   platform: Platform) -> list[str]:
     """Every round, every sub-experiment, both arms back to back. Returns what did not finish."""
-    failures = metadata["failures"]
+    failures = list(metadata.failures or ())
     subs = plan.options.subexperiments
     try:
         with terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
                 scratch.scratch_folder("ab-throughput") as workdir:
-            metadata["cpu_latency"] = awake
+            metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake))
             for r in range(plan.rounds):
                 round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
-                opened = open_round(plan, arms, round_dir, platform, metadata["run_id"])
+                opened = open_round(plan, arms, round_dir, platform, metadata.run_id)
                 for i, sub in enumerate(subs):
                     first = first_arm(r, i)
                     for arm in (arms[first], arms[1 - first]):
@@ -130,26 +134,24 @@ def measure_rounds(plan: ThroughputAbPlan, arms: list[Arm], metadata: dict, envi
                         result = subexperiment.run_subexperiment(sub, options, arm.paths, environment, Path(workdir))
                         if result.measured.frame is not None:
                             files.write_csv(options.output / s.throughput_csv_name(sub.name), result.measured.frame)
-                        arm_meta[s.META_SUBEXPERIMENTS][sub.name] = result.metadata_entry()
-                        files.write_metadata(options.output, arm_meta)
+                        arm_meta = arm_meta.with_outcome(sub.name, result.metadata_entry())
+                        opened[arm.name] = (options, arm_meta)
+                        write_metadata(options.output, arm_meta)
                         if result.outcome != s.OUTCOME_OK:
                             failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
                             print(f"perfgate ab-throughput: error: round {round_dir.name}, {arm.name}: "
                                   f"{commands.describe(sub)}: {result.error}", file=sys.stderr, flush=True)
                 for options, arm_meta in opened.values():
-                    arm_meta["finished_utc"] = clock.utc_now()
-                    arm_meta["load_average"]["after"] = clock.load_average()
-                    files.write_metadata(options.output, arm_meta)
-                files.write_metadata(plan.output, metadata)
+                    write_metadata(options.output, arm_meta.finish(clock.utc_now(), clock.load_average()))
+                metadata = replace(metadata, failures=tuple(failures))
+                write_metadata(plan.output, metadata)
                 print(f"[round {r + 1}/{plan.rounds}] {len(subs)} sub-experiment(s) x 2 arms "
                       f"(load {clock.load_average()[0]:.2f})", flush=True)
     except KeyboardInterrupt:
-        metadata["interrupted"] = True
+        metadata = replace(metadata, interrupted=True)
         raise
     finally:
-        metadata["load_average"]["after"] = clock.load_average()
-        metadata["finished_utc"] = clock.utc_now()
-        files.write_metadata(plan.output, metadata)
+        write_metadata(plan.output, metadata.finish(clock.utc_now(), clock.load_average(), failures=tuple(failures)))
     return failures
 
 
@@ -169,7 +171,7 @@ def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=Fal
     environment[run_environment.RUN_ID_ENV] = run_id
     arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], {})]
     platform = platform_info.this_machine()
-    for warning in platform["warnings"]:
+    for warning in platform.warnings or ():
         print(f"perfgate ab-throughput: warning: {warning}", file=sys.stderr)
     settings, pin = plan.options.throughput, plan.options.pin_cpus
     tests = len(plan.options.payloads) * len(settings.demands) * len(settings.recovery_times_ms)
@@ -179,7 +181,7 @@ def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=Fal
           + (f"pinned publisher CPU {pin[0]}, subscriber CPU {pin[1]}" if pin else "not pinned"), flush=True)
     plan.output.mkdir(parents=True, exist_ok=True)
     metadata = ab_metadata(plan, arms, platform, ignored, run_id)
-    files.write_metadata(plan.output, metadata)
+    write_metadata(plan.output, metadata)
     failures = measure_rounds(plan, arms, metadata, environment, platform)
     code = ab_throughput_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
                                                 no_plots=no_plots, program="ab-throughput")

@@ -19,13 +19,12 @@ from __future__ import annotations
 import json
 import math
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from . import files
+from . import files, junit_writer
 from . import schema as s
 from . import verdict as v
 from .ab_rounds import round_folders
@@ -33,7 +32,10 @@ from .errors import IncompleteError
 from .experiments import sort_subexperiments
 from .report import CSS, Column, _e, _html_table, _md, _md_table
 from .throughput_files import read_throughput
-from .verdict import INCOMPLETE, PASS, REGRESSION, require_parameters
+from .junit_writer import TestCase
+from .model import AbArm, FastDDS, Metadata, as_json, read_metadata
+from .outcome import INCOMPLETE, exit_code, verdict_of
+from .verdict import require_parameters
 
 STATISTICS = (s.SUBSCRIPTION_THROUGHPUT,)
 TEST = "Test"
@@ -51,9 +53,9 @@ def test_label(payload: int, demand: int, recovery_ms: int) -> str:
 def is_throughput_ab(ab_dir: Path) -> bool:
     """An A/B folder of the throughput experiment: said by its metadata, or (without one) by its rounds'
     tables. `perfgate verdict` decides either kind."""
-    metadata = files.read_metadata(ab_dir) if (ab_dir / s.METADATA_FILE).is_file() else None
-    if metadata is not None and "kind" in metadata:
-        return metadata["kind"] == KIND
+    metadata = read_metadata(ab_dir) if (ab_dir / s.METADATA_FILE).is_file() else None
+    if metadata is not None and metadata.kind is not None:
+        return metadata.kind == KIND
     return any((ab_dir / s.AB_ROUNDS_DIR).glob(f"*/*/{s.THROUGHPUT_PREFIX}*.csv"))
 
 
@@ -63,13 +65,13 @@ class ThroughputRounds:
     table: pd.DataFrame  # ROUND, ARM, Experiment type, TEST, Subscription throughput
     subexperiments: list[str]
     round_names: list[str]
-    metadata: dict | None
+    metadata: Metadata | None
     test_order: dict[str, tuple[int, int, int]]  # test label -> (payload, demand, recovery), for sorting
 
 
 def read_rounds(ab_dir: Path) -> ThroughputRounds:
     files.require_dir(ab_dir, "A/B folder")
-    metadata = files.read_metadata(ab_dir)
+    metadata = read_metadata(ab_dir)
     folders = round_folders(ab_dir)
     if not folders:
         raise IncompleteError(f"no rounds in {s.AB_ROUNDS_DIR}/: nothing was measured", ab_dir)
@@ -85,7 +87,7 @@ def read_rounds(ab_dir: Path) -> ThroughputRounds:
                     rows.append({v.ROUND: folder.name, v.ARM: arm, s.EXPERIMENT_TYPE: sub, TEST: test_label(*key),
                                  s.SUBSCRIPTION_THROUGHPUT: float(row[s.SUBSCRIPTION_THROUGHPUT])})
     table = pd.DataFrame(rows, columns=[v.ROUND, v.ARM, s.EXPERIMENT_TYPE, TEST, s.SUBSCRIPTION_THROUGHPUT])
-    requested = list((metadata or {}).get("requested_subexperiments", []))
+    requested = list((metadata.requested_subexperiments if metadata else None) or ())
     subs = requested + [sub for sub in sort_subexperiments(set(table[s.EXPERIMENT_TYPE])) if sub not in requested]
     if table.empty:
         raise IncompleteError(f"no round has a {s.THROUGHPUT_PREFIX}<sub>.csv table", ab_dir)
@@ -101,13 +103,11 @@ class ThroughputVerdict:
 
     @property
     def status(self) -> str:
-        if self.decision.too_few_rounds:
-            return INCOMPLETE
-        return REGRESSION if not self.decision.failed.empty else PASS
+        return verdict_of(incomplete=self.decision.too_few_rounds, regressed=not self.decision.failed.empty)
 
     @property
     def exit_code(self) -> int:
-        return {PASS: s.EXIT_OK, REGRESSION: s.EXIT_REGRESSION, INCOMPLETE: s.EXIT_INCOMPLETE}[self.status]
+        return exit_code(self.status)
 
     def tests(self) -> pd.DataFrame:
         """The decision's tests as candidate / baseline throughput (see the module's docstring)."""
@@ -189,7 +189,7 @@ def _finite(value: float) -> float | None:
 
 
 def verdict_json(report: ThroughputVerdict) -> dict:
-    d, tests, meta = report.decision, report.tests(), report.rounds.metadata or {}
+    d, tests, meta = report.decision, report.tests(), report.rounds.metadata or Metadata()
     return {
         "status": report.status, "exit_code": report.exit_code, "headline": report.headline(), "kind": "throughput",
         "method": "exact one-sided sign test on per-round mean log ratios (baseline / candidate), Holm over all tests",
@@ -198,8 +198,8 @@ def verdict_json(report: ThroughputVerdict) -> dict:
         "smallest_detectable_drop": {k: (round(1 - 1 / (1 + x), 4) if math.isfinite(x) else None)
                                      for k, x in d.smallest_detectable.items()},
         "failed": _json_rows(tests[tests[s.STATUS] == s.FAILED]), "improved": _json_rows(tests[tests[v.IMPROVED]]),
-        "arms": meta.get("arms"), "cpu_pinning": meta.get("cpu_pinning"), "throughput": meta.get("throughput"),
-        "payloads": meta.get(s.META_PAYLOADS), "load_average": meta.get("load_average"),
+        "arms": as_json(meta.arms), "cpu_pinning": as_json(meta.cpu_pinning), "throughput": as_json(meta.throughput),
+        "payloads": as_json(meta.payloads), "load_average": as_json(meta.load_average),
     }
 
 
@@ -211,35 +211,31 @@ def _summary(row: pd.Series, threshold: float) -> str:
 
 def junit_xml(report: ThroughputVerdict) -> str:
     d, tests = report.decision, report.tests()
-    failed = int((tests[s.STATUS] == s.FAILED).sum())
-    suite = ET.Element("testsuite", name="ab_throughput_verdict", tests=str(len(tests)), failures=str(failed),
-                       errors=str(len(d.too_few_rounds)), skipped="0")
+    cases = []
     for _, row in tests.iterrows():
-        case = ET.SubElement(suite, "testcase", classname=row[s.EXPERIMENT_TYPE],
-                             name=f"{row[s.EXPERIMENT_TYPE]} Subscription throughput vs baseline")
         summary = _summary(row, d.threshold)
-        if row[s.EXPERIMENT_TYPE] in d.too_few_rounds:
-            ET.SubElement(case, "error", type="too_few_rounds", message=summary).text = report.headline()
-        elif row[s.STATUS] == s.FAILED:
-            ET.SubElement(case, "failure", type="throughput_regression", message=summary).text = summary
-        else:
-            ET.SubElement(case, "system-out").text = summary
-    root = ET.Element("testsuites", name="perfgate ab-throughput", tests=suite.get("tests"),
-                      failures=suite.get("failures"), errors=suite.get("errors"))
-    root.append(suite)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+        too_few, failed = row[s.EXPERIMENT_TYPE] in d.too_few_rounds, row[s.STATUS] == s.FAILED
+        case = TestCase(f"{row[s.EXPERIMENT_TYPE]} Subscription throughput vs baseline",
+                        classname=row[s.EXPERIMENT_TYPE], stdout=None if too_few or failed else summary)
+        if too_few:
+            case.add_error_info(summary, report.headline(), "too_few_rounds")
+        elif failed:
+            case.add_failure_info(summary, summary, "throughput_regression")
+        cases.append(case)
+    return junit_writer.document("perfgate ab-throughput", [junit_writer.suite("ab_throughput_verdict", cases)])
 
 
 def setting_lines(report: ThroughputVerdict) -> list[str]:
-    meta, d = report.rounds.metadata or {}, report.decision
-    pin, settings, arms = meta.get("cpu_pinning") or {}, meta.get("throughput") or {}, meta.get("arms") or {}
-    pinning = (f"pinned (publisher CPU {pin.get('publisher_cpu')}, subscriber CPU {pin.get('subscriber_cpu')})"
-               if pin.get("pinned") else "not pinned" if pin else "pinning not recorded")
-    load = ((meta.get("load_average") or {}).get("before") or ["?"])[0]
+    meta, d = report.rounds.metadata or Metadata(), report.decision
+    pin, arms = meta.cpu_pinning, meta.arms or {}
+    settings = as_json(meta.throughput) or {}
+    pinning = (f"pinned (publisher CPU {pin.publisher_cpu}, subscriber CPU {pin.subscriber_cpu})"
+               if pin and pin.pinned else "not pinned" if pin else "pinning not recorded")
+    load = ((meta.load_average.before if meta.load_average else None) or ["?"])[0]
+    payloads = as_json(meta.payloads) if meta.payloads is not None else "?"
     lines = [f"{len(report.rounds.round_names)} rounds ({d.rounds_needed} needed to ever reject); tests "
              f"{len(report.rounds.test_order)} per sub-experiment of {settings.get('time_s', '?')} s "
-             f"(payloads {meta.get(s.META_PAYLOADS, '?')}, demands {settings.get('demands', '?')}, recovery "
+             f"(payloads {payloads}, demands {settings.get('demands', '?')}, recovery "
              f"{settings.get('recovery_times_ms', '?')} ms), the arms one after the other, {pinning}, load {load} before",
              f"threshold: a drop below {1 / (1 + d.threshold):.3f}x the baseline; family-wise false-alarm level "
              f"{d.alpha:g} (Holm over {len(d.table)} tests)"]
@@ -248,9 +244,10 @@ def setting_lines(report: ThroughputVerdict) -> list[str]:
         lines.append(f"smallest drop these rounds detect with 95 % power: -{min(detectable):.1%} (best "
                      f"sub-experiment) to -{max(detectable):.1%} (noisiest)")
     for name in s.AB_ARMS if arms else ():
-        fastdds = (arms.get(name) or {}).get(s.META_FASTDDS) or {}
-        lines.append(f"{name}: {(arms.get(name) or {}).get('spec', '?')} (Fast DDS {fastdds.get('version', '?')}"
-                     + (f", commit {str(fastdds['commit'])[:12]}" if fastdds.get("commit") else "") + ")")
+        arm = arms.get(name) or AbArm()
+        fastdds = arm.fastdds or FastDDS()
+        lines.append(f"{name}: {arm.spec or '?'} (Fast DDS {fastdds.version or '?'}"
+                     + (f", commit {fastdds.commit[:12]}" if fastdds.commit else "") + ")")
     return lines
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from . import files
 from . import schema as s
 from .errors import InputError
+from .model import Metadata, read_metadata
 
 # Platforms and labels name folders (baselines/<platform>/, <store>/experiments/<label>/) and files.
 FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -31,12 +32,11 @@ def require_platform_name(platform: str) -> str:
     return require_folder_name(platform, "platform name")
 
 
-def incomplete_subexperiments(metadata: dict, summaries: dict[str, Path]) -> list[str]:
+def incomplete_subexperiments(metadata: Metadata, summaries: dict[str, Path]) -> list[str]:
     """Sub-experiments the run was asked for that did not end well or have no summary."""
-    recorded = metadata.get(s.META_SUBEXPERIMENTS) or {}
     problems = []
-    for sub, entry in recorded.items():
-        outcome = entry.get(s.META_OUTCOME, s.OUTCOME_OK) if isinstance(entry, dict) else s.OUTCOME_OK
+    for sub, entry in (metadata.subexperiments or {}).items():
+        outcome = entry.status
         if outcome != s.OUTCOME_OK:
             problems.append(f"{sub} ({outcome})")
         elif sub not in summaries:
@@ -47,7 +47,7 @@ def incomplete_subexperiments(metadata: dict, summaries: dict[str, Path]) -> lis
 def baseline_files(experiment_dir: Path) -> list[Path]:
     """The files a baseline keeps, validated: metadata.json and every summary."""
     experiment_dir = files.require_dir(experiment_dir, "experiment folder")
-    metadata = files.read_metadata(experiment_dir)
+    metadata = read_metadata(experiment_dir)
     if metadata is None:
         raise InputError(f"no {s.METADATA_FILE}: a baseline must record its platform and Fast DDS", experiment_dir)
     summaries = files.summary_files(experiment_dir)
@@ -96,10 +96,10 @@ def promote(experiment_dir: Path, platform: str, baselines_dir: Path) -> Path:
     return target
 
 
-def _previous_metadata(folder: Path) -> dict | None:
+def _previous_metadata(folder: Path) -> Metadata | None:
     # A broken old baseline is exactly what a promotion repairs: its metadata only feeds a note.
     try:
-        return files.read_metadata(folder) if folder.is_dir() else None
+        return read_metadata(folder) if folder.is_dir() else None
     except InputError:
         return None
 
@@ -108,10 +108,10 @@ def command_promote_baseline(experiment: str, platform: str, baselines_dir: str)
     require_platform_name(platform)
     previous = _previous_metadata(Path(baselines_dir) / platform)
     target = promote(Path(experiment), platform, Path(baselines_dir))
-    metadata = files.read_metadata(target) or {}
-    label = metadata.get(s.META_LABEL, Path(experiment).name)
-    new_id = (metadata.get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID)
-    old_id = ((previous or {}).get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID)
+    metadata = read_metadata(target) or Metadata()
+    label = metadata.label if metadata.label is not None else Path(experiment).name
+    new_id = metadata.platform_id
+    old_id = previous.platform_id if previous is not None else None
     if previous is not None and old_id != new_id:
         print(f"note: the baseline of {platform!r} was measured on platform id {old_id}; the new one on {new_id}")
     print(f"baseline of {platform!r} is now {label!r}: {target}")

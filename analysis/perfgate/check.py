@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import files, outputs
+from . import files, outcome, outputs
 from . import schema as s
 from .errors import InputError
+from .model import read_metadata
 from .pools import worker_pool
 
 
@@ -51,9 +52,7 @@ class ExperimentCheck:
 
     @property
     def exit_code(self) -> int:
-        if self.missing:  # missing data outranks a regression: both are reported, the exit code is 3
-            return s.EXIT_INCOMPLETE
-        return s.EXIT_REGRESSION if self.failed else s.EXIT_OK
+        return outcome.exit_code(outcome.verdict_of(incomplete=bool(self.missing), regressed=bool(self.failed)))
 
 
 # --- pure computation -----------------------------------------------------------------------------
@@ -266,7 +265,7 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
     required = files.read_requirements(requirements_path)
     summaries, summary_paths = read_experiment_summaries(experiment_dir)
     result = check_experiment(summaries, required, requirements_path=requirements_path, summary_paths=summary_paths)
-    metadata = files.read_metadata(experiment_dir)  # read before anything is written: it may be malformed
+    metadata = read_metadata(experiment_dir)  # read before anything is written: it may be malformed
     resources = resources_table.prepare_check(experiment_dir, resources_requirements, list(result.reports), metadata)
     # every output location is tried before the first report is written
     for sub in result.reports:

@@ -29,6 +29,7 @@ import pandas as pd
 from . import files, process
 from . import schema as s
 from .errors import InputError
+from .model import Metadata, read_metadata
 
 ORDER = "Order"  # position of an experiment in a history, oldest first (internal column)
 
@@ -44,7 +45,7 @@ class Experiment:
     latency_definition_recorded: bool
     platform_id: str | None
     commit: str | None
-    metadata: dict | None
+    metadata: Metadata | None
     summary_paths: dict[str, Path] = field(default_factory=dict)
     raw_paths: dict[str, Path] = field(default_factory=dict)  # only sub-experiments without a summary
 
@@ -62,52 +63,46 @@ class Experiment:
 def describe_experiment(folder: Path) -> Experiment:
     """Metadata and the summary (or raw-only) files of one folder; InputError when it holds neither."""
     folder = files.require_dir(folder, "experiment folder")
-    metadata = files.read_metadata(folder)
+    metadata = read_metadata(folder)
     summary_paths = files.summary_files(folder, required=False)
     raw_paths = {sub: path for sub, path in files.raw_files(folder).items() if sub not in summary_paths}
     if not summary_paths and not raw_paths:
         raise InputError(
             f"no summaries ({s.summary_csv_name('<sub>')}) and no raw measurements in the experiment folder", folder
         )
-    meta = metadata or {}
-    recorded_definition = meta.get(s.META_LATENCY_DEFINITION)
+    meta = metadata or Metadata()
+    recorded_definition = meta.latency_definition
     if recorded_definition is not None and recorded_definition not in s.LATENCY_DEFINITIONS:
         raise InputError(
-            f"{s.META_LATENCY_DEFINITION!r} is {recorded_definition!r}; expected one of "
+            f"'latency_definition' is {recorded_definition!r}; expected one of "
             f"{', '.join(s.LATENCY_DEFINITIONS)}",
             folder / s.METADATA_FILE,
         )
     return Experiment(
         path=folder,
-        label=str(meta.get(s.META_LABEL) or folder.name),
+        label=meta.label or folder.name,
         created=_created(meta, folder),
         latency_definition=recorded_definition or s.ROUND_TRIP,
         latency_definition_recorded=recorded_definition is not None,
-        platform_id=_nested_text(meta, s.META_PLATFORM, s.META_PLATFORM_ID),
-        commit=_nested_text(meta, s.META_FASTDDS, "commit"),
+        platform_id=meta.platform_id or None,
+        commit=meta.commit or None,
         metadata=metadata,
         summary_paths=summary_paths,
         raw_paths=raw_paths,
     )
 
 
-def _created(meta: dict, folder: Path) -> datetime | None:
-    text = meta.get(s.META_CREATED)
+def _created(meta: Metadata, folder: Path) -> datetime | None:
+    text = meta.created_utc
     if text is None:
         return None
     try:
-        created = datetime.fromisoformat(str(text))
+        created = datetime.fromisoformat(text)
     except ValueError:
-        raise InputError(f"{s.META_CREATED!r} is not an ISO 8601 time: {text!r}", folder / s.METADATA_FILE) from None
+        raise InputError(f"'created_utc' is not an ISO 8601 time: {text!r}", folder / s.METADATA_FILE) from None
     # a time without a zone is UTC by the contract
     return created.replace(tzinfo=timezone.utc) if created.tzinfo is None else created.astimezone(timezone.utc)
 
-
-def _nested_text(meta: dict, section: str, key: str) -> str | None:
-    value = meta.get(section)
-    if isinstance(value, dict) and value.get(key) not in (None, ""):
-        return str(value[key])
-    return None
 
 
 # --- a results store ----------------------------------------------------------------------------
@@ -163,7 +158,7 @@ def require_comparable(experiments: list[Experiment]) -> list[str]:
     notes = []
     unrecorded = [e for e in experiments if not e.latency_definition_recorded]
     if unrecorded:
-        notes.append(f"{_count(unrecorded)} no {s.META_LATENCY_DEFINITION} (e.g. {unrecorded[0].path}); "
+        notes.append(f"{_count(unrecorded)} no latency_definition (e.g. {unrecorded[0].path}); "
                      f"taken as {s.ROUND_TRIP}")
     no_platform = [e for e in experiments if e.platform_id is None]
     if no_platform and with_platform:

@@ -278,30 +278,14 @@ def read_json_object(path: Path, what: str) -> dict | None:
     return data
 
 
-# The metadata fields the readers use, by the JSON type they must have when present and not null:
-# a platform recorded as a list or a commit as a number would otherwise be read as "not recorded".
-METADATA_TYPES = {
-    (s.META_LABEL,): str, (s.META_CREATED,): str, (s.META_LATENCY_DEFINITION,): str,
-    (s.META_PLATFORM,): dict, (s.META_PLATFORM, s.META_PLATFORM_ID): str,
-    (s.META_FASTDDS,): dict, (s.META_FASTDDS, "version"): str, (s.META_FASTDDS, "commit"): str,
-}
-_JSON_TYPE_NAMES = {str: "a string", dict: "an object"}
-
-
 def read_metadata(experiment_dir: Path) -> dict | None:
-    """metadata.json of an experiment folder, or None when the folder has none (older tooling)."""
-    path = Path(experiment_dir) / s.METADATA_FILE
-    metadata = read_json_object(path, "metadata")
-    for keys, kind in METADATA_TYPES.items():
-        value = metadata
-        for key in keys:
-            value = value.get(key) if isinstance(value, dict) else None
-        if value is not None and not isinstance(value, kind):
-            raise InputError(f"{'.'.join(keys)!r} is {value!r}; expected {_JSON_TYPE_NAMES[kind]}", path)
-    return metadata
+    """metadata.json of an experiment folder as its JSON object, or None when the folder has none.
+    Unchecked: the commands read it through perfgate.model.read_metadata, which checks every field."""
+    return read_json_object(Path(experiment_dir) / s.METADATA_FILE, "metadata")
 
 
 def write_metadata(experiment_dir: Path, metadata: dict) -> None:
+    """The JSON object as metadata.json (perfgate.model.write_metadata writes a Metadata through this)."""
     write_text(Path(experiment_dir) / s.METADATA_FILE, json.dumps(metadata, indent=2, sort_keys=True, default=str) + "\n")
 
 

@@ -17,16 +17,15 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import files, report
+from . import files, outcome, report
 from . import schema as s
 from .errors import InputError, PerfgateError
 from .fastdds_build.failed_gate import gate_failed_build
 from .fastdds_build.record import read_record
 from .gate_plan import GatePlan, plan_gate
+from .model import read_metadata
 
 DEFAULT_FAIL_THRESHOLD = 0.1  # as `perfgate compare`
-# Which exit code wins: bad input found after measuring (exit 2) makes the verdict meaningless.
-SEVERITY = {s.EXIT_OK: 0, s.EXIT_REGRESSION: 1, s.EXIT_INCOMPLETE: 2, s.EXIT_USAGE: 3}
 
 
 # --- running the steps ----------------------------------------------------------------------------
@@ -93,7 +92,7 @@ def write_unmeasured_junit(plan: GatePlan) -> None:
     from .junit import build_junit_xml
 
     requirements = files.read_requirements(plan.requirements)
-    metadata = files.read_metadata(plan.output) if plan.output.is_dir() else None
+    metadata = read_metadata(plan.output) if plan.output.is_dir() else None
     plan.output.mkdir(parents=True, exist_ok=True)
     files.write_text(plan.output / s.JUNIT_FILE, build_junit_xml({}, requirements, plan.requirements, [], metadata))
 
@@ -156,9 +155,10 @@ def store_and_redraw(plan: GatePlan, steps: Steps) -> None:
         steps.errors.append(f"history: could not add the run to {plan.store}: {error}")
         return
     try:
-        metadata = files.read_metadata(plan.output) or {}
+        metadata = read_metadata(plan.output)
+        platform = metadata.platform if metadata is not None else None
         baselines, notes = history_baselines(plan.baseline or Path(s.BASELINES_DIR) / plan.platform,
-                                             (metadata.get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID))
+                                             platform.id if platform is not None else None)
     except InputError as error:  # a damaged baseline folder: the history is drawn without baselines
         steps.errors.append(f"history: {error}")
         baselines, notes = [], []
@@ -200,7 +200,7 @@ def run_throughput(plan: GatePlan, steps: Steps, quick: bool, workspace: str | N
     subs = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor
             and s.KNOWN_SUBEXPERIMENTS[name].subscribers == 1 and not s.KNOWN_SUBEXPERIMENTS[name].zero_copy]
     if not subs:  # (an empty list would be the command's default set, the ten)
-        return "MEASURED: none of the gate's sub-experiments has a throughput experiment"
+        return f"{outcome.MEASURED}: none of the gate's sub-experiments has a throughput experiment"
     measured = steps.call("throughput", throughput.command_throughput,
                           "not every throughput sub-experiment finished (see throughput/metadata.json)",
                           output=str(folder), subexperiments=subs, quick=quick, label=f"{plan.label}-throughput",
@@ -209,12 +209,12 @@ def run_throughput(plan: GatePlan, steps: Steps, quick: bool, workspace: str | N
     if plan.throughput_requirements is None:
         headline = throughput_check.measured_headline(folder, measured)
     elif not any(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv")):
-        headline = f"{report.INCOMPLETE}: no throughput measured"
+        headline = f"{outcome.INCOMPLETE}: no throughput measured"
     else:
         code = steps.call("throughput check", throughput_check.command_check_throughput, None,
                           requirements=str(plan.throughput_requirements), experiment_directory=str(folder),
                           junit=str(folder / s.JUNIT_FILE), plots_directory=None, no_plots=steps.interrupted)
-        headline = throughput_check.checked_headline(folder, max(code, measured, key=SEVERITY.__getitem__))
+        headline = throughput_check.checked_headline(folder, outcome.most_severe(code, measured))
     ab_headline = run_throughput_ab(plan, steps, quick, subs, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
     return headline if ab_headline is None else joined_headline(headline, ab_headline)
 
@@ -231,13 +231,13 @@ def run_throughput_ab(plan: GatePlan, steps: Steps, quick: bool, subs: list[str]
                output=str(ab_dir), baseline=plan.baseline_build, candidate=candidate, quick=quick, subexperiments=subs,
                pin_cpus=plan.pin_cpus, label=f"{plan.label}-throughput-ab", cpu_latency_request=plan.cpu_latency_request)
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "throughput A/B verdict")
-    return str(record["headline"]) if record and "headline" in record else f"{report.INCOMPLETE}: no verdict"
+    return str(record["headline"]) if record and "headline" in record else f"{outcome.INCOMPLETE}: no verdict"
 
 
 def joined_headline(check: str, ab_headline: str) -> str:
     """The throughput's headline: the worse status of its check (or measurement) and its A/B first."""
     statuses = [check.split(":")[0], ab_headline.split(":")[0]]
-    worst = next((status for status in (report.INCOMPLETE, report.REGRESSION) if status in statuses), statuses[0])
+    worst = next((status for status in (outcome.INCOMPLETE, outcome.REGRESSION) if status in statuses), statuses[0])
     return f"{worst}: {check}; A/B against the baseline build: {ab_headline}"
 
 
@@ -262,8 +262,7 @@ def ab_annotations(ab_dir: Path) -> list[str]:
 
 def final_exit_code(verdict: report.Verdict, step_codes: dict[str, int]) -> int:
     """The most severe of the report's verdict and the steps' own exit codes (2 over 3 over 1 over 0)."""
-    codes = [verdict.exit_code] + [code for code in step_codes.values() if code in SEVERITY]
-    return max(codes, key=SEVERITY.__getitem__)
+    return outcome.most_severe(verdict.exit_code, *step_codes.values())
 
 
 # --- the command ----------------------------------------------------------------------------------
@@ -288,7 +287,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                      no_history=no_history, fastdds_prefix=fastdds_prefix, environment=environment,
                      pin_cpus=pin_cpus or environment.get(s.PIN_CPUS_ENV) or None, baseline_build=baseline_build,
                      cpu_latency_request=cpu_latency_request, experiments=experiments,
-                     this_platform_id=this_machine().get(s.META_PLATFORM_ID), now=datetime.now(timezone.utc))
+                     this_platform_id=this_machine().id, now=datetime.now(timezone.utc))
     print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "
           + (f"results store {plan.store}" if plan.store else "not added to a results store")

@@ -13,6 +13,7 @@ from . import files
 from . import schema as s
 from .baseline import require_folder_name, require_platform_name
 from .errors import InputError
+from .model import Metadata, read_metadata
 from .measure import options as run_options
 
 QUICK_SAMPLES = 200
@@ -133,14 +134,14 @@ def _resolve_baseline(baseline: str | None, platform: str, this_platform_id: str
             raise InputError("baseline folder not found", path)
         return None, (f"no baseline for platform {platform!r} ({path}); store one with "
                       f"`perfgate promote-baseline --experiment DIR --platform {platform}`")
-    metadata = files.read_metadata(path)
+    metadata = read_metadata(path) or Metadata()
     if not files.summary_files(path, required=False):
         raise InputError(f"baseline has no summaries ({s.summary_csv_name('<sub>')})", path)
-    definition = (metadata or {}).get(s.META_LATENCY_DEFINITION, s.ROUND_TRIP)
+    definition = metadata.latency_definition or s.ROUND_TRIP
     if definition != s.ROUND_TRIP:  # the gate's harness measures the round trip
         raise InputError(f"baseline records latency definition {definition!r}, the gate measures {s.ROUND_TRIP!r}; "
                          f"such data is never compared", path)
-    baseline_id = ((metadata or {}).get(s.META_PLATFORM) or {}).get(s.META_PLATFORM_ID)
+    baseline_id = metadata.platform_id
     if this_platform_id and baseline_id and baseline_id != this_platform_id and not baseline:
         # the platform's stored baseline, on another machine of that name (a newcomer's laptop):
         # not compared, and said so, rather than refusing the whole gate
@@ -149,7 +150,7 @@ def _resolve_baseline(baseline: str | None, platform: str, this_platform_id: str
     if this_platform_id and baseline_id and baseline_id != this_platform_id:
         raise InputError(f"baseline was measured on platform id {baseline_id}, this machine is {this_platform_id}; "
                          f"such data is never compared (promote a baseline measured here)", path)
-    label = (metadata or {}).get(s.META_LABEL, path.name)
+    label = metadata.label if metadata.label is not None else path.name
     return path, f"compared with {path} ({label})"
 
 
@@ -174,7 +175,7 @@ def requirements_platform_warning(requirements: Path, provenance: dict | None, t
     """Requirements derived on another platform id may not fit this machine: say so (the limits are
     still applied: a developer's laptop checks against the reference machine's on purpose)."""
     platform = (provenance or {}).get("platform")
-    derived_on = platform.get(s.META_PLATFORM_ID) if isinstance(platform, dict) else None
+    derived_on = platform.get("id") if isinstance(platform, dict) else None
     if not derived_on or not this_platform_id or derived_on == this_platform_id:
         return None
     return (f"{requirements} was derived on platform id {derived_on}, this machine is {this_platform_id}: "

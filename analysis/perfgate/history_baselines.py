@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import files
 from . import schema as s
+from .model import read_metadata
 
 
 def beside(baseline: Path) -> list[Path]:
@@ -21,8 +21,8 @@ def beside(baseline: Path) -> list[Path]:
 
 
 def recorded_platform(folder: Path) -> str | None:
-    platform = (files.read_metadata(folder) or {}).get(s.META_PLATFORM) or {}
-    return platform.get(s.META_PLATFORM_ID)
+    metadata = read_metadata(folder)
+    return metadata.platform.id if metadata is not None and metadata.platform is not None else None
 
 
 def history_baselines(baseline: Path, platform_id: str | None) -> tuple[list[Path], list[str]]:

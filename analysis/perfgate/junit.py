@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import files, outputs
+from . import files, junit_writer, outcome, outputs
 from . import schema as s
 from .check import MissingData, describe_failure, format_percent, read_check_record, testcase_name
 from .errors import InputError
+from .junit_writer import TestCase
+from .model import FastDDS, Metadata, read_metadata
 
 SUITE_PREFIX = "latency."
 FAILURE_TYPE = "latency_regression"
@@ -44,38 +46,19 @@ def annotation_path(path: Path, working_dir: Path | None = None) -> str:
     return path.as_posix()
 
 
-def close_suite(suite: ET.Element, counts: dict[str, int], totals: dict[str, int]) -> None:
-    """A <testsuite>'s counts as its attributes, added to the document's totals."""
-    for key, value in counts.items():
-        suite.set(key, str(value))
-        totals[key] += value
-    suite.set("skipped", "0")
-    suite.set("time", "0")
-
-
-def document(root: ET.Element, totals: dict[str, int]) -> str:
-    """The <testsuites> document as text, its totals set."""
-    for key, value in totals.items():
-        root.set(key, str(value))
-    root.set("time", "0")
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def suite_properties(metadata: dict | None) -> dict[str, str]:
+def suite_properties(metadata: Metadata | None) -> dict[str, str]:
     """Fast DDS commit and version and the platform id of metadata.json; `unknown` where absent."""
-    metadata = metadata or {}
-    fastdds = metadata.get(s.META_FASTDDS) if isinstance(metadata.get(s.META_FASTDDS), dict) else {}
-    platform = metadata.get(s.META_PLATFORM) if isinstance(metadata.get(s.META_PLATFORM), dict) else {}
+    metadata = metadata or Metadata()
+    fastdds = metadata.fastdds or FastDDS()
 
     def text(value) -> str:
         return UNKNOWN if value in (None, "") else str(value)
 
     return {
-        "fastdds.commit": text(fastdds.get("commit")),
-        "fastdds.version": text(fastdds.get("version")),
-        "platform.id": text(platform.get(s.META_PLATFORM_ID)),
-        "latency_definition": text(metadata.get(s.META_LATENCY_DEFINITION)),
+        "fastdds.commit": text(fastdds.commit),
+        "fastdds.version": text(fastdds.version),
+        "platform.id": text(metadata.platform_id),
+        "latency_definition": text(metadata.latency_definition),
     }
 
 
@@ -85,15 +68,14 @@ def _ordered_subs(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame) 
 
 
 def build_junit_xml(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame, requirements_path: Path,
-                    missing: list[MissingData], metadata: dict | None, resources=None) -> str:
+                    missing: list[MissingData], metadata: Metadata | None, resources=None) -> str:
     """The JUnit document. Every requirement row without a report row is an <error>, with the reason
     from `missing` where it names one. `resources` (a resources_table.ResourceCheck) adds a suite
     `resources.<sub>` per sub-experiment after the latency suites."""
     file_attribute = annotation_path(requirements_path)
     reasons = {(item.subexperiment, item.bytes): item.reason for item in missing}
     properties = suite_properties(metadata)
-    root = ET.Element("testsuites", name="perfgate latency")
-    totals = {"tests": 0, "failures": 0, "errors": 0}
+    suites = []
     for sub in _ordered_subs(reports, requirements):
         required = requirements[requirements[s.EXPERIMENT_TYPE] == sub]
         lines = dict(zip(required[s.BYTES].astype(int), required["line"].astype(int)))
@@ -102,71 +84,55 @@ def build_junit_xml(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame
             (row[s.CHECK], int(row[s.BYTES])): row for _, row in report.iterrows()
         }
         payloads = list(lines) or [payload for (_, payload) in rows]
-        suite = ET.SubElement(root, "testsuite", name=suite_name(sub))
-        counts = {"tests": 0, "failures": 0, "errors": 0}
-        props = ET.SubElement(suite, "properties")
-        for name, value in properties.items():
-            ET.SubElement(props, "property", name=name, value=value)
+        cases = []
         for magnitude in s.CHECKED_MAGNITUDES:
             for payload in dict.fromkeys(payloads):
-                case = ET.SubElement(suite, "testcase", name=testcase_name(magnitude, payload),
-                                     classname=suite_name(sub), file=file_attribute, time="0")
-                if payload in lines:
-                    case.set("line", str(lines[payload]))
+                case = TestCase(testcase_name(magnitude, payload), classname=suite_name(sub), file=file_attribute,
+                                line=lines.get(payload))
                 where = f"{file_attribute}:{lines[payload]}" if payload in lines else file_attribute
-                counts["tests"] += 1
                 row = rows.get((magnitude, payload))
                 if row is None:
                     reason = reasons.get((sub, payload), f"no check result in {s.check_csv_name(sub)}")
-                    error = ET.SubElement(case, "error", type=ERROR_TYPE,
-                                          message=f"no measurements for {sub} at {payload} B: {reason}")
-                    error.text = f"The requirement at {where} has no measured result: {reason}."
-                    counts["errors"] += 1
+                    case.add_error_info(f"no measurements for {sub} at {payload} B: {reason}",
+                                        f"The requirement at {where} has no measured result: {reason}.", ERROR_TYPE)
                 elif row[s.STATUS] == s.FAILED:
                     # reporters show the message without the suite (mikepenz's job summary, annotation
                     # bodies): it names the sub-experiment and the payload itself, like the <error>'s
                     message = f"{sub} at {payload} B: " + describe_failure(magnitude, row[s.REQUIREMENT],
                                                                             row[s.EXPERIMENT], row[s.PERCENT_OVER])
-                    failure = ET.SubElement(case, "failure", type=FAILURE_TYPE, message=message)
-                    failure.text = (f"{sub}, {payload} B: {magnitude} measured {files.format_float(row[s.EXPERIMENT])} us, "
-                                    f"requirement {files.format_float(row[s.REQUIREMENT])} us, "
-                                    f"{files.format_float(row[s.DIFFERENCE])} us over "
-                                    f"({format_percent(row[s.PERCENT_OVER])}). Requirement: {where}")
-                    counts["failures"] += 1
-        close_suite(suite, counts, totals)
+                    case.add_failure_info(message, (
+                        f"{sub}, {payload} B: {magnitude} measured {files.format_float(row[s.EXPERIMENT])} us, "
+                        f"requirement {files.format_float(row[s.REQUIREMENT])} us, "
+                        f"{files.format_float(row[s.DIFFERENCE])} us over "
+                        f"({format_percent(row[s.PERCENT_OVER])}). Requirement: {where}"), FAILURE_TYPE)
+                cases.append(case)
+        suites.append(junit_writer.suite(suite_name(sub), cases, properties))
     if resources is not None and resources.path is not None:
-        _resource_suites(root, resources, properties, totals)
-    return document(root, totals)
+        suites += _resource_suites(resources, properties)
+    return junit_writer.document("perfgate latency", suites)
 
 
-def _resource_suites(root: ET.Element, resources, properties: dict[str, str], totals: dict[str, int]) -> None:
+def _resource_suites(resources, properties: dict[str, str]) -> list:
     """`Resources[publisher rss]` testcases, each at the line of the JSON key that set its limit."""
     file_attribute = annotation_path(resources.path)
+    suites = []
     for sub in dict.fromkeys(row.subexperiment for row in resources.rows):
-        suite = ET.SubElement(root, "testsuite", name=f"{RESOURCE_SUITE_PREFIX}{sub}")
-        props = ET.SubElement(suite, "properties")
-        for name, value in properties.items():
-            ET.SubElement(props, "property", name=name, value=value)
-        counts = {"tests": 0, "failures": 0, "errors": 0}
+        cases = []
         for row in (row for row in resources.rows if row.subexperiment == sub):
-            case = ET.SubElement(suite, "testcase", name=row.name, classname=f"{RESOURCE_SUITE_PREFIX}{sub}",
-                                 file=file_attribute, line=str(row.line), time="0")
-            counts["tests"] += 1
+            case = TestCase(row.name, classname=f"{RESOURCE_SUITE_PREFIX}{sub}", file=file_attribute, line=row.line)
             if row.status == s.FAILED:
-                failure = ET.SubElement(case, "failure", type=RESOURCE_FAILURE_TYPE, message=row.describe())
-                failure.text = f"{row.describe()}. Requirement: {file_attribute}:{row.line}"
-                counts["failures"] += 1
+                case.add_failure_info(row.describe(), f"{row.describe()}. Requirement: {file_attribute}:{row.line}",
+                                      RESOURCE_FAILURE_TYPE)
             elif row.experiment is None:
-                error = ET.SubElement(case, "error", type=ERROR_TYPE, message=row.describe())
-                error.text = f"The requirement at {file_attribute}:{row.line} has no measured result: {row.reason}."
-                counts["errors"] += 1
-        close_suite(suite, counts, totals)
+                case.add_error_info(row.describe(), f"The requirement at {file_attribute}:{row.line} has no measured "
+                                    f"result: {row.reason}.", ERROR_TYPE)
+            cases.append(case)
+        suites.append(junit_writer.suite(f"{RESOURCE_SUITE_PREFIX}{sub}", cases, properties))
+    return suites
 
 
 def junit_exit_code(xml_totals: dict[str, int]) -> int:
-    if xml_totals["errors"]:
-        return s.EXIT_INCOMPLETE
-    return s.EXIT_REGRESSION if xml_totals["failures"] else s.EXIT_OK
+    return outcome.exit_code(outcome.verdict_of(incomplete=xml_totals["errors"] > 0, regressed=xml_totals["failures"] > 0))
 
 
 # --- the command: JUnit from an experiment folder's check reports -----------------------------------
@@ -212,7 +178,7 @@ def command_junit(experiment_directory, output, requirements=None) -> int:
         recorded = [MissingData(**item) for item in (record or {}).get("missing", [])]
     except TypeError:
         raise InputError("malformed list of missing measurements", experiment_dir / s.CHECK_RECORD_FILE) from None
-    metadata = files.read_metadata(experiment_dir)
+    metadata = read_metadata(experiment_dir)
     resources = None
     if isinstance((record or {}).get("resources_requirements"), str):
         from .resources_table import prepare_check

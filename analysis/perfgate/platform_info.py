@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import schema as s
+from .model import Platform
 
 CPU_SYS = Path("sys/devices/system/cpu")
 
@@ -219,7 +219,7 @@ def fingerprint(readings: PlatformReadings) -> dict:
     }
     state = machine_state(readings)
     return {
-        s.META_PLATFORM_ID: platform_id(identity),
+        "id": platform_id(identity),
         **identity,
         "memory_bytes": memory,
         "kernel": readings.kernel,
@@ -230,9 +230,9 @@ def fingerprint(readings: PlatformReadings) -> dict:
     }
 
 
-def this_machine() -> dict:
+def this_machine() -> Platform:
     """The fingerprint of the machine this process runs on."""
-    return fingerprint(read_readings())
+    return Platform.from_json(fingerprint(read_readings()))
 
 
 def pinnable_cpus(root: Path = Path("/")) -> set[int]:

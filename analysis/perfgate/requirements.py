@@ -121,17 +121,16 @@ def sparse_keys(run: RunValues, minimum_runs: int = 2) -> list[tuple]:
 # --- the command --------------------------------------------------------------------------------
 def provenance(experiments: list[ex.Experiment], percentile: float, margin: float, alarms: FalseAlarms,
                other_margins: dict[float, FalseAlarms], requirements_csv: Path) -> dict:
-    platforms = [e.metadata.get(s.META_PLATFORM) for e in experiments
-                 if e.metadata and isinstance(e.metadata.get(s.META_PLATFORM), dict)]
-    harnesses = sorted({json.dumps(e.metadata.get(s.META_HARNESS), sort_keys=True) for e in experiments
-                        if e.metadata and e.metadata.get(s.META_HARNESS)})
+    recorded = [e.metadata for e in experiments if e.metadata is not None]
+    platforms = [m.platform.to_json() for m in recorded if m.platform is not None]
+    harnesses = sorted({json.dumps(m.harness.to_json(), sort_keys=True) for m in recorded if m.harness})
     # requirements only hold for runs placed on the CPUs as these were (pinned runs differ several-fold)
-    pinnings = sorted({json.dumps(e.metadata.get("cpu_pinning"), sort_keys=True) for e in experiments
-                       if e.metadata and e.metadata.get("cpu_pinning")})
+    pinnings = sorted({json.dumps(m.cpu_pinning.to_json(), sort_keys=True) for m in recorded if m.cpu_pinning})
     return {
         "requirements_file": requirements_csv.name,
         "derived_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "fastdds": experiments[0].metadata.get(s.META_FASTDDS) if experiments[0].metadata else None,
+        "fastdds": (experiments[0].metadata.fastdds.to_json()
+                    if experiments[0].metadata and experiments[0].metadata.fastdds else None),
         "harness": [json.loads(h) for h in harnesses],
         "cpu_pinning": [json.loads(p) for p in pinnings],
         "runs": len(experiments),

@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import csv_lines, files, outputs
+from . import csv_lines, files, outcome, outputs
 from . import schema as s
 from .errors import InputError
+from .model import Metadata, RoleResources
 
 CPU, RSS = "cpu", "rss"
 LOST, LATE = "lost", "late"
@@ -83,11 +84,11 @@ def role_summaries(frame: pd.DataFrame) -> list[RoleSummary]:
     return found
 
 
-def summary_metadata(frame: pd.DataFrame) -> dict:
+def summary_metadata(frame: pd.DataFrame) -> dict[str, RoleResources]:
     """metadata.json's `resources` entry of a sub-experiment."""
-    return {r.role: {"samples": r.samples, "cpu_peak_percent": round(r.cpu_peak, 3),
-                     "cpu_mean_percent": round(r.cpu_mean, 3), "rss_peak_kb": r.rss_peak,
-                     "rss_mean_kb": round(r.rss_mean, 3)} for r in role_summaries(frame)}
+    return {r.role: RoleResources.record(samples=r.samples, cpu_peak_percent=round(r.cpu_peak, 3),
+                                         cpu_mean_percent=round(r.cpu_mean, 3), rss_peak_kb=r.rss_peak,
+                                         rss_mean_kb=round(r.rss_mean, 3)) for r in role_summaries(frame)}
 
 
 def summary_line(sub: str, frame: pd.DataFrame) -> str:
@@ -329,7 +330,8 @@ def check_table(rows: list[ResourceCheckRow]) -> pd.DataFrame:
 
 
 # --- reading an experiment for the check ------------------------------------------------------------------
-def read_sub_resources(experiment_dir: Path, sub: str, metadata: dict | None, frames: dict[str, pd.DataFrame]) -> SubResources:
+def read_sub_resources(experiment_dir: Path, sub: str, metadata: Metadata | None,
+                       frames: dict[str, pd.DataFrame]) -> SubResources:
     measured = SubResources(frames.get(sub))
     if measured.frame is None:
         measured.frame_missing = f"no {s.resources_csv_name(sub)} in the experiment folder"
@@ -338,11 +340,11 @@ def read_sub_resources(experiment_dir: Path, sub: str, metadata: dict | None, fr
         measured.latencies = files.read_raw(raw)[s.LATENCY].to_numpy()
     else:
         measured.latencies_missing = f"no {s.raw_csv_name(sub)} in the experiment folder"
-    entry = ((metadata or {}).get(s.META_SUBEXPERIMENTS) or {}).get(sub)
+    entry = metadata.outcome_of(sub) if metadata is not None else None
     try:
-        lost = sum(int(n) for n in entry["lost_samples"].values())
-        measured.lost = (lost, lost + sum(int(n) for n in entry["measured_samples"].values()))
-    except (TypeError, KeyError, AttributeError, ValueError):
+        lost = sum(int(n) for n in entry.lost_samples.values())
+        measured.lost = (lost, lost + sum(int(n) for n in entry.measured_samples.values()))
+    except (TypeError, AttributeError, ValueError):
         measured.lost_missing = f"no lost_samples and measured_samples of {sub} in {s.METADATA_FILE}"
     return measured
 
@@ -362,7 +364,7 @@ class ResourceCheck:
         return sum(row.status == MISSING for row in self.rows)
 
 
-def prepare_check(experiment_dir: Path, given: str | None, subs: list[str], metadata: dict | None) -> ResourceCheck:
+def prepare_check(experiment_dir: Path, given: str | None, subs: list[str], metadata: Metadata | None) -> ResourceCheck:
     """Everything read and checked before `perfgate check` writes anything. Without resource
     requirements nothing is read (the gate does not give them: its outputs stay as they were). With
     them, the rows of the sub-experiments the latency check checked; one without its resources file,
@@ -405,6 +407,5 @@ def report(result: ResourceCheck, latency_exit: int) -> int:
         if row.status == MISSING:
             print(f"perfgate check: error: {result.path}:{row.line}: {row.describe()}", file=sys.stderr)
     print(f"{len(result.rows)} resource checks: {result.failed} failed, {result.missing} without measurements")
-    if result.missing or latency_exit == s.EXIT_INCOMPLETE:
-        return s.EXIT_INCOMPLETE
-    return s.EXIT_REGRESSION if result.failed or latency_exit == s.EXIT_REGRESSION else latency_exit
+    resources_exit = outcome.exit_code(outcome.verdict_of(incomplete=bool(result.missing), regressed=bool(result.failed)))
+    return outcome.most_severe(latency_exit, resources_exit)

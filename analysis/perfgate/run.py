@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
@@ -26,6 +27,8 @@ from .clock import load_average, utc_now
 from .errors import InputError
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .harness import HarnessPaths
+from .model import (CpuLatency, CpuPinning, Environment, FastDDS, Harness, LoadAverage, Metadata, Platform,
+                    SubexperimentOutcome, write_metadata)
 from .measure.commands import DISCOVERY_TIMEOUT_S, SAMPLE_TIMEOUT_MS, describe
 from .measure.environment import CHILD_ENV, RUN_ID_ENV, scrub_environment
 from .measure import resources
@@ -62,7 +65,7 @@ def prepare_harness(options: RunOptions) -> HarnessPaths:
     return native_harness.ensure_harness(fastdds_prefix=options.fastdds_prefix)
 
 
-def prepare_measurement(options: RunOptions) -> tuple[dict[str, str], list[str], str, HarnessPaths, str, dict]:
+def prepare_measurement(options: RunOptions) -> tuple[dict[str, str], list[str], str, HarnessPaths, str, Platform]:
     """What a measuring command needs before its first sub-experiment: the harness's scrubbed environment
     (with this run's id), the names of what was ignored, the run id, the harness and its Fast DDS
     version, and the platform; warnings printed."""
@@ -72,7 +75,7 @@ def prepare_measurement(options: RunOptions) -> tuple[dict[str, str], list[str],
     paths = prepare_harness(options)
     version = native_harness.fastdds_version(paths)
     platform = platform_info.this_machine()
-    for warning in platform["warnings"]:
+    for warning in platform.warnings or ():
         print(f"perfgate {options.command}: warning: {warning}", file=sys.stderr)
     for name in ignored:
         print(f"perfgate {options.command}: warning: ignoring {name} (Fast DDS configuration from the environment "
@@ -81,43 +84,44 @@ def prepare_measurement(options: RunOptions) -> tuple[dict[str, str], list[str],
 
 
 # --- metadata -----------------------------------------------------------------------------------
-def initial_metadata(options: RunOptions, paths: HarnessPaths, version: str, platform: dict, ignored: list[str],
-                     run_id: str) -> dict:
-    return {
-        s.META_LABEL: options.label,
-        s.META_CREATED: utc_now(),
-        s.META_FASTDDS: {
-            "version": version,
-            "commit": fastdds_commit(options.fastdds_prefix),
-            "source": s.FASTDDS_SOURCE_SYSTEM if options.fastdds_prefix is None else s.FASTDDS_SOURCE_COLCON,
-            "prefix": str(options.fastdds_prefix) if options.fastdds_prefix is not None else "/usr",
-        },
-        s.META_HARNESS: {
-            "name": native_harness.LATENCY_EXECUTABLE,
-            "version": __version__,  # built from this package's native/
-            "floor": native_harness.FLOOR_EXECUTABLE,
-            "path": str(paths.latency),
-            "warmup": options.warmup,
-            "timeout_s": round(options.timeout_s, 3),
-            "discovery_timeout_s": DISCOVERY_TIMEOUT_S,
-            "sample_timeout_ms": SAMPLE_TIMEOUT_MS,
-        },
-        s.META_LATENCY_DEFINITION: s.ROUND_TRIP,
-        s.META_SAMPLES: options.samples,
-        s.META_PAYLOADS: list(options.payloads),
-        "warmup": options.warmup,
-        "requested_subexperiments": [sub.name for sub in options.subexperiments],
-        s.META_SUBEXPERIMENTS: {},
-        s.META_PLATFORM: platform,
-        "load_average": {"before": load_average(), "after": None},
-        "cpu_pinning": cpu_pinning_metadata(options.pin_cpus, options.pin_request),
-        "cpu_latency": cpu_latency.request_metadata(options.cpu_latency, None, None, "not measuring yet"),
-        "environment": {"ignored": ignored, "set_for_harness": dict(CHILD_ENV)},
-        "run_id": run_id,
-        "perfgate_version": __version__,
-        "finished_utc": None,
-        "interrupted": False,
-    }
+def initial_metadata(options: RunOptions, paths: HarnessPaths, version: str, platform: Platform, ignored: list[str],
+                     run_id: str) -> Metadata:
+    return Metadata.record(
+        label=options.label,
+        created_utc=utc_now(),
+        fastdds=FastDDS.record(
+            version=version,
+            commit=fastdds_commit(options.fastdds_prefix),
+            source=s.FASTDDS_SOURCE_SYSTEM if options.fastdds_prefix is None else s.FASTDDS_SOURCE_COLCON,
+            prefix=str(options.fastdds_prefix) if options.fastdds_prefix is not None else "/usr",
+        ),
+        harness=Harness.record(
+            name=native_harness.LATENCY_EXECUTABLE,
+            version=__version__,  # built from this package's native/
+            floor=native_harness.FLOOR_EXECUTABLE,
+            path=str(paths.latency),
+            warmup=options.warmup,
+            timeout_s=round(options.timeout_s, 3),
+            discovery_timeout_s=DISCOVERY_TIMEOUT_S,
+            sample_timeout_ms=SAMPLE_TIMEOUT_MS,
+        ),
+        latency_definition=s.ROUND_TRIP,
+        samples=options.samples,
+        payloads=tuple(options.payloads),
+        warmup=options.warmup,
+        requested_subexperiments=tuple(sub.name for sub in options.subexperiments),
+        subexperiments={},
+        platform=platform,
+        load_average=LoadAverage.record(before=load_average(), after=None),
+        cpu_pinning=CpuPinning.record(**cpu_pinning_metadata(options.pin_cpus, options.pin_request)),
+        cpu_latency=CpuLatency.record(**cpu_latency.request_metadata(options.cpu_latency, None, None,
+                                                                     "not measuring yet")),
+        environment=Environment.record(ignored=tuple(ignored), set_for_harness=dict(CHILD_ENV)),
+        run_id=run_id,
+        perfgate_version=__version__,
+        finished_utc=None,
+        interrupted=False,
+    )
 
 
 # --- the command --------------------------------------------------------------------------------
@@ -174,8 +178,8 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
     options.output.mkdir(parents=True, exist_ok=True)
     metadata = initial_metadata(options, paths, version, platform, ignored, run_id)
     if build_record is not None:
-        metadata[s.META_FASTDDS] = fastdds_metadata(build_record)
-    files.write_metadata(options.output, metadata)
+        metadata = replace(metadata, fastdds=fastdds_metadata(build_record))
+    write_metadata(options.output, metadata)
     failures = run_all(options, paths, environment, metadata)
     if failures:
         print(f"perfgate run: {len(failures)} of {len(options.subexperiments)} sub-experiments did not finish: "
@@ -184,16 +188,15 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
     return s.EXIT_OK
 
 
-def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str], metadata: dict) -> list[str]:
+def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str], metadata: Metadata) -> list[str]:
     """Every sub-experiment in turn; metadata.json rewritten after each. Returns the ones that failed."""
     failures = []
-    entries = metadata[s.META_SUBEXPERIMENTS]
     current = None
     try:
         with terminate_as_interrupt(), cpu_latency.hold_awake(options.cpu_latency) as awake, \
                 scratch.scratch_folder("run") as workdir:
-            metadata["cpu_latency"] = awake
-            metadata[s.META_RESOURCE_SAMPLING] = resources.sampling_metadata()
+            metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake),
+                               resource_sampling=resources.sampling_metadata())
             cpu_latency.warn(f"perfgate {options.command}", awake)
             for index, sub in enumerate(options.subexperiments, 1):
                 current = sub
@@ -202,13 +205,14 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
                 if result.measured.frame is not None:
                     name = s.raw_csv_name(sub.name) if options.throughput is None else s.throughput_csv_name(sub.name)
                     files.write_csv(options.output / name, result.measured.frame)
-                entries[sub.name] = result.metadata_entry()
+                entry = result.metadata_entry()
                 if collected.samples:  # kept whatever the outcome: a failed run's memory can be its story
                     table = resources.samples_frame(collected.samples)
                     named = sub.name if options.throughput is None else s.throughput_name(sub.name)
                     files.write_csv(options.output / s.resources_csv_name(named), table)
-                    entries[sub.name][s.META_RESOURCES] = resources_table.summary_metadata(table)
-                files.write_metadata(options.output, metadata)
+                    entry = replace(entry, resources=resources_table.summary_metadata(table))
+                metadata = metadata.with_outcome(sub.name, entry)
+                write_metadata(options.output, metadata)
                 print(progress_line(index, len(options.subexperiments), result), flush=True)
                 if result.outcome != s.OUTCOME_OK:
                     failures.append(sub.name)
@@ -216,12 +220,11 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
                           flush=True)
             current = None
     except KeyboardInterrupt:
-        metadata["interrupted"] = True
+        metadata = replace(metadata, interrupted=True)
         if current is not None:
-            entries[current.name] = {s.META_OUTCOME: s.OUTCOME_INCOMPLETE, "error": INTERRUPTED}
+            metadata = metadata.with_outcome(current.name, SubexperimentOutcome.record(
+                outcome=s.OUTCOME_INCOMPLETE, error=INTERRUPTED))
         raise
     finally:
-        metadata["load_average"]["after"] = load_average()
-        metadata["finished_utc"] = utc_now()
-        files.write_metadata(options.output, metadata)
+        write_metadata(options.output, metadata.finish(utc_now(), load_average()))
     return failures

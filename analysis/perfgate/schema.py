@@ -114,7 +114,7 @@ def checked_by_default(name: str) -> bool:
 PAYLOADS: tuple[int, ...] = tuple(16 << i for i in range(11))  # 16 B .. 16 KiB
 DEFAULT_SAMPLES = 10000
 
-# --- latency definitions (metadata "latency_definition") ----------------------------------------
+# --- latency definitions (metadata.json "latency_definition") ----------------------------------------
 ROUND_TRIP = "round_trip"
 HALF_ROUND_TRIP = "half_round_trip"  # Fast DDS' own LatencyTest reports half the round trip
 LATENCY_DEFINITIONS = (ROUND_TRIP, HALF_ROUND_TRIP)
@@ -284,28 +284,8 @@ def history_payload_png(history_dir: Path, sub: str, payload: int, magnitude: st
     return history_dir / sub / f"{payload}_bytes_{CHECK_SLUGS[magnitude]}.png"
 
 
-# --- metadata.json keys (docs/formats.md section 8) --------------------------------------------
-# {
-#   "label": str, "created_utc": ISO 8601 with Z,
-#   "fastdds": {"version": str, "commit": str|None, "source": "system_package"|"colcon_build", "prefix": str},
-#   "harness": {"name": str, "version": str, "warmup": int, ...},
-#   "latency_definition": "round_trip"|"half_round_trip",
-#   "samples": int, "payloads": [int],
-#   "subexperiments": {name: {"outcome": "ok"|"incomplete"|"failed_to_start", "error": str|None, ...}},
-#   "platform": {"id": str, "cpu_model": str, "cores": int, "kernel": str, "governor": str, "hostname": str, ...},
-#   "load_average": {"before": [..], "after": [..]}
-# }
-META_LABEL = "label"
-META_CREATED = "created_utc"
-META_FASTDDS = "fastdds"
-META_HARNESS = "harness"
-META_LATENCY_DEFINITION = "latency_definition"
-META_SAMPLES = "samples"
-META_PAYLOADS = "payloads"
-META_SUBEXPERIMENTS = "subexperiments"
-META_PLATFORM = "platform"
-META_PLATFORM_ID = "id"  # inside META_PLATFORM
-META_OUTCOME = "outcome"  # inside each META_SUBEXPERIMENTS entry
+# --- metadata.json values (docs/formats.md section 8; its keys are the fields of perfgate.model) -----
+# each sub-experiment's `outcome`
 OUTCOME_OK = "ok"
 OUTCOME_INCOMPLETE = "incomplete"  # started but could not finish (peer died, timeout, lost discovery)
 OUTCOME_FAILED_TO_START = "failed_to_start"
@@ -395,8 +375,6 @@ ROLE = "Role"
 RESOURCE_CHECKS_FILE = "resource_checks.csv"
 RESOURCE_CHECK_COLUMNS = (EXPERIMENT_TYPE, ROLE, CHECK, REQUIREMENT, EXPERIMENT, DIFFERENCE, PERCENT_OVER, STATUS)
 RESOURCES_REQUIREMENTS_SUFFIX = "_resources.json"
-META_RESOURCES = "resources"  # inside each META_SUBEXPERIMENTS entry: peak and mean per role
-META_RESOURCE_SAMPLING = "resource_sampling"  # top level: interval and source
 
 
 def resources_csv_name(sub: str) -> str:

@@ -11,11 +11,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from . import files, outputs
+from . import outputs
 from . import schema as s
 from .errors import InputError
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .measure.options import ThroughputSettings, resolve_options
+from . import model
+from .model import KIND_THROUGHPUT, Metadata, write_metadata
 from .run import initial_metadata, prepare_measurement, run_all
 from .throughput_files import MAX_DEMAND, MAX_RECOVERY_MS
 
@@ -106,8 +108,8 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
     options.output.mkdir(parents=True, exist_ok=True)
     metadata = throughput_metadata(initial_metadata(options, paths, version, platform, ignored, run_id), settings)
     if build_record is not None:
-        metadata[s.META_FASTDDS] = fastdds_metadata(build_record)
-    files.write_metadata(options.output, metadata)
+        metadata = replace(metadata, fastdds=fastdds_metadata(build_record))
+    write_metadata(options.output, metadata)
     failures = run_all(options, paths, environment, metadata)
     losses = reliable_losses(options.output, options.subexperiments)
     for loss in losses:
@@ -119,13 +121,11 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
     return s.EXIT_REGRESSION if losses else s.EXIT_OK
 
 
-def throughput_metadata(metadata: dict, settings: ThroughputSettings) -> dict:
+def throughput_metadata(metadata: Metadata, settings: ThroughputSettings) -> Metadata:
     """The run's metadata with the latency experiment's round-trip fields replaced by the tests'."""
-    for key in (s.META_SAMPLES, "warmup", s.META_LATENCY_DEFINITION):
-        metadata.pop(key, None)
-    metadata[s.META_HARNESS].pop("warmup", None)
-    metadata["kind"] = "throughput"
-    metadata["throughput"] = {"demands": list(settings.demands), "recovery_times_ms": list(settings.recovery_times_ms),
-                              "time_s": settings.time_s,
-                              "names": {sub: s.throughput_name(sub) for sub in metadata["requested_subexperiments"]}}
-    return metadata
+    return replace(metadata, samples=None, warmup=None, latency_definition=None,
+                   harness=replace(metadata.harness, warmup=None), kind=KIND_THROUGHPUT,
+                   throughput=model.ThroughputRecord.record(
+                       demands=tuple(settings.demands), recovery_times_ms=tuple(settings.recovery_times_ms),
+                       time_s=settings.time_s,
+                       names={sub: s.throughput_name(sub) for sub in metadata.requested_subexperiments}))

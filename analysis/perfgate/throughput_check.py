@@ -9,7 +9,6 @@ Lost [%] where the row gives one. A required test that was not measured is an er
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +17,11 @@ import pandas as pd
 from . import files
 from . import schema as s
 from .errors import InputError
-from .junit import annotation_path, close_suite, document, suite_properties
+from .outcome import INCOMPLETE, MEASURED, PASS, REGRESSION, exit_code, verdict_of
+from .model import Metadata, read_metadata
+from . import junit_writer
+from .junit import annotation_path, suite_properties
+from .junit_writer import TestCase
 from .throughput_files import (REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_LOST, REQUIREMENT_RECOVERY,
                                REQUIREMENT_THROUGHPUT)
 
@@ -43,9 +46,7 @@ class ThroughputCheck:
 
     @property
     def exit_code(self) -> int:
-        if self.missing:
-            return s.EXIT_INCOMPLETE
-        return s.EXIT_REGRESSION if self.failed else s.EXIT_OK
+        return exit_code(verdict_of(incomplete=bool(self.missing), regressed=bool(self.failed)))
 
 
 def base_subexperiment(name: str) -> s.SubExperiment | None:
@@ -114,44 +115,35 @@ def _describe(row) -> str:
 
 
 def build_throughput_junit(result: ThroughputCheck, requirements: pd.DataFrame, requirements_path: Path,
-                           metadata: dict | None) -> str:
+                           metadata: Metadata | None) -> str:
     """One <testsuite> per throughput sub-experiment, one <testcase> per check of a requirement row, with
     the row's file and line; a required test without measurements is an <error>."""
     file_attribute = annotation_path(requirements_path)
     properties = suite_properties(metadata)
     properties.pop("latency_definition", None)
-    root = ET.Element("testsuites", name="perfgate throughput")
-    totals = {"tests": 0, "failures": 0, "errors": 0}
+    suites = []
     for name in dict.fromkeys(requirements[s.EXPERIMENT_TYPE]):
         several = several_recoveries(requirements, name)
-        suite = ET.SubElement(root, "testsuite", name=f"{SUITE_PREFIX}{name}")
-        props = ET.SubElement(suite, "properties")
-        for key, value in properties.items():
-            ET.SubElement(props, "property", name=key, value=value)
-        counts = {"tests": 0, "failures": 0, "errors": 0}
+        cases = []
 
-        def case(title: str, line: int) -> ET.Element:
-            counts["tests"] += 1
-            return ET.SubElement(suite, "testcase", name=title, classname=f"{SUITE_PREFIX}{name}",
-                                 file=file_attribute, line=str(line), time="0")
+        def case(title: str, line: int) -> TestCase:
+            cases.append(TestCase(title, classname=f"{SUITE_PREFIX}{name}", file=file_attribute, line=line))
+            return cases[-1]
 
         for sub, payload, demand, recovery, line, why in (m for m in result.missing if m[0] == name):
-            element = ET.SubElement(case(testcase_name(THROUGHPUT_CHECK, payload, demand, recovery, several), line),
-                                    "error", type=ERROR_TYPE,
-                                    message=f"no measurements for {sub} at {payload} B x {demand}: {why}")
-            element.text = f"The requirement at {file_attribute}:{line} has no measured result: {why}."
-            counts["errors"] += 1
+            case(testcase_name(THROUGHPUT_CHECK, payload, demand, recovery, several), line).add_error_info(
+                f"no measurements for {sub} at {payload} B x {demand}: {why}",
+                f"The requirement at {file_attribute}:{line} has no measured result: {why}.", ERROR_TYPE)
         for _, row in result.table[result.table[s.EXPERIMENT_TYPE] == name].iterrows():
             title = testcase_name(row[s.CHECK], int(row[s.BYTES]), int(row[REQUIREMENT_DEMAND]),
                                   int(row[REQUIREMENT_RECOVERY]), several)
             element = case(title, int(row["line"]))
             if row[s.STATUS] == s.FAILED:
                 message = f"{name} at {int(row[s.BYTES])} B x {int(row[REQUIREMENT_DEMAND])}: {_describe(row)}"
-                failure = ET.SubElement(element, "failure", type=FAILURE_TYPE, message=message)
-                failure.text = f"{message}. Requirement: {file_attribute}:{int(row['line'])}"
-                counts["failures"] += 1
-        close_suite(suite, counts, totals)
-    return document(root, totals)
+                element.add_failure_info(message, f"{message}. Requirement: {file_attribute}:{int(row['line'])}",
+                                         FAILURE_TYPE)
+        suites.append(junit_writer.suite(f"{SUITE_PREFIX}{name}", cases, properties))
+    return junit_writer.document("perfgate throughput", suites)
 
 
 # --- headlines for the gate's reports ---------------------------------------------------------------------
@@ -159,10 +151,10 @@ def measured_headline(folder: Path, code: int) -> str:
     """A throughput run without requirements: measured, not checked (reliable losses still fail)."""
     tables = sorted(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
     if code == s.EXIT_INCOMPLETE or not tables:
-        return f"INCOMPLETE: throughput measured for {len(tables)} sub-experiment(s), not all finished"
+        return f"{INCOMPLETE}: throughput measured for {len(tables)} sub-experiment(s), not all finished"
     if code == s.EXIT_REGRESSION:
-        return f"REGRESSION: a reliable throughput sub-experiment lost samples ({len(tables)} measured)"
-    return f"MEASURED: throughput of {len(tables)} sub-experiment(s), no throughput requirements to check"
+        return f"{REGRESSION}: a reliable throughput sub-experiment lost samples ({len(tables)} measured)"
+    return f"{MEASURED}: throughput of {len(tables)} sub-experiment(s), no throughput requirements to check"
 
 
 def checked_headline(folder: Path, code: int) -> str:
@@ -170,30 +162,29 @@ def checked_headline(folder: Path, code: int) -> str:
     table = pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=[s.STATUS])
     failed = int((table[s.STATUS] == s.FAILED).sum())
     if code == s.EXIT_INCOMPLETE:
-        return f"INCOMPLETE: {len(table)} throughput checks, {failed} failed; a required test or sub-experiment missing"
+        return f"{INCOMPLETE}: {len(table)} throughput checks, {failed} failed; a required test or sub-experiment missing"
     if failed:
-        return f"REGRESSION: {failed} of {len(table)} throughput checks failed"
-    return f"PASS: all {len(table)} throughput checks passed"
+        return f"{REGRESSION}: {failed} of {len(table)} throughput checks failed"
+    return f"{PASS}: all {len(table)} throughput checks passed"
 
 
 # --- the command ------------------------------------------------------------------------------------
 
 
-def requested_tests(metadata: dict | None, path: Path | None = None) -> set[tuple[str, int, int, int]] | None:
+def requested_tests(metadata: Metadata | None, path: Path | None = None) -> set[tuple[str, int, int, int]] | None:
     """(throughput name, payload, demand, recovery time) of every test the run asked for, from its
     metadata.json; None when it is not a throughput run's (then every requirement row counts). A field of
     the wrong type is refused (exit 2): read loosely, it could make every row "not asked for", a pass."""
-    settings = (metadata or {}).get("throughput")
+    settings = metadata.throughput if metadata is not None else None
     if settings is None:
         return None
-    settings = settings if isinstance(settings, dict) else {}
-    fields = {"requested_subexperiments": (metadata.get("requested_subexperiments"), str),
-              s.META_PAYLOADS: (metadata.get(s.META_PAYLOADS), int),
-              "throughput.demands": (settings.get("demands"), int),
-              "throughput.recovery_times_ms": (settings.get("recovery_times_ms"), int)}
+    fields = {"requested_subexperiments": (metadata.requested_subexperiments, str),
+              "payloads": (metadata.payloads, int),
+              "throughput.demands": (settings.demands, int),
+              "throughput.recovery_times_ms": (settings.recovery_times_ms, int)}
     for key, (value, kind) in fields.items():
-        if not isinstance(value, list) or not all(isinstance(v, kind) and not isinstance(v, bool) for v in value):
-            raise InputError(f"{key!r} is {value!r}; expected a list of "
+        if not isinstance(value, tuple) or not all(isinstance(v, kind) and not isinstance(v, bool) for v in value):
+            raise InputError(f"{key!r} is {(list(value) if isinstance(value, tuple) else value)!r}; expected a list of "
                              f"{'sub-experiment names' if kind is str else 'whole numbers'}", path)
     unknown = [sub for sub in fields["requested_subexperiments"][0] if sub not in s.KNOWN_SUBEXPERIMENTS]
     if unknown:
@@ -285,7 +276,7 @@ def command_check_throughput(*, requirements, experiment_directory, junit=None, 
                           plots_directory=plots_directory)
     experiment_dir = files.require_dir(Path(experiment_directory), "experiment folder")
     requirements_path = Path(requirements)
-    metadata = files.read_metadata(experiment_dir)
+    metadata = read_metadata(experiment_dir)
     requested = requested_tests(metadata, experiment_dir / s.METADATA_FILE)
     everything = read_throughput_requirements(requirements_path)
     required, not_asked = requested_requirements(everything, requested)

@@ -20,6 +20,7 @@ from . import files, outputs
 from . import schema as s
 from .clock import utc_now
 from .errors import InputError
+from .model import Metadata, as_json, read_metadata
 from .throughput_files import (NOT_TABLES, REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_RECOVERY,
                                REQUIREMENT_THROUGHPUT, THROUGHPUT_REQUIREMENT_COLUMNS, read_throughput)
 
@@ -75,14 +76,14 @@ def read_runs(results: Path) -> tuple[dict[str, dict[str, pd.DataFrame]], list[d
         paths = [p for p in paths if p.name not in NOT_TABLES]
         if paths:
             runs[str(folder.relative_to(results)) or folder.name] = {p.stem: read_throughput(p) for p in paths}
-            metadata.append(files.read_metadata(folder) or {})
+            metadata.append(read_metadata(folder) or Metadata())
             read += paths + [folder / s.METADATA_FILE]
     if len(runs) < 2:
         raise InputError(f"needs throughput tables of at least 2 runs, found {len(runs)}", results)
     return runs, metadata, read
 
 
-def require_same_tests(results: Path, runs: dict[str, dict[str, pd.DataFrame]], metadata: list[dict]) -> None:
+def require_same_tests(results: Path, runs: dict[str, dict[str, pd.DataFrame]], metadata: list[Metadata]) -> None:
     """Every run measured the same tests with the same settings: a minimum over runs that measured
     different things (another --time, a demand only one run has) is not the spread of one build."""
     first = next(iter(runs))
@@ -96,7 +97,7 @@ def require_same_tests(results: Path, runs: dict[str, dict[str, pd.DataFrame]], 
             raise InputError(f"{'has' if extra else 'lacks'} {name} at {payload} B x {demand}, {recovery} ms, which "
                              f"{first} {'lacks' if extra else 'has'}: requirements come from runs of the same tests",
                              results / run)
-    settings = [(run, m.get("throughput")) for run, m in zip(runs, metadata) if m.get("throughput") is not None]
+    settings = [(run, as_json(m.throughput)) for run, m in zip(runs, metadata) if m.throughput is not None]
     for run, given in settings[1:]:
         if given != settings[0][1]:
             raise InputError(f"throughput settings {json.dumps(given, sort_keys=True)} differ from "
@@ -142,10 +143,10 @@ def command_determine_throughput_requirements(*, experiments_results, output_fil
         "rule": f"smallest Subscription throughput over the runs / (1 + {margin:g})", "margin": margin,
         "leave_one_out": {shown: {"failed_checks_per_run": round(per_run, 3), "runs_failing": round(share, 3)}
                           for shown, (per_run, share) in figures.items()},
-        "fastdds": sorted({json.dumps(m.get(s.META_FASTDDS), sort_keys=True) for m in metadata}),
-        "throughput": sorted({json.dumps(m.get("throughput"), sort_keys=True) for m in metadata}),
-        "cpu_pinning": sorted({json.dumps(m.get("cpu_pinning"), sort_keys=True) for m in metadata}),
-        "load_average": [m.get("load_average") for m in metadata],
+        "fastdds": sorted({json.dumps(as_json(m.fastdds), sort_keys=True) for m in metadata}),
+        "throughput": sorted({json.dumps(as_json(m.throughput), sort_keys=True) for m in metadata}),
+        "cpu_pinning": sorted({json.dumps(as_json(m.cpu_pinning), sort_keys=True) for m in metadata}),
+        "load_average": [as_json(m.load_average) for m in metadata],
     }
     with outputs.write_errors_as_input_errors():
         files.write_csv(output, frame)

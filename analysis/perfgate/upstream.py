@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from . import __version__
@@ -49,6 +50,8 @@ from .errors import IncompleteError, InputError
 from .fastdds_build.colcon import colcon_base, colcon_paths, run_colcon
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .fastdds_build.workspace import STATE_DIR, workspace_lock
+from .model import (CpuLatency, CpuPinning, Environment, Harness, LoadAverage, Metadata, Platform,
+                    SubexperimentOutcome, write_metadata)
 from .measure.environment import CHILD_ENV, scrub_environment
 from .measure.options import check_output_folder, cpu_pinning_metadata, machine_pin_cpus, resolve_label
 from .measure.upstream_certificates import generate_certificates, latency_test_protection
@@ -65,46 +68,48 @@ __all__ = ["command_upstream", "LATENCY_TEST", "SUBEXPERIMENT_TESTS", "latency_t
 
 
 # --- metadata -----------------------------------------------------------------------------------
-def initial_metadata(label: str, record: dict, subs: list[str], platform: dict, copies_dir: Path) -> dict:
-    return {
-        s.META_LABEL: label,
-        s.META_CREATED: utc_now(),
-        s.META_FASTDDS: fastdds_metadata(record),
-        s.META_HARNESS: {
-            "name": LATENCY_TEST,
-            "engine": s.ENGINE_UPSTREAM,
-            "version": (record.get("fastdds") or {}).get("version"),
-            "command": "colcon test --packages-select <package> --ctest-args -R <tests>",
-            "xml_profiles": f"loopback-only copies in {copies_dir}",
-            "security": "certificates and documents generated for the run; protected: " +
-                        latency_test_protection((record.get("fastdds") or {}).get("version")),
-            "domain": "chosen by latency_tests.py (its pid modulo 230)",
-        },
-        s.META_LATENCY_DEFINITION: s.HALF_ROUND_TRIP,
-        s.META_SAMPLES: LATENCY_TEST_SAMPLES,
-        s.META_PAYLOADS: [],
-        "requested_subexperiments": subs,
-        s.META_SUBEXPERIMENTS: {},
-        s.META_PLATFORM: platform,
-        "load_average": {"before": load_average(), "after": None},
-        "perfgate_version": __version__,
-        "finished_utc": None,
-    }
+def initial_metadata(label: str, record: dict, subs: list[str], platform: Platform, copies_dir: Path) -> Metadata:
+    return Metadata.record(
+        label=label,
+        created_utc=utc_now(),
+        fastdds=fastdds_metadata(record),
+        harness=Harness.record(
+            name=LATENCY_TEST,
+            engine=s.ENGINE_UPSTREAM,
+            version=(record.get("fastdds") or {}).get("version"),
+            extra={
+                "command": "colcon test --packages-select <package> --ctest-args -R <tests>",
+                "xml_profiles": f"loopback-only copies in {copies_dir}",
+                "security": "certificates and documents generated for the run; protected: " +
+                            latency_test_protection((record.get("fastdds") or {}).get("version")),
+                "domain": "chosen by latency_tests.py (its pid modulo 230)",
+            },
+        ),
+        latency_definition=s.HALF_ROUND_TRIP,
+        samples=LATENCY_TEST_SAMPLES,
+        payloads=(),
+        requested_subexperiments=tuple(subs),
+        subexperiments={},
+        platform=platform,
+        load_average=LoadAverage.record(before=load_average(), after=None),
+        perfgate_version=__version__,
+        finished_utc=None,
+    )
 
 
-def metadata_entry(result: Collected) -> dict:
-    return {
-        s.META_OUTCOME: result.outcome,
-        "error": result.error,
-        "test": result.test,
-        "csv": result.csv,
-        "duration_s": round(result.duration_s, 3),
-        "measured_samples": {str(p): n for p, n in result.counts.items()},
+def metadata_entry(result: Collected) -> SubexperimentOutcome:
+    return SubexperimentOutcome.record(
+        outcome=result.outcome,
+        error=result.error,
+        test=result.test,
+        csv=result.csv,
+        duration_s=round(result.duration_s, 3),
+        measured_samples={str(p): n for p, n in result.counts.items()},
         # each latency of this CSV is (end - start) / 2 minus this: add it back for the half round trip
-        "clock_overhead_subtracted_us": result.clock_overhead_us,
+        clock_overhead_subtracted_us=result.clock_overhead_us,
         # 1 for their "interprocess" tests of 2.10 to 3.3.0, which start LatencyTest as `both`
-        "latency_test_processes": result.processes,
-    }
+        latency_test_processes=result.processes,
+    )
 
 
 # --- the command --------------------------------------------------------------------------------
@@ -161,9 +166,9 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
     copies_dir = workspace / STATE_DIR / "upstream" / "xml"
     output.mkdir(parents=True, exist_ok=True)
     metadata = initial_metadata(label, record, subs, platform_info.this_machine(), copies_dir)
-    metadata["environment"] = {"ignored": ignored}
-    metadata["cpu_pinning"] = cpu_pinning_metadata(pin, pin_cpus)
-    files.write_metadata(output, metadata)
+    metadata = replace(metadata, environment=Environment(ignored=tuple(ignored)),
+                       cpu_pinning=CpuPinning.record(**cpu_pinning_metadata(pin, pin_cpus)))
+    write_metadata(output, metadata)
     # the certificates' private keys in RAM (perfgate.scratch), never on disk, even if perfgate is killed
     with workspace_lock(workspace), scratch.scratch_folder("upstream") as private:
         write_loopback_copies(tests, copies_dir)
@@ -177,7 +182,7 @@ def command_upstream(*, output, workspace, subexperiments=None, label=None, samp
             stale.unlink()  # a previous run's: never collected as this run's
         started = time.time() - 1
         with cpu_latency.hold_awake(awake_request) as awake:
-            metadata["cpu_latency"] = awake
+            metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake))
             cpu_latency.warn("perfgate run", awake)
             outcomes = run_ctest(workspace, package, subs, environment, measured_by)
     results = [collect(sub, outcomes.get(measured_by[sub]), work_dir, started, measured_by[sub]) for sub in subs]
@@ -216,27 +221,23 @@ def run_ctest(workspace: Path, package: str, subs: list[str], environment: dict[
     return read_ctest_junit(junit)
 
 
-def write_experiment(output: Path, metadata: dict, results: list[Collected]) -> int:
+def write_experiment(output: Path, metadata: Metadata, results: list[Collected]) -> int:
     failures = []
     payloads: list[int] = []
     for result in results:
         if result.frame is not None:
             files.write_csv(output / s.raw_csv_name(result.sub), result.frame)
             payloads += [p for p in result.counts if p not in payloads]
-        metadata[s.META_SUBEXPERIMENTS][result.sub] = metadata_entry(result)
+        metadata = metadata.with_outcome(result.sub, metadata_entry(result))
         median = (f", median {result.frame[s.LATENCY].median():.3f} us (half round trip)"
                   if result.frame is not None else "")
         print(f"{result.sub} ({result.test}): {result.outcome}{median}", flush=True)
         if result.outcome != s.OUTCOME_OK:
             failures.append(result.sub)
             print(f"perfgate run: error: {result.sub}: {result.error}", file=sys.stderr, flush=True)
-    metadata[s.META_PAYLOADS] = payloads
     counts = {n for result in results for n in result.counts.values()}
-    if len(counts) == 1:  # their tests' sample count, as measured
-        metadata[s.META_SAMPLES] = counts.pop()
-    metadata["load_average"]["after"] = load_average()
-    metadata["finished_utc"] = utc_now()
-    files.write_metadata(output, metadata)
+    samples = counts.pop() if len(counts) == 1 else metadata.samples  # their tests' sample count, as measured
+    write_metadata(output, metadata.finish(utc_now(), load_average(), payloads=tuple(payloads), samples=samples))
     if failures:
         print(f"perfgate run: {len(failures)} of {len(results)} Fast DDS latency tests did not deliver: "
               f"{', '.join(failures)}", file=sys.stderr)

@@ -56,7 +56,6 @@ BASELINE_ARM = "baseline"
 CANDIDATE_ARM = "candidate"
 ARMS = (BASELINE_ARM, CANDIDATE_ARM)
 IMPROVED = "improved"  # reported beside Status, never a failure
-PASS, REGRESSION, INCOMPLETE = "PASS", "REGRESSION", "INCOMPLETE"  # a whole verdict's status
 
 
 def require_parameters(threshold: float | None, alpha: float | None) -> tuple[float, float]:

@@ -101,14 +101,14 @@ PLATFORM_A = {"id": "platform-a", "cpu_model": "Test CPU", "cores": 4, "kernel":
 
 def metadata(label: str, created: str | None, *, commit: str = "c0ffee", platform: dict | None = PLATFORM_A,
              latency_definition: str | None = s.ROUND_TRIP) -> dict:
-    data = {s.META_LABEL: label, s.META_FASTDDS: {"version": "2.9.1", "commit": commit,
+    data = {"label": label, "fastdds": {"version": "2.9.1", "commit": commit,
                                                    "source": s.FASTDDS_SOURCE_SYSTEM, "prefix": "/usr"}}
     if created is not None:
-        data[s.META_CREATED] = created
+        data["created_utc"] = created
     if platform is not None:
-        data[s.META_PLATFORM] = dict(platform)
+        data["platform"] = dict(platform)
     if latency_definition is not None:
-        data[s.META_LATENCY_DEFINITION] = latency_definition
+        data["latency_definition"] = latency_definition
     return data
 
 

@@ -73,6 +73,6 @@ def write_store(root, runs: int, step_at: int) -> None:
         for sub, table in summaries.items():
             files.write_csv(folder / s.summary_csv_name(sub), table)
         files.write_metadata(folder, {
-            s.META_LABEL: f"nightly-{index:03d}", s.META_CREATED: (START + timedelta(days=index)).isoformat(),
-            s.META_FASTDDS: {"version": "3.6.2", "commit": f"{index:02x}" + "a" * 38, "source": "colcon_build"},
-            s.META_LATENCY_DEFINITION: s.ROUND_TRIP, s.META_PLATFORM: {"id": "0123456789abcdef"}})
+            "label": f"nightly-{index:03d}", "created_utc": (START + timedelta(days=index)).isoformat(),
+            "fastdds": {"version": "3.6.2", "commit": f"{index:02x}" + "a" * 38, "source": "colcon_build"},
+            "latency_definition": s.ROUND_TRIP, "platform": {"id": "0123456789abcdef"}})

@@ -215,9 +215,9 @@ def test_a_a_passes_and_an_injected_delay_fails_naming_its_sub_experiment(harnes
     assert [r.name for r in rounds] == [f"{i:02d}" for i in range(1, 13)]
     for arm in s.AB_ARMS:  # an ordinary experiment folder per arm and round
         arm_meta = files.read_metadata(rounds[0] / arm)
-        assert arm_meta[s.META_FASTDDS]["version"] == "2.9.1"
+        assert arm_meta["fastdds"]["version"] == "2.9.1"
         assert arm_meta["cpu_latency"] == metadata["cpu_latency"]
-        assert sorted(arm_meta[s.META_SUBEXPERIMENTS]) == sorted(SUBS)
+        assert sorted(arm_meta["subexperiments"]) == sorted(SUBS)
         for sub in SUBS:
             assert files.read_raw(rounds[0] / arm / s.raw_csv_name(sub)).shape[0] == 200 * len(PAYLOADS)
 

@@ -43,7 +43,7 @@ def write_ab(folder, rounds: int, candidate_factor: dict[str, float], seed: int 
                 factor = candidate_factor.get(sub, 1.0) if arm == "candidate" else 1.0
                 files.write_csv(arm_dir / s.throughput_csv_name(sub), table_for(factor, rng))
     if metadata:
-        files.write_metadata(folder, {"kind": tr.KIND, "requested_subexperiments": SUBS, s.META_PAYLOADS: [16, 16384],
+        files.write_metadata(folder, {"kind": tr.KIND, "requested_subexperiments": SUBS, "payloads": [16, 16384],
                                       "throughput": {"demands": [1000], "recovery_times_ms": [0], "time_s": 1.0}})
 
 

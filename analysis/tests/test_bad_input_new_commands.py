@@ -191,20 +191,22 @@ def test_a_measured_sub_experiment_without_requirements_is_refused_like_the_late
 def test_a_run_whose_tests_no_requirement_names_is_not_a_pass(experiment):
     folder, _ = experiment
     # asked for 512 B only: every requirement row is "not asked for", which used to be 0 checks, exit 0
-    files.write_metadata(folder, {"requested_subexperiments": ["interprocess_best_effort"], s.META_PAYLOADS: [512],
+    files.write_metadata(folder, {"requested_subexperiments": ["interprocess_best_effort"], "payloads": [512],
                                   "throughput": {"demands": [100], "recovery_times_ms": [5]}})
     refused(check(experiment), "no requirement row names a test this run measured (2 row(s) name others)")
     assert not (folder / "throughput_checks.csv").exists()
 
 
 @pytest.mark.parametrize("metadata, message", [
-    ({"requested_subexperiments": ["a b"], s.META_PAYLOADS: [1024],
+    ({"requested_subexperiments": ["a b"], "payloads": [1024],
       "throughput": {"demands": [100], "recovery_times_ms": [5]}}, "names 'a b', which is no sub-experiment"),
-    ({"requested_subexperiments": ["interprocess_best_effort"], s.META_PAYLOADS: [1024],
+    ({"requested_subexperiments": ["interprocess_best_effort"], "payloads": [1024],
       "throughput": {"demands": [1.5], "recovery_times_ms": [5]}}, "'throughput.demands' is [1.5]"),
-    ({"requested_subexperiments": "interprocess_best_effort", s.META_PAYLOADS: [1024],
+    ({"requested_subexperiments": "interprocess_best_effort", "payloads": [1024],
       "throughput": {"demands": [100], "recovery_times_ms": [5]}}, "'requested_subexperiments' is"),
-    ({"requested_subexperiments": ["interprocess_best_effort"], s.META_PAYLOADS: [1024], "throughput": []},
+    ({"requested_subexperiments": ["interprocess_best_effort"], "payloads": [1024], "throughput": []},
+     "'throughput' is []; expected an object"),
+    ({"requested_subexperiments": ["interprocess_best_effort"], "payloads": [1024], "throughput": {}},
      "'throughput.demands' is None"),
 ])
 def test_metadata_that_would_make_every_row_not_asked_for_is_refused(experiment, metadata, message):

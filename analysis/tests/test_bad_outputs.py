@@ -33,7 +33,7 @@ def work(fastdds_fixtures, tmp_path, monkeypatch):
     raw = files.read_raw(fastdds_fixtures / "v193" / "measurements_intraprocess.csv")
     files.write_csv(experiment / s.raw_csv_name(SUB), raw[raw[s.PAYLOAD].isin([16, 32])])
     files.write_csv(experiment / s.summary_csv_name(SUB), summary)
-    files.write_metadata(experiment, {s.META_LATENCY_DEFINITION: s.HALF_ROUND_TRIP})
+    files.write_metadata(experiment, {"latency_definition": s.HALF_ROUND_TRIP})
     rows = [f"{SUB},{int(r[s.BYTES])},{r[s.MEDIAN] * 2:.3f},{r[s.P99] * 2:.3f},{r[s.MAX] * 2:.3f}"
             for _, r in summary.iterrows()]
     (tmp_path / "req.csv").write_text("Experiment type,Bytes,Median,99%,Max\n" + "\n".join(rows) + "\n")
@@ -42,8 +42,8 @@ def work(fastdds_fixtures, tmp_path, monkeypatch):
         run = tmp_path / "runs" / f"run{number}"
         run.mkdir(parents=True)
         files.write_csv(run / s.summary_csv_name(SUB), summary)
-        files.write_metadata(run, {s.META_LATENCY_DEFINITION: s.HALF_ROUND_TRIP,
-                                   s.META_CREATED: f"2026-01-0{number + 1}T00:00:00Z"})
+        files.write_metadata(run, {"latency_definition": s.HALF_ROUND_TRIP,
+                                   "created_utc": f"2026-01-0{number + 1}T00:00:00Z"})
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -115,19 +115,19 @@ CASES = {
         lambda w: ((w / "experiment" / s.METADATA_FILE).unlink(), (w / "experiment" / s.METADATA_FILE).mkdir()),
         check_args("--no-plots"), "experiment/metadata.json: metadata is not a file"),
     "determine-requirements: a platform id that is a number": (
-        lambda w: write_metadata(w / "runs" / "run1", {s.META_PLATFORM: {s.META_PLATFORM_ID: 5}}),
+        lambda w: write_metadata(w / "runs" / "run1", {"platform": {"id": 5}}),
         ["determine-requirements", "--experiments-results", "runs", "--output-file", "r.csv"],
         "runs/run1/metadata.json: 'platform.id' is 5; expected a string"),
     "determine-requirements: a platform that is a list": (
-        lambda w: write_metadata(w / "runs" / "run1", {s.META_PLATFORM: [1]}),
+        lambda w: write_metadata(w / "runs" / "run1", {"platform": [1]}),
         ["determine-requirements", "--experiments-results", "runs", "--output-file", "r.csv"],
         "runs/run1/metadata.json: 'platform' is [1]; expected an object"),
     "compare: a label that is an object": (
-        lambda w: write_metadata(w / "reference", {s.META_LABEL: {"a": 1}}),
+        lambda w: write_metadata(w / "reference", {"label": {"a": 1}}),
         ["compare", "--reference", "reference", "--results", "experiment", "--plots-directory", "c"],
         "reference/metadata.json: 'label' is {'a': 1}; expected a string"),
     "junit: a Fast DDS record that is a string": (
-        lambda w: (checked(w), write_metadata(w / "experiment", {s.META_FASTDDS: "2.9.1"})),
+        lambda w: (checked(w), write_metadata(w / "experiment", {"fastdds": "2.9.1"})),
         ["junit", "--experiment-directory", "experiment", "--output", "j.xml"],
         "experiment/metadata.json: 'fastdds' is '2.9.1'; expected an object"),
     "process: a latency that is 0.000 us as written": (

@@ -332,8 +332,8 @@ def test_a_failed_build_leaves_a_record(broken_build):
     assert record["fastdds"]["kind"] == "local" and record["fastdds"]["source_path"] == str(source)
     assert "-DSECURITY=ON" in record["cmake_args"]
     metadata = build_record.fastdds_metadata(record)
-    assert metadata["source"] == s.FASTDDS_SOURCE_COLCON and metadata["version"] == "2.9.1"
-    assert metadata["build"]["cmake_args"] == record["cmake_args"]
+    assert metadata.source == s.FASTDDS_SOURCE_COLCON and metadata.version == "2.9.1"
+    assert metadata.build["cmake_args"] == record["cmake_args"]
 
 
 @pytest.mark.compiles
@@ -372,9 +372,9 @@ def test_gate_reports_a_failed_build_in_junit_and_metadata(broken_build, tmp_pat
     properties = {p.name: p.value for p in suites[0].properties()}
     assert properties["fastdds.version"] == "2.9.1" and properties["platform.id"] != "unknown"
     metadata = files.read_metadata(output)
-    assert metadata[s.META_LABEL] == "pr-7"
+    assert metadata["label"] == "pr-7"
     assert metadata["build_failed"]["failed_package"] == "fastrtps"
-    assert metadata[s.META_FASTDDS]["source"] == s.FASTDDS_SOURCE_COLCON
+    assert metadata["fastdds"]["source"] == s.FASTDDS_SOURCE_COLCON
     assert "the Fast DDS build failed" in summary.read_text() and "missing_symbol" in summary.read_text()
 
 

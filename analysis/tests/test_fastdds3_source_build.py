@@ -73,8 +73,8 @@ def test_the_harness_engine_measures_every_sub_experiment(workspace, tmp_path):
     done = perfgate("run", "--workspace", str(workspace), "--output", str(output), "--samples", str(HARNESS_SAMPLES))
     assert done.returncode == 0, done.stderr[-3000:]
     metadata = files.read_metadata(output)
-    assert metadata[s.META_FASTDDS]["package"] == "fastdds"
-    outcomes = {sub: entry[s.META_OUTCOME] for sub, entry in metadata[s.META_SUBEXPERIMENTS].items()}
+    assert metadata["fastdds"]["package"] == "fastdds"
+    outcomes = {sub: entry["outcome"] for sub, entry in metadata["subexperiments"].items()}
     # the ten of the contract (and the plain-socket floors a default run adds), all measured
     assert set(outcomes) == set(s.DEFAULT_SUBEXPERIMENT_NAMES) | set(s.FLOOR_SUBEXPERIMENT_NAMES)
     assert set(outcomes.values()) == {s.OUTCOME_OK}
@@ -93,13 +93,13 @@ def test_the_upstream_engine_runs_every_latency_test_the_version_defines(workspa
     done = perfgate("run", "--engine", "upstream", "--workspace", str(workspace), "--output", str(output))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     metadata = files.read_metadata(output)
-    entries = metadata[s.META_SUBEXPERIMENTS]
+    entries = metadata["subexperiments"]
     # by default every one but zero copy, which runs only when named (as with the harness)
     assert measured_by["interprocess_reliable_zero_copy"] == \
         "performance.latency.interprocess_reliable_shm_profile.data_loans_and_sharing"
     assert {sub: entry["test"] for sub, entry in entries.items()} == {
         sub: test for sub, test in measured_by.items() if not s.KNOWN_SUBEXPERIMENTS[sub].zero_copy}
-    assert all(entry[s.META_OUTCOME] == s.OUTCOME_OK for entry in entries.values())
+    assert all(entry["outcome"] == s.OUTCOME_OK for entry in entries.values())
     for sub, entry in entries.items():  # their interprocess tests really run two processes in 3.x
         assert entry["latency_test_processes"] == (2 if sub.startswith("interprocess") else 1), sub
     assert sorted(files.raw_files(output)) == sorted(measured_by)

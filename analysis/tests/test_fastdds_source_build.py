@@ -97,12 +97,12 @@ def test_the_harness_engine_measures_the_built_fastdds(workspace, tmp_path):
         assert len(raw) == HARNESS_SAMPLES * len(s.PAYLOADS)
         assert list(raw[s.PAYLOAD].unique()) == list(s.PAYLOADS)
     metadata = files.read_metadata(output)
-    assert metadata[s.META_LATENCY_DEFINITION] == s.ROUND_TRIP
-    fastdds = metadata[s.META_FASTDDS]
+    assert metadata["latency_definition"] == s.ROUND_TRIP
+    fastdds = metadata["fastdds"]
     assert (fastdds["version"], fastdds["source"], fastdds["package"]) == ("2.9.1", s.FASTDDS_SOURCE_COLCON, "fastrtps")
     assert "-DSECURITY=ON" in fastdds["build"]["cmake_args"]
-    assert Path(metadata[s.META_HARNESS]["path"]).resolve().is_relative_to(workspace / "install")
-    assert {sub: entry[s.META_OUTCOME] for sub, entry in metadata[s.META_SUBEXPERIMENTS].items()} == \
+    assert Path(metadata["harness"]["path"]).resolve().is_relative_to(workspace / "install")
+    assert {sub: entry["outcome"] for sub, entry in metadata["subexperiments"].items()} == \
         {sub: s.OUTCOME_OK for sub in SUBS}
 
 
@@ -117,11 +117,11 @@ def test_the_upstream_engine_runs_their_latency_tests_on_loopback(workspace, tmp
         assert raw.groupby(s.PAYLOAD, sort=False).size().to_dict() == {16: 10000, 16384: 10000}
         assert raw[s.SAMPLE].tolist() == list(range(1, 20001))
     metadata = files.read_metadata(output)
-    assert metadata[s.META_LATENCY_DEFINITION] == s.HALF_ROUND_TRIP
-    assert metadata[s.META_PAYLOADS] == [16, 16384] and metadata[s.META_SAMPLES] == 10000
-    assert metadata[s.META_HARNESS]["name"] == "LatencyTest"
-    assert metadata[s.META_FASTDDS]["version"] == "2.9.1"
-    entries = metadata[s.META_SUBEXPERIMENTS]
+    assert metadata["latency_definition"] == s.HALF_ROUND_TRIP
+    assert metadata["payloads"] == [16, 16384] and metadata["samples"] == 10000
+    assert metadata["harness"]["name"] == "LatencyTest"
+    assert metadata["fastdds"]["version"] == "2.9.1"
+    entries = metadata["subexperiments"]
     assert {sub: entries[sub]["test"] for sub in SUBS} == {
         "intraprocess_best_effort": "performance.latency.intraprocess_best_effort",
         "interprocess_best_effort": "performance.latency.interprocess_best_effort_udp"}

@@ -103,7 +103,7 @@ def test_a_baseline_of_another_latency_definition_stops_the_gate_before_measurin
     write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
     make_experiment(workspace / "published", fastdds_fixtures, {"intraprocess_best_effort": "intraprocess"})
     files.write_metadata(workspace / "published", {**files.read_metadata(workspace / "published"),
-                                                   s.META_LATENCY_DEFINITION: s.HALF_ROUND_TRIP})
+                                                   "latency_definition": s.HALF_ROUND_TRIP})
     assert cli.main(["promote-baseline", "--experiment", "published", "--platform", "bench"]) == s.EXIT_OK
     capsys.readouterr()
     assert gate(*gate_arguments("out", "first")) == s.EXIT_USAGE
@@ -179,7 +179,7 @@ def test_the_gate_passes_then_catches_a_too_tight_requirement_on_the_real_fastdd
     assert "no baseline for platform 'bench'" in markdown
     assert step_summary.read_text() == markdown
     metadata = files.read_metadata(first)
-    assert metadata[s.META_SAMPLES] == 200 and metadata[s.META_LABEL] == "first"
+    assert metadata["samples"] == 200 and metadata["label"] == "first"
     for sub in GATED:
         summary = files.read_summary(first / s.summary_csv_name(sub))
         assert list(summary[s.BYTES]) == PAYLOADS and set(summary[s.SAMPLES]) == {200}
@@ -329,8 +329,8 @@ def make_experiment(folder: Path, fastdds_fixtures: Path, subs: dict[str, str], 
         files.write_csv(folder / s.raw_csv_name(sub), raw)
         files.write_csv(folder / s.summary_csv_name(sub), process.summarise(raw))
         (folder / s.check_csv_name(sub)).write_text(",".join(s.CHECK_COLUMNS) + "\n")
-    files.write_metadata(folder, {s.META_LABEL: folder.name, s.META_PLATFORM: {s.META_PLATFORM_ID: "abc"},
-                                  s.META_SUBEXPERIMENTS: {sub: {s.META_OUTCOME: outcome} for sub in subs}})
+    files.write_metadata(folder, {"label": folder.name, "platform": {"id": "abc"},
+                                  "subexperiments": {sub: {"outcome": outcome} for sub in subs}})
     return folder
 
 
@@ -351,7 +351,7 @@ def test_promote_baseline_keeps_summaries_and_metadata_and_replaces_the_old_one_
                      "--baselines_dir", "baselines"]) == s.EXIT_OK
     assert sorted(p.name for p in target.iterdir()) == sorted([s.METADATA_FILE,
                                                                s.summary_csv_name("intraprocess_best_effort")])
-    assert json.loads((target / s.METADATA_FILE).read_text())[s.META_LABEL] == "two"
+    assert json.loads((target / s.METADATA_FILE).read_text())["label"] == "two"
     assert [p.name for p in (workspace / "baselines").iterdir()] == ["bench"]  # no temporary folders left
 
 
@@ -429,7 +429,7 @@ def test_an_interrupted_gate_still_writes_its_reports_marked_incomplete(workspac
 
 def test_requirements_derived_on_another_platform_are_applied_with_a_warning(tmp_path):
     requirements = tmp_path / "req.csv"
-    other = {"platform": {s.META_PLATFORM_ID: "aaaaaaaaaaaaaaaa", "cpu_model": "Xeon"}}
+    other = {"platform": {"id": "aaaaaaaaaaaaaaaa", "cpu_model": "Xeon"}}
     warning = gate_plan.requirements_platform_warning(requirements, other, "bbbbbbbbbbbbbbbb")
     assert warning == (f"{requirements} was derived on platform id aaaaaaaaaaaaaaaa, this machine is "
                        "bbbbbbbbbbbbbbbb: its limits may not fit this machine")
@@ -441,7 +441,7 @@ def test_the_warning_reaches_the_reports_of_a_gate(workspace, fastdds_fixtures, 
     sub = "intraprocess_best_effort"
     write_requirements(workspace / "requirements" / "bench.csv", [sub], [16, 32])
     (workspace / "requirements" / "bench_provenance.json").write_text(
-        json.dumps({"platform": {s.META_PLATFORM_ID: "aaaaaaaaaaaaaaaa"}}))
+        json.dumps({"platform": {"id": "aaaaaaaaaaaaaaaa"}}))
     plan = gate_plan.plan_gate(output="out", quick=True, samples=None, payloads=[16, 32], subexperiments=[sub],
                                platform="bench", requirements=None, baseline=None, store=None, label="x",
                                no_history=False, fastdds_prefix=None, environment={},

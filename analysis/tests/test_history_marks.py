@@ -57,8 +57,8 @@ def test_a_payload_plot_draws_the_change_point_and_the_baseline(tmp_path):
 
 def write_baseline(folder, platform_id: str) -> None:
     files.write_csv(folder / s.summary_csv_name(SUBS[1]), summary({16: 21.0, 1024: 22.0}))
-    files.write_metadata(folder, {s.META_LABEL: "promoted", s.META_CREATED: "2025-12-01T00:00:00Z",
-                                  s.META_LATENCY_DEFINITION: s.ROUND_TRIP, s.META_PLATFORM: {"id": platform_id}})
+    files.write_metadata(folder, {"label": "promoted", "created_utc": "2025-12-01T00:00:00Z",
+                                  "latency_definition": s.ROUND_TRIP, "platform": {"id": platform_id}})
 
 
 def test_history_draws_every_plot_with_commits_and_baselines(tmp_path, capsys):

@@ -45,9 +45,9 @@ def checked(tmp_path, monkeypatch):
     experiment.mkdir()
     write_summary(experiment, A, {16: ("99.000", "150.000", "250.000"), 16384: ("105.123", "150.000", "300.000")})
     write_summary(experiment, B, {16: ("5.000", "6.000", "7.000")})
-    files.write_metadata(experiment, {s.META_FASTDDS: {"version": "2.9.1", "commit": "0123abcd"},
-                                      s.META_PLATFORM: {s.META_PLATFORM_ID: "ref-x86-01"},
-                                      s.META_LATENCY_DEFINITION: s.ROUND_TRIP})
+    files.write_metadata(experiment, {"fastdds": {"version": "2.9.1", "commit": "0123abcd"},
+                                      "platform": {"id": "ref-x86-01"},
+                                      "latency_definition": s.ROUND_TRIP})
     monkeypatch.chdir(tmp_path)
     output = tmp_path / "junit.xml"
     code = main(["check", "--requirements", str(requirements), "--experiment-directory", str(experiment),

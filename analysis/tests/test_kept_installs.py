@@ -87,7 +87,7 @@ def test_a_kept_install_loads_its_own_libraries_and_carries_its_record(tmp_path)
     assert sorted(p.name for p in (workspace / "installs").iterdir()) == [sha(1)]  # no temporary left
     # read as a workspace is: its own harness and prefix, the workspace it came from in the metadata
     assert build_record.harness_paths(build_record.read_record(folder), folder) == (harness, folder)
-    assert build_record.fastdds_metadata(written)["build"]["kept_from"] == str(workspace)
+    assert build_record.fastdds_metadata(written).build["kept_from"] == str(workspace)
     arm = ab.parse_arm("baseline", str(folder))
     assert (arm.harness, arm.fastdds_prefix, arm.build_record["fastdds"]["commit"]) == (harness, folder, sha(1))
     # measured, never built in: its workspace is where to build

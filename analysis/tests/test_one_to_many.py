@@ -226,9 +226,9 @@ def test_three_subscribers_on_real_fastdds(harness_paths, tmp_path, base):
 
     metadata = files.read_metadata(output)
     assert metadata["requested_subexperiments"] == [base, name]
-    entry = metadata[s.META_SUBEXPERIMENTS][name]
-    assert entry[s.META_OUTCOME] == s.OUTCOME_OK and entry["error"] is None
-    assert entry["subscribers"] == 3 and metadata[s.META_SUBEXPERIMENTS][base]["subscribers"] == 1
+    entry = metadata["subexperiments"][name]
+    assert entry["outcome"] == s.OUTCOME_OK and entry["error"] is None
+    assert entry["subscribers"] == 3 and metadata["subexperiments"][base]["subscribers"] == 1
     assert entry["measured_samples"] == {"16": 30, "1024": 30} and entry["lost_samples"] == {"16": 0, "1024": 0}
     known = s.KNOWN_SUBEXPERIMENTS[base]
     assert (entry["transport"], entry["reliability"], entry["security"]) == (known.transport, known.reliability,

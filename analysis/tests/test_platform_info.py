@@ -7,7 +7,6 @@ import socket
 from pathlib import Path
 
 from perfgate import platform_info as pi
-from perfgate import schema as s
 
 CPUINFO_SMT = """\
 processor\t: 0
@@ -142,16 +141,16 @@ def test_platform_id_is_the_hardware_not_the_hostname_or_kernel(tmp_path):
     (renamed / "proc/sys/kernel/osrelease").write_text("6.5.0-1-amd64\n")
     (renamed / "proc/meminfo").write_text("MemTotal:       16290000 kB\n")  # a newer kernel reserves more
     second = pi.fingerprint(pi.read_readings(renamed, machine="x86_64"))
-    assert first[s.META_PLATFORM_ID] == second[s.META_PLATFORM_ID]
-    assert len(first[s.META_PLATFORM_ID]) == 16
+    assert first["id"] == second["id"]
+    assert len(first["id"]) == 16
 
     bigger = noisy_machine(tmp_path / "c")
     (bigger / "proc/meminfo").write_text("MemTotal:       32628160 kB\n")
-    assert pi.fingerprint(pi.read_readings(bigger, machine="x86_64"))[s.META_PLATFORM_ID] != first[s.META_PLATFORM_ID]
+    assert pi.fingerprint(pi.read_readings(bigger, machine="x86_64"))["id"] != first["id"]
     other_cpu = noisy_machine(tmp_path / "d")
     (other_cpu / "proc/cpuinfo").write_text(CPUINFO_SMT.replace("Gold 6230", "Gold 6240"))
-    assert pi.fingerprint(pi.read_readings(other_cpu, machine="x86_64"))[s.META_PLATFORM_ID] != first[s.META_PLATFORM_ID]
-    assert pi.fingerprint(pi.read_readings(tmp_path / "a", machine="aarch64"))[s.META_PLATFORM_ID] != first[s.META_PLATFORM_ID]
+    assert pi.fingerprint(pi.read_readings(other_cpu, machine="x86_64"))["id"] != first["id"]
+    assert pi.fingerprint(pi.read_readings(tmp_path / "a", machine="aarch64"))["id"] != first["id"]
 
 
 def test_arm_box_without_cpufreq_or_smt(tmp_path):
@@ -184,16 +183,16 @@ def test_amd_per_policy_boost(tmp_path):
 
 
 def test_reader_on_this_machine():
-    entry = pi.this_machine()
-    assert entry["hostname"] == socket.gethostname()
-    assert entry["kernel"] == platform.release()
-    assert entry["machine"] == platform.machine()
-    assert entry["logical_cpus"] == os.cpu_count()
-    assert 1 <= entry["cores"] <= entry["logical_cpus"]
-    assert entry["memory_bytes"] == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    assert entry["cpu_model"] != "unknown"
-    assert len(entry["state"]["online_cpus"]) == os.sysconf("SC_NPROCESSORS_ONLN")
-    assert pi.this_machine()[s.META_PLATFORM_ID] == entry[s.META_PLATFORM_ID]
+    entry = pi.this_machine()  # metadata.json's platform, as the model reads it
+    assert entry.hostname == socket.gethostname()
+    assert entry.kernel == platform.release()
+    assert entry.machine == platform.machine()
+    assert entry.logical_cpus == os.cpu_count()
+    assert 1 <= entry.cores <= entry.logical_cpus
+    assert entry.memory_bytes == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert entry.cpu_model != "unknown"
+    assert len(entry.state["online_cpus"]) == os.sysconf("SC_NPROCESSORS_ONLN")
+    assert pi.this_machine().id == entry.id
 
 
 def test_isolated_cpus_can_be_pinned_to_though_this_process_may_not_run_there(tmp_path):

@@ -70,8 +70,8 @@ def test_the_quick_gate_checks_every_requirement_on_real_fastdds(tmp_path, harne
         assert summary[s.BYTES].tolist() == list(s.PAYLOADS)
         assert (summary[s.SAMPLES] == 200).all()
     metadata = files.read_metadata(output)
-    assert metadata[s.META_FASTDDS]["version"] == "2.9.1"
-    assert all(entry[s.META_OUTCOME] == s.OUTCOME_OK for entry in metadata[s.META_SUBEXPERIMENTS].values())
+    assert metadata["fastdds"]["version"] == "2.9.1"
+    assert all(entry["outcome"] == s.OUTCOME_OK for entry in metadata["subexperiments"].values())
 
     # one annotation per failed check (at most ten), each on its requirement's line of the CSV
     annotations = [line for line in completed.stdout.splitlines() if line.startswith("::error file=")]

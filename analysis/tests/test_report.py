@@ -21,6 +21,7 @@ from PIL import Image, ImageChops, ImageStat
 
 from perfgate import check, compare, files, process, report
 from perfgate import schema as s
+from perfgate.model import Metadata
 
 PAYLOADS = [16, 1024, 16384]
 LABEL = 'pr-1234 <script>alert("x")</script> | `a`'
@@ -57,16 +58,16 @@ def requirement_line(requirements_csv: Path, sub: str, payload: int) -> int:
 def metadata(subs, payloads, outcomes=None) -> dict:
     outcomes = outcomes or {}
     return {
-        s.META_LABEL: LABEL,
-        s.META_CREATED: "2025-03-01T10:00:00Z",
-        s.META_FASTDDS: {"version": "2.9.1", "commit": "0123456789abcdef", "source": s.FASTDDS_SOURCE_SYSTEM,
+        "label": LABEL,
+        "created_utc": "2025-03-01T10:00:00Z",
+        "fastdds": {"version": "2.9.1", "commit": "0123456789abcdef", "source": s.FASTDDS_SOURCE_SYSTEM,
                          "prefix": "/usr"},
-        s.META_HARNESS: {"name": "fastdds-latencytest", "version": "1.9.3", "warmup": 0},
-        s.META_LATENCY_DEFINITION: s.HALF_ROUND_TRIP,
-        s.META_SAMPLES: 10000,
-        s.META_PAYLOADS: list(payloads),
-        s.META_SUBEXPERIMENTS: {sub: {s.META_OUTCOME: outcomes.get(sub, s.OUTCOME_OK), "error": None} for sub in subs},
-        s.META_PLATFORM: {s.META_PLATFORM_ID: "f00dfeedf00dfeed", "cpu_model": "Intel(R) Xeon(R) E3-1230", "cores": 4},
+        "harness": {"name": "fastdds-latencytest", "version": "1.9.3", "warmup": 0},
+        "latency_definition": s.HALF_ROUND_TRIP,
+        "samples": 10000,
+        "payloads": list(payloads),
+        "subexperiments": {sub: {"outcome": outcomes.get(sub, s.OUTCOME_OK), "error": None} for sub in subs},
+        "platform": {"id": "f00dfeedf00dfeed", "cpu_model": "Intel(R) Xeon(R) E3-1230", "cores": 4},
     }
 
 
@@ -97,7 +98,7 @@ def plotted_experiment(fastdds_fixtures, tmp_path_factory):
     v192 = published_raw(fastdds_fixtures, ("v192", "measurements.csv"), PAYLOADS)
     files.write_csv(baseline / s.summary_csv_name("interprocess_best_effort"), process.summarise(v192))
     files.write_csv(baseline / s.summary_csv_name("intraprocess_best_effort"), summaries["intraprocess_best_effort"])
-    files.write_metadata(baseline, {**metadata(SOURCES, PAYLOADS), s.META_LABEL: "v1.9.2"})
+    files.write_metadata(baseline, {**metadata(SOURCES, PAYLOADS), "label": "v1.9.2"})
     compare.command_compare(reference=str(baseline), results=str(experiment),
                             plots_directory=str(experiment / s.PLOTS_DIR / s.BASELINE_COMPARISON_DIR),
                             fail_threshold=0.1, no_plots=False)
@@ -121,7 +122,7 @@ def full_experiment(fastdds_fixtures, tmp_path_factory):
         files.write_csv(experiment / s.summary_csv_name(sub), summary)
         files.write_csv(baseline / s.summary_csv_name(sub), intra if sub.startswith("intraprocess") else older)
     files.write_metadata(experiment, metadata(summaries, s.PAYLOADS))
-    files.write_metadata(baseline, {**metadata(summaries, s.PAYLOADS), s.META_LABEL: "v1.9.2"})
+    files.write_metadata(baseline, {**metadata(summaries, s.PAYLOADS), "label": "v1.9.2"})
     # every Median of three sub-experiments 5 % to 55 % too tight: 33 failures of different sizes
     tight = {}
     for number, sub in enumerate(["interprocess_reliable", "interprocess_reliable_tcp", "intraprocess_reliable"]):
@@ -360,7 +361,7 @@ def test_report_md_as_written_shows_on_github_what_the_text_says(plotted_experim
 
 
 def test_metadata_line_names_what_was_measured_where():
-    items = dict(report.metadata_items(json.loads(json.dumps(metadata(SOURCES, PAYLOADS)))))
+    items = dict(report.metadata_items(Metadata.from_json(json.loads(json.dumps(metadata(SOURCES, PAYLOADS))))))
     assert items["Fast DDS"] == "2.9.1 (commit 0123456789abcdef, system_package)"
     assert items["platform"] == "f00dfeedf00dfeed (Intel(R) Xeon(R) E3-1230)"
     assert items["samples"] == "10000" and items["label"] == LABEL
@@ -372,9 +373,10 @@ def test_metadata_line_shows_the_pinning_and_the_load_the_run_had():
     recorded = {**metadata(SOURCES, PAYLOADS),
                 "cpu_pinning": {"pinned": True, "publisher_cpu": 1, "subscriber_cpu": 0, "requested": "auto"},
                 "load_average": {"before": [0.83, 1.2, 1.1], "after": [1.57, 1.3, 1.2]}}
-    items = dict(report.metadata_items(recorded))
+    items = dict(report.metadata_items(Metadata.from_json(recorded)))
     assert items["pinning"] == "publisher CPU 1, subscriber CPU 0"
     assert items["load"] == "0.83 before, 1.57 after (1-minute average)"
-    unpinned = dict(report.metadata_items({**recorded, "cpu_pinning": {"pinned": False, "requested": "none"},
-                                           "load_average": {"before": [2.5, 1, 1], "after": None}}))
+    unpinned = dict(report.metadata_items(Metadata.from_json({
+        **recorded, "cpu_pinning": {"pinned": False, "requested": "none"},
+        "load_average": {"before": [2.5, 1, 1], "after": None}})))
     assert unpinned["pinning"] == "not pinned" and unpinned["load"] == "2.50 before, ? after (1-minute average)"

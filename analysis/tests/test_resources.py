@@ -164,8 +164,8 @@ def test_the_resources_csv_of_a_real_run(real_run):
     assert (rows[s.RESOURCE_RSS] > 5000).all() and (rows[s.RESOURCE_VSZ] > rows[s.RESOURCE_RSS]).all()
     assert rows[s.RESOURCE_CPU].between(0, 200).all() and rows[s.RESOURCE_CPU].max() > 0
     metadata = files.read_metadata(real_run)
-    assert metadata[s.META_RESOURCE_SAMPLING] == {"interval_s": 0.2, "source": "/proc"}
-    entry = metadata[s.META_SUBEXPERIMENTS][SUB][s.META_RESOURCES]
+    assert metadata["resource_sampling"] == {"interval_s": 0.2, "source": "/proc"}
+    entry = metadata["subexperiments"][SUB]["resources"]
     publisher = rows[rows[s.RESOURCE_ROLE] == "publisher"]
     assert entry["publisher"]["rss_peak_kb"] == int(publisher[s.RESOURCE_RSS].max())
     assert entry["publisher"]["samples"] == len(publisher)

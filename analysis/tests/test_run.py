@@ -356,22 +356,22 @@ def test_quick_run_of_the_default_set(harness_paths, tmp_path):
     assert len(progress) == 12 and progress[0].startswith("[1/12] intraprocess_best_effort: ok, median ")
 
     metadata = files.read_metadata(output)
-    assert metadata[s.META_FASTDDS] == {"version": installed_fastdds_version(), "commit": None,
+    assert metadata["fastdds"] == {"version": installed_fastdds_version(), "commit": None,
                                         "source": s.FASTDDS_SOURCE_SYSTEM, "prefix": "/usr"}
-    assert metadata[s.META_FASTDDS]["version"] == "2.9.1"
-    assert metadata[s.META_LATENCY_DEFINITION] == s.ROUND_TRIP
-    assert metadata[s.META_HARNESS]["name"] == "perfgate-latency" and metadata[s.META_HARNESS]["warmup"] == 100
-    assert metadata[s.META_SAMPLES] == 200 and metadata[s.META_PAYLOADS] == list(s.PAYLOADS)
-    assert metadata[s.META_LABEL] == "out" and metadata[s.META_CREATED].endswith("Z")
+    assert metadata["fastdds"]["version"] == "2.9.1"
+    assert metadata["latency_definition"] == s.ROUND_TRIP
+    assert metadata["harness"]["name"] == "perfgate-latency" and metadata["harness"]["warmup"] == 100
+    assert metadata["samples"] == 200 and metadata["payloads"] == list(s.PAYLOADS)
+    assert metadata["label"] == "out" and metadata["created_utc"].endswith("Z")
     assert metadata["requested_subexperiments"] == names
-    assert sorted(metadata[s.META_SUBEXPERIMENTS]) == sorted(names)
-    for name, entry in metadata[s.META_SUBEXPERIMENTS].items():
-        assert entry[s.META_OUTCOME] == s.OUTCOME_OK, (name, entry)
+    assert sorted(metadata["subexperiments"]) == sorted(names)
+    for name, entry in metadata["subexperiments"].items():
+        assert entry["outcome"] == s.OUTCOME_OK, (name, entry)
         assert entry["error"] is None
         assert entry["measured_samples"] == {str(p): 200 for p in s.PAYLOADS}
         assert entry["duration_s"] < elapsed
-    platform = metadata[s.META_PLATFORM]
-    assert platform[s.META_PLATFORM_ID] == platform_info.this_machine()[s.META_PLATFORM_ID]
+    platform = metadata["platform"]
+    assert platform["id"] == platform_info.this_machine().id
     assert {"cpu_model", "cores", "kernel", "governor", "hostname", "state", "warnings"} <= set(platform)
     assert len(metadata["load_average"]["before"]) == len(metadata["load_average"]["after"]) == 3
     expected_pin = platform_info.choose_pinned_cpus(platform_info.pinnable_cpus(), platform_info.isolated_cpus())
@@ -401,7 +401,7 @@ def test_two_runs_at_once_both_succeed(harness_paths, tmp_path):
     results = [process.communicate(timeout=300) for process in runs]
     for process, (_, stderr) in zip(runs, results):
         assert process.returncode == 0, stderr
-    entries = [files.read_metadata(tmp_path / name)[s.META_SUBEXPERIMENTS] for name in ("a", "b")]
+    entries = [files.read_metadata(tmp_path / name)["subexperiments"] for name in ("a", "b")]
     overlapping = 0
     for name in subs.split(","):
         for folder in ("a", "b"):
@@ -499,7 +499,7 @@ def test_zero_copy_runs_with_loans_on_the_real_fastdds(harness_paths, tmp_path):
     assert completed.returncode == s.EXIT_OK, completed.stderr
     metadata = files.read_metadata(output)
     for sub in subs:
-        entry = metadata[s.META_SUBEXPERIMENTS][sub]
+        entry = metadata["subexperiments"][sub]
         # the harness reports that every sample it wrote was loaned from Fast DDS
         assert entry["zero_copy"] == {"data_sharing": True, "loans_used": True}
         assert entry["transport"] == "shm" and entry["exit_codes"] == {"publisher": 0, "subscriber": 0}

@@ -216,12 +216,12 @@ def test_subscriber_killed_or_hung_mid_run(harness_paths, tmp_path, fault, words
     assert process.returncode == s.EXIT_INCOMPLETE, stderr
     assert (f"perfgate run: error: interprocess_best_effort_shm (shm, best_effort): {words}") in stderr
     metadata = files.read_metadata(output)
-    faulted = metadata[s.META_SUBEXPERIMENTS]["interprocess_best_effort_shm"]
-    assert faulted[s.META_OUTCOME] == s.OUTCOME_INCOMPLETE
+    faulted = metadata["subexperiments"]["interprocess_best_effort_shm"]
+    assert faulted["outcome"] == s.OUTCOME_INCOMPLETE
     assert faulted["error"].startswith(words)
     assert sub_end(faulted) - faulted_at < 10
     # the run went on
-    assert metadata[s.META_SUBEXPERIMENTS]["floor_tcp"][s.META_OUTCOME] == s.OUTCOME_OK
+    assert metadata["subexperiments"]["floor_tcp"]["outcome"] == s.OUTCOME_OK
     assert files.read_raw(output / s.raw_csv_name("floor_tcp"))[s.PAYLOAD].value_counts().to_dict() == {
         p: FAULT_SAMPLES for p in FAULT_PAYLOADS}
     # The publisher, stopped with SIGTERM, wrote the payloads it finished before the subscriber died
@@ -356,7 +356,7 @@ def test_fastdds_environment_does_not_change_the_result(harness_paths, tmp_path)
     assert metadata["environment"]["ignored"] == sorted(hostile)  # names, never values (they may be secrets)
     assert str(profile) not in (output / s.METADATA_FILE).read_text()
     for name in ("interprocess_best_effort", "interprocess_reliable_tcp"):
-        assert metadata[s.META_SUBEXPERIMENTS][name][s.META_OUTCOME] == s.OUTCOME_OK
+        assert metadata["subexperiments"][name]["outcome"] == s.OUTCOME_OK
         assert len(files.read_raw(output / s.raw_csv_name(name))) == 4000
     for name in hostile:
         assert f"perfgate run: warning: ignoring {name} " in stderr
@@ -376,8 +376,8 @@ def test_sigterm_ends_the_run_cleanly(harness_paths, tmp_path):
     assert stderr.strip().endswith("perfgate run: interrupted")
     metadata = files.read_metadata(output)
     assert metadata["interrupted"] is True
-    assert metadata[s.META_SUBEXPERIMENTS] == {
-        "interprocess_best_effort_shm": {s.META_OUTCOME: s.OUTCOME_INCOMPLETE, "error": "interrupted"}}
+    assert metadata["subexperiments"] == {
+        "interprocess_best_effort_shm": {"outcome": s.OUTCOME_INCOMPLETE, "error": "interrupted"}}
     assert metadata["finished_utc"] is not None and len(metadata["load_average"]["after"]) == 3
     assert live_processes_of(run_id) == []
     assert fastdds_orphans(shm_before) == set()

@@ -208,8 +208,8 @@ def test_real_bursts_udp_tcp_security_and_intra_process(harness_paths, tmp_path)
     metadata = files.read_metadata(output)
     assert metadata["kind"] == "throughput" and metadata["throughput"]["demands"] == [10, 100]
     assert metadata["throughput"]["names"]["interprocess_best_effort"] == "throughput_interprocess_best_effort"
-    assert all(entry[s.META_OUTCOME] == s.OUTCOME_OK for entry in metadata[s.META_SUBEXPERIMENTS].values())
-    assert s.META_SAMPLES not in metadata
+    assert all(entry["outcome"] == s.OUTCOME_OK for entry in metadata["subexperiments"].values())
+    assert "samples" not in metadata
 
 
 def _subscriber_of(parent: int) -> int | None:
@@ -262,8 +262,8 @@ def test_a_subscriber_killed_mid_run_is_exit_3_within_10_s_keeping_the_finished_
     assert elapsed < 10, f"{elapsed:.1f} s after the subscriber died"
     table = read_throughput(output / s.throughput_csv_name("interprocess_reliable"))
     assert len(table) in (1, 2) and table.iloc[0][s.PAYLOAD] == 16 and table.iloc[0][s.LOST] == 0
-    entry = files.read_metadata(output)[s.META_SUBEXPERIMENTS]["interprocess_reliable"]
-    assert entry[s.META_OUTCOME] != s.OUTCOME_OK and entry["error"]
+    entry = files.read_metadata(output)["subexperiments"]["interprocess_reliable"]
+    assert entry["outcome"] != s.OUTCOME_OK and entry["error"]
     # every line names the command that ran, not `perfgate run` whose loop it shares
     assert "perfgate throughput: error: interprocess_reliable (udpv4, reliable): " in stderr, stderr
     assert "perfgate run" not in stderr, stderr
@@ -321,7 +321,7 @@ def test_rows_for_tests_the_run_did_not_ask_for_are_not_checked(checked, tmp_pat
     # a quick run (fewer payloads) against the platform's full file: what it asked for is checked,
     # the rest is neither missing nor failed; what it asked for and lacks still is missing (exit 3)
     experiment, _ = checked
-    files.write_metadata(experiment, {"requested_subexperiments": ["interprocess_best_effort"], s.META_PAYLOADS: [1024],
+    files.write_metadata(experiment, {"requested_subexperiments": ["interprocess_best_effort"], "payloads": [1024],
                                       "throughput": {"demands": [100, 1000], "recovery_times_ms": [5]}})
     requirements = tmp_path / "full.csv"
     requirements.write_text("Experiment type,Bytes,Demand,Recovery time,Subscription throughput\n"
@@ -334,7 +334,7 @@ def test_rows_for_tests_the_run_did_not_ask_for_are_not_checked(checked, tmp_pat
     assert "note: 2 requirement row(s) name tests this run did not ask for" in completed.stdout
     assert "1 throughput checks: 0 failed; 0 required test(s) without measurements" in completed.stdout
     files.write_metadata(experiment, {"requested_subexperiments": ["interprocess_best_effort", "interprocess_reliable_tcp"],
-                                      s.META_PAYLOADS: [1024],
+                                      "payloads": [1024],
                                       "throughput": {"demands": [100, 1000], "recovery_times_ms": [5]}})
     completed = perfgate("check-throughput", "--requirements", str(requirements), "--experiment-directory",
                          str(experiment), "--no-plots")

@@ -39,7 +39,7 @@ def test_a_drop_is_found_at_its_commit_and_listed_as_a_regression(tmp_path, real
     for index in range(RUNS):
         folder = root / f"run-{index:02d}"
         meta = metadata(f"run-{index:02d}", f"2026-{10 + index // 28}-{index % 28 + 1:02d}T12:00:00Z")
-        meta[s.META_FASTDDS]["commit"] = f"{index:02d}" + "ab" * 19
+        meta["fastdds"]["commit"] = f"{index:02d}" + "ab" * 19
         write_experiment(folder, {"intraprocess_best_effort": scaled(real_summary, 1.0)}, meta)
         # the reliable 16384 B x 1000 test loses a quarter of its throughput from run DROP_AT on
         table = throughput_run(rng, dropped=index >= DROP_AT)

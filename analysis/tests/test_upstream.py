@@ -278,7 +278,7 @@ def test_run_upstream_finds_the_tests_of_later_naming_schemes(schemed_workspace,
     assert done.returncode == s.EXIT_OK, done.stderr
     assert sorted(files.raw_files(tmp_path / "e")) == ["interprocess_best_effort", "interprocess_best_effort_security",
                                                         "interprocess_reliable", "intraprocess_best_effort"]
-    entries = files.read_metadata(tmp_path / "e")[s.META_SUBEXPERIMENTS]
+    entries = files.read_metadata(tmp_path / "e")["subexperiments"]
     assert entries["interprocess_reliable"]["test"] == \
         names.TEST_PREFIX + scheme.format(name="interprocess_reliable_udp")
     assert entries["interprocess_best_effort_security"]["test"] == \
@@ -399,15 +399,15 @@ def test_run_upstream_collects_their_csvs_with_contract_names(workspace, tmp_pat
     text = (output / "measurements_interprocess_best_effort.csv").read_text()
     assert text == ("Sample,Payload [Bytes],Latency [us]\n1,16,1.235\n2,16,2.235\n3,16384,3.235\n4,16384,4.235\n")
     metadata = files.read_metadata(output)
-    assert metadata[s.META_LATENCY_DEFINITION] == s.HALF_ROUND_TRIP
-    assert metadata[s.META_LABEL] == "upstream-1"
-    assert metadata[s.META_PAYLOADS] == [16, 16384] and metadata[s.META_SAMPLES] == 2
-    assert metadata[s.META_FASTDDS]["commit"] == "abc123" and metadata[s.META_FASTDDS]["version"] == "2.9.1"
-    assert metadata[s.META_HARNESS]["name"] == "LatencyTest"
-    entries = metadata[s.META_SUBEXPERIMENTS]
-    assert entries["interprocess_best_effort"][s.META_OUTCOME] == s.OUTCOME_OK
+    assert metadata["latency_definition"] == s.HALF_ROUND_TRIP
+    assert metadata["label"] == "upstream-1"
+    assert metadata["payloads"] == [16, 16384] and metadata["samples"] == 2
+    assert metadata["fastdds"]["commit"] == "abc123" and metadata["fastdds"]["version"] == "2.9.1"
+    assert metadata["harness"]["name"] == "LatencyTest"
+    entries = metadata["subexperiments"]
+    assert entries["interprocess_best_effort"]["outcome"] == s.OUTCOME_OK
     assert entries["interprocess_best_effort"]["measured_samples"] == {"16": 2, "16384": 2}
-    assert entries["interprocess_reliable"][s.META_OUTCOME] == s.OUTCOME_INCOMPLETE
+    assert entries["interprocess_reliable"]["outcome"] == s.OUTCOME_INCOMPLETE
     assert "performance.latency.interprocess_reliable_udp failed: " in entries["interprocess_reliable"]["error"]
     assert "publisher lost its subscriber" in entries["interprocess_reliable"]["error"]
     assert "perfgate run: error: interprocess_reliable: performance.latency.interprocess_reliable_udp failed" in \
@@ -427,7 +427,7 @@ def test_run_upstream_reports_a_test_that_wrote_nothing(workspace, tmp_path):
     done = perfgate("run", "--engine", "upstream", "--workspace", str(root), "--output", str(output),
                     "--subexperiments", "intraprocess_best_effort", WRITE_NOTHING="intraprocess_best_effort.xml")
     assert done.returncode == s.EXIT_INCOMPLETE
-    entry = files.read_metadata(output)[s.META_SUBEXPERIMENTS]["intraprocess_best_effort"]
+    entry = files.read_metadata(output)["subexperiments"]["intraprocess_best_effort"]
     assert entry["error"].startswith("performance.latency.intraprocess_best_effort passed but wrote no "
                                      "measurements_intraprocess_best_effort.csv")
     assert not (output / "measurements_intraprocess_best_effort.csv").exists()

@@ -13,26 +13,28 @@ from .. import schema as s
 from ..clock import utc_now
 from ..junit import suite_properties
 from ..measure.options import check_output_folder
+from ..outcome import INCOMPLETE
+from ..model import BuildFailure, Metadata, Platform, write_metadata
 from ..platform_info import this_machine
 from .logs import code_block, code_span, printable
 from .record import build_junit_xml, fastdds_metadata, record_path
 
-def failed_build_metadata(record: dict, label: str, platform: dict) -> dict:
-    return {
-        s.META_LABEL: label,
-        s.META_CREATED: utc_now(),
-        s.META_FASTDDS: fastdds_metadata(record),
-        s.META_LATENCY_DEFINITION: s.ROUND_TRIP,
-        s.META_SUBEXPERIMENTS: {},
-        s.META_PLATFORM: platform,
-        "build_failed": {"error": record.get("error"), "failed_package": record.get("failed_package"),
-                         "log": record.get("log")},
-    }
+def failed_build_metadata(record: dict, label: str, platform: Platform) -> Metadata:
+    return Metadata.record(
+        label=label,
+        created_utc=utc_now(),
+        fastdds=fastdds_metadata(record),
+        latency_definition=s.ROUND_TRIP,
+        subexperiments={},
+        platform=platform,
+        build_failed=BuildFailure.record(error=record.get("error"), failed_package=record.get("failed_package"),
+                                         log=record.get("log")),
+    )
 
 
 def failed_build_markdown(record: dict) -> str:
     fastdds = record.get("fastdds") or {}
-    return (f"## perfgate: INCOMPLETE: the Fast DDS build failed\n\n"
+    return (f"## perfgate: {INCOMPLETE}: the Fast DDS build failed\n\n"
             f"Fast DDS {fastdds.get('version') or ''} commit `{fastdds.get('commit') or 'unknown'}`: "
             f"{record.get('error')}. Nothing was measured.\n\n"
             f"Last lines of {code_span(str(record.get('log')))}:\n\n"
@@ -47,7 +49,7 @@ def gate_failed_build(record: dict, *, output: str, label: str | None, summary_m
     check_output_folder(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     metadata = failed_build_metadata(record, label or output_dir.resolve().name, this_machine())
-    files.write_metadata(output_dir, metadata)
+    write_metadata(output_dir, metadata)
     files.write_text(output_dir / s.JUNIT_FILE, build_junit_xml(record, suite_properties(metadata)))
     markdown = failed_build_markdown(record)
     files.write_text(output_dir / s.REPORT_MARKDOWN, markdown)
@@ -57,5 +59,5 @@ def gate_failed_build(record: dict, *, output: str, label: str | None, summary_m
     if os.environ.get("GITHUB_ACTIONS") == "true":
         print(f"::error title=Fast DDS build failed::{record.get('error')}")
     print(f"perfgate gate: error: {record_path(Path(record['workspace']))}: {record.get('error')}", file=sys.stderr)
-    print("perfgate gate: INCOMPLETE: the Fast DDS build failed; nothing was measured")
+    print(f"perfgate gate: {INCOMPLETE}: the Fast DDS build failed; nothing was measured")
     return s.EXIT_INCOMPLETE

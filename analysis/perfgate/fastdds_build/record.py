@@ -4,11 +4,13 @@ experiment's metadata, and turned into the JUnit testcase "build"."""
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from .. import schema as s
 from ..errors import IncompleteError, InputError
+from .. import junit_writer
+from ..junit_writer import TestCase
+from ..model import FastDDS
 from .logs import printable
 
 def record_path(workspace: Path) -> Path:
@@ -52,19 +54,19 @@ def _where_it_is(record: dict, folder: Path) -> dict:
     return moved
 
 
-def fastdds_metadata(record: dict) -> dict:
+def fastdds_metadata(record: dict) -> FastDDS:
     """The `fastdds` part of metadata.json for an experiment run against this build."""
     fastdds = record.get("fastdds") or {}
-    return {
-        "version": fastdds.get("version"),
-        "commit": fastdds.get("commit"),
-        "source": s.FASTDDS_SOURCE_COLCON,
-        "prefix": record.get("prefix"),
-        "package": fastdds.get("package"),
-        "repository": fastdds.get("repository"),
-        "source_path": fastdds.get("source_path"),
-        "uncommitted_changes": fastdds.get("uncommitted_changes"),
-        "build": {
+    return FastDDS.record(
+        version=fastdds.get("version"),
+        commit=fastdds.get("commit"),
+        source=s.FASTDDS_SOURCE_COLCON,
+        prefix=record.get("prefix"),
+        package=fastdds.get("package"),
+        repository=fastdds.get("repository"),
+        source_path=fastdds.get("source_path"),
+        uncommitted_changes=fastdds.get("uncommitted_changes"),
+        build={
             "workspace": record.get("workspace"),
             "finished_utc": record.get("finished_utc"),
             "duration_s": record.get("duration_s"),
@@ -74,7 +76,7 @@ def fastdds_metadata(record: dict) -> dict:
             # a kept install (WS/installs/<commit>): the workspace it was built in
             **({"kept_from": record["kept_from"]} if record.get("kept_from") else {}),
         },
-    }
+    )
 
 
 def harness_paths(record: dict, workspace: Path) -> tuple[Path, Path]:
@@ -89,23 +91,14 @@ def harness_paths(record: dict, workspace: Path) -> tuple[Path, Path]:
 
 def build_junit_xml(record: dict, properties: dict[str, str]) -> str:
     """JUnit with one testcase "build": passed, or an <error> with the failing package and its log tail."""
-    failed = record.get("status") != s.BUILD_OK
-    suite = ET.Element("testsuite", name=s.BUILD_TESTCASE, tests="1", failures="0", errors=str(int(failed)),
-                       skipped="0", time=f"{float(record.get('duration_s') or 0):.3f}",
-                       timestamp=str(record.get("started_utc") or ""))
-    props = ET.SubElement(suite, "properties")
-    for name, value in properties.items():
-        ET.SubElement(props, "property", name=name, value=value)
-    case = ET.SubElement(suite, "testcase", name=s.BUILD_TESTCASE, classname=s.BUILD_TESTCASE,
-                         time=f"{float(record.get('duration_s') or 0):.3f}")
-    if failed:  # no file/line: the log is no file of the repository that an annotation could point at
+    case = TestCase(s.BUILD_TESTCASE, classname=s.BUILD_TESTCASE,
+                    elapsed_sec=round(float(record.get("duration_s") or 0), 3))
+    if record.get("status") != s.BUILD_OK:  # no file/line: the log is no file of the repository an annotation could point at
         # printable again: a record written by an older perfgate may hold a raw tail
-        error = ET.SubElement(case, "error", type="build_failed", message=printable(str(record.get("error"))))
-        error.text = printable(f"{record.get('log')}:\n{record.get('log_tail') or ''}")
-    root = ET.Element("testsuites", name="perfgate", tests="1", failures="0", errors=str(int(failed)))
-    root.append(suite)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+        case.add_error_info(printable(str(record.get("error"))),
+                            printable(f"{record.get('log')}:\n{record.get('log_tail') or ''}"), "build_failed")
+    suite = junit_writer.suite(s.BUILD_TESTCASE, [case], properties, timestamp=record.get("started_utc"))
+    return junit_writer.document("perfgate", [suite])
 
 
 def junit_properties(record: dict) -> dict[str, str]:

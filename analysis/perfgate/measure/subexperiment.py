@@ -18,6 +18,7 @@ from .. import schema as s
 from ..clock import utc_now
 from ..errors import InputError
 from ..harness import HarnessPaths
+from ..model import SubexperimentOutcome, ZeroCopy
 from .commands import ProcessSpec, Turns, floor_commands, latency_commands, describe, participant_names
 from .domains import lease_domain, own_port
 from .options import RunOptions
@@ -132,30 +133,30 @@ class SubexperimentResult:
     discovered: bool = False
     earlier_errors: list[str] = field(default_factory=list)  # attempts that never got past discovery
 
-    def metadata_entry(self) -> dict:
+    def metadata_entry(self) -> SubexperimentOutcome:
         median = median_first_payload(self.measured.frame)
-        return {
-            s.META_OUTCOME: self.outcome,
-            "error": self.error,
-            "transport": self.sub.transport,
-            "reliability": self.sub.reliability,
-            "security": self.sub.security,
-            "floor": self.sub.is_floor,
-            "subscribers": self.sub.subscribers,
-            **({"zero_copy": {"data_sharing": True, "loans_used": self.measured.loans}} if self.sub.zero_copy else {}),
-            "domain": self.domain,
-            "port": self.port,
-            "started_utc": self.started_utc,
-            "duration_s": round(self.duration_s, 3),
-            "measured_samples": {str(p): n for p, n in self.measured.counts.items()},
-            "kept_payloads": sorted(set(self.measured.frame[s.PAYLOAD].tolist())) if self.measured.frame is not None else [],
-            "lost_samples": {str(p): n for p, n in self.measured.lost.items()},
-            "median_us": {str(median[0]): round(median[1], 3)} if median else {},
-            "exit_codes": self.exit_codes,
-            "removed_shared_memory": self.removed_shm,
-            "attempts": len(self.earlier_errors) + 1,
-            "earlier_errors": self.earlier_errors,
-        }
+        return SubexperimentOutcome.record(
+            outcome=self.outcome,
+            error=self.error,
+            transport=self.sub.transport,
+            reliability=self.sub.reliability,
+            security=self.sub.security,
+            floor=self.sub.is_floor,
+            subscribers=self.sub.subscribers,
+            **({"zero_copy": ZeroCopy.record(data_sharing=True, loans_used=self.measured.loans)} if self.sub.zero_copy else {}),
+            domain=self.domain,
+            port=self.port,
+            started_utc=self.started_utc,
+            duration_s=round(self.duration_s, 3),
+            measured_samples={str(p): n for p, n in self.measured.counts.items()},
+            kept_payloads=tuple(sorted(set(self.measured.frame[s.PAYLOAD].tolist()))) if self.measured.frame is not None else (),
+            lost_samples={str(p): n for p, n in self.measured.lost.items()},
+            median_us={str(median[0]): round(median[1], 3)} if median else {},
+            exit_codes=self.exit_codes,
+            removed_shared_memory=tuple(self.removed_shm),
+            attempts=len(self.earlier_errors) + 1,
+            earlier_errors=tuple(self.earlier_errors),
+        )
 
 
 def classify(supervision: Supervision, measured: Measured) -> tuple[str, str | None]:

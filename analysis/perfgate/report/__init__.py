@@ -23,12 +23,13 @@ from .columns import Column, metadata_items
 from .html import CSS, MAX_IMAGE_WIDTH, _e, _html_table, embedded_images, html_page, shrink_image
 from .markdown import (MARKDOWN_LIMIT, MAX_ANNOTATIONS, _md, _md_table, annotations, escape_command_data,
                        escape_command_property, markdown_summary)
-from .tables import (INCOMPLETE, PASS, REGRESSION, SUB, VERDICT_EXIT_CODES, ExperimentResults, Verdict, check_rows,
+from ..outcome import INCOMPLETE, PASS, REGRESSION
+from .tables import (SUB, ExperimentResults, Verdict, check_rows,
                      failed_checks, load, missing_data, verdict)
 
 __all__ = [
     "CSS", "INCOMPLETE", "MARKDOWN_LIMIT", "MAX_ANNOTATIONS", "MAX_IMAGE_WIDTH", "PASS", "REGRESSION", "SUB",
-    "VERDICT_EXIT_CODES", "Column", "ExperimentResults", "Verdict", "_e", "_html_table", "_md", "_md_table",
+    "Column", "ExperimentResults", "Verdict", "_e", "_html_table", "_md", "_md_table",
     "annotations", "check_rows", "embedded_images", "escape_command_data", "escape_command_property",
     "failed_checks", "html_page", "load", "markdown_summary", "metadata_items", "missing_data", "shrink_image",
     "verdict", "write_reports",

@@ -11,6 +11,7 @@ import pandas as pd
 from .. import files
 from .. import schema as s
 from ..check import format_percent, testcase_name
+from ..model import CpuPinning, FastDDS, LoadAverage, Metadata, Platform
 from .tables import BASELINE, CHANGE, PAYLOADS, REASON, SUB
 
 def number_text(value) -> str:
@@ -26,48 +27,46 @@ def percent_text(value) -> str:
     return format_percent(float(value))
 
 
-def metadata_items(metadata: dict | None) -> list[tuple[str, str]]:
+def metadata_items(metadata: Metadata | None) -> list[tuple[str, str]]:
     """(name, value) pairs of what identifies the run, in reading order; absent values are left out."""
     if not metadata:
         return [("metadata", "none (metadata.json missing)")]
-    fastdds, platform, harness = (metadata.get(key) if isinstance(metadata.get(key), dict) else {}
-                                  for key in (s.META_FASTDDS, s.META_PLATFORM, s.META_HARNESS))
-    version = str(fastdds.get("version") or "unknown version")
-    details = [f"commit {fastdds['commit']}" if fastdds.get("commit") else "", str(fastdds.get("source") or "")]
+    fastdds, platform, harness = metadata.fastdds or FastDDS(), metadata.platform or Platform(), metadata.harness
+    version = fastdds.version or "unknown version"
+    details = [f"commit {fastdds.commit}" if fastdds.commit else "", fastdds.source or ""]
     details = [d for d in details if d]
     items = [
         ("Fast DDS", version + (f" ({', '.join(details)})" if details else "")),
-        ("platform", str(platform.get(s.META_PLATFORM_ID) or "unknown")
-         + (f" ({platform['cpu_model']})" if platform.get("cpu_model") else "")),
-        ("samples", str(metadata.get(s.META_SAMPLES, "unknown"))),
-        ("label", str(metadata.get(s.META_LABEL, ""))),
-        ("latency", str(metadata.get(s.META_LATENCY_DEFINITION, ""))),
-        ("harness", str(harness.get("name") or "")),
-        ("created", str(metadata.get(s.META_CREATED, ""))),
-        ("pinning", _pinning_text(metadata.get("cpu_pinning"))),
-        ("load", _load_text(metadata.get("load_average"))),
+        ("platform", (platform.id or "unknown") + (f" ({platform.cpu_model})" if platform.cpu_model else "")),
+        ("samples", str(metadata.samples if metadata.samples is not None else "unknown")),
+        ("label", metadata.label or ""),
+        ("latency", metadata.latency_definition or ""),
+        ("harness", (harness.name or "") if harness else ""),
+        ("created", metadata.created_utc or ""),
+        ("pinning", _pinning_text(metadata.cpu_pinning)),
+        ("load", _load_text(metadata.load_average)),
     ]
     return [(name, value) for name, value in items if value]
 
 
-def _pinning_text(pinning) -> str:
+def _pinning_text(pinning: CpuPinning | None) -> str:
     """Where publisher and subscriber ran: the largest noise source when they were not pinned."""
-    if not isinstance(pinning, dict):
+    if pinning is None:
         return ""
-    if not pinning.get("pinned"):
+    if not pinning.pinned:
         return "not pinned"
-    return f"publisher CPU {pinning.get('publisher_cpu')}, subscriber CPU {pinning.get('subscriber_cpu')}"
+    return f"publisher CPU {pinning.publisher_cpu}, subscriber CPU {pinning.subscriber_cpu}"
 
 
-def _load_text(load) -> str:
+def _load_text(load: LoadAverage | None) -> str:
     """The 1-minute load average before and after: other work on the machine while it measured."""
-    if not isinstance(load, dict):
+    if load is None:
         return ""
-    return f"{_one_minute(load.get('before'))} before, {_one_minute(load.get('after'))} after (1-minute average)"
+    return f"{_one_minute(load.before)} before, {_one_minute(load.after)} after (1-minute average)"
 
 
 def _one_minute(values) -> str:
-    return f"{values[0]:.2f}" if isinstance(values, list) and values and isinstance(values[0], (int, float)) else "?"
+    return f"{values[0]:.2f}" if values and isinstance(values[0], (int, float)) else "?"
 
 
 

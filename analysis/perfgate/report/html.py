@@ -118,7 +118,8 @@ def _sub_plot_order(sub_dir: Path, paths: list[Path]) -> tuple[list[Path], list[
 
 
 def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
-    label = (results.metadata or {}).get(s.META_LABEL, results.experiment_dir.name)
+    label = results.metadata.label if results.metadata and results.metadata.label is not None \
+        else results.experiment_dir.name
     title = f"perfgate latency report: {label}"
     meta = "".join(f"<dt>{_e(n)}</dt><dd>{_e(v)}</dd>" for n, v in metadata_items(results.metadata))
     out = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',

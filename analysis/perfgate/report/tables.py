@@ -12,16 +12,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import files
+from .. import files, outcome
 from .. import schema as s
 from ..check import find_missing
 from ..errors import InputError
 from ..experiments import sort_subexperiments
+from ..model import Metadata, read_metadata
+from ..outcome import INCOMPLETE, REGRESSION
 
-PASS = "PASS"
-REGRESSION = "REGRESSION"
-INCOMPLETE = "INCOMPLETE"
-VERDICT_EXIT_CODES = {PASS: s.EXIT_OK, REGRESSION: s.EXIT_REGRESSION, INCOMPLETE: s.EXIT_INCOMPLETE}
 
 # Columns of the reports' own tables (not files of the contract).
 SUB = "Sub-experiment"
@@ -39,7 +37,7 @@ class ExperimentResults:
     experiment_dir: Path
     requirements_path: Path
     requirements: pd.DataFrame  # files.read_requirements: with each row's line
-    metadata: dict | None
+    metadata: Metadata | None
     checks: dict[str, pd.DataFrame]  # sub -> check report
     summaries: dict[str, pd.DataFrame] = field(default_factory=dict)  # sub -> summary
     comparisons: dict[str, pd.DataFrame] = field(default_factory=dict)  # sub -> <sub>_comparison.csv
@@ -65,7 +63,7 @@ class Verdict:
 
     @property
     def exit_code(self) -> int:
-        return VERDICT_EXIT_CODES[self.status]
+        return outcome.exit_code(self.status)
 
     def headline(self) -> str:
         if self.checks_failed:
@@ -144,20 +142,18 @@ def failed_checks(rows: pd.DataFrame) -> pd.DataFrame:
     return failed.sort_values(s.PERCENT_OVER, ascending=False, kind="stable").reset_index(drop=True)
 
 
-def requested_subs(metadata: dict | None, checks: dict[str, pd.DataFrame]) -> list[str]:
+def requested_subs(metadata: Metadata | None, checks: dict[str, pd.DataFrame]) -> list[str]:
     """The sub-experiments the run was asked for (metadata), then any other that was checked."""
-    recorded = (metadata or {}).get(s.META_SUBEXPERIMENTS)
-    recorded = list(recorded) if isinstance(recorded, dict) else []
+    recorded = list((metadata.subexperiments if metadata is not None else None) or {})
     return recorded + [sub for sub in checks if sub not in recorded]
 
 
-def sub_outcome(metadata: dict | None, sub: str) -> tuple[str, str]:
+def sub_outcome(metadata: Metadata | None, sub: str) -> tuple[str, str]:
     """(outcome, error) of one sub-experiment as the run recorded it; ok when nothing is recorded."""
-    recorded = (metadata or {}).get(s.META_SUBEXPERIMENTS)
-    entry = recorded.get(sub) if isinstance(recorded, dict) else None
-    if not isinstance(entry, dict):
+    entry = metadata.outcome_of(sub) if metadata is not None else None
+    if entry is None:
         return s.OUTCOME_OK, ""
-    return str(entry.get(s.META_OUTCOME, s.OUTCOME_OK)), str(entry.get("error") or "")
+    return entry.status, entry.error or ""
 
 
 def missing_data(results: ExperimentResults) -> pd.DataFrame:
@@ -204,12 +200,9 @@ def verdict(results: ExperimentResults) -> Verdict:
     baseline_failed = 0 if results.baseline_failures is None else len(results.baseline_failures)
     ab_status = results.ab_headline.split(":")[0] if results.ab_headline else None
     throughput_status = results.throughput_headline.split(":")[0] if results.throughput_headline else None
-    if missing or results.step_errors or INCOMPLETE in (ab_status, throughput_status):
-        status = INCOMPLETE
-    elif failed or baseline_failed or REGRESSION in (ab_status, throughput_status):
-        status = REGRESSION
-    else:
-        status = PASS
+    status = outcome.verdict_of(
+        incomplete=bool(missing or results.step_errors) or INCOMPLETE in (ab_status, throughput_status),
+        regressed=bool(failed or baseline_failed) or REGRESSION in (ab_status, throughput_status))
     return Verdict(status, len(measured), failed, missing, baseline_failed,
                    results.baseline_failures is not None, len(results.step_errors), ab_status, throughput_status)
 
@@ -258,7 +251,7 @@ def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bo
         experiment_dir=experiment_dir,
         requirements_path=Path(requirements_path),
         requirements=files.read_requirements(requirements_path),
-        metadata=files.read_metadata(experiment_dir),
+        metadata=read_metadata(experiment_dir),
         checks=_in_contract_order({sub: files.read_check_report(path)
                                    for sub, path in files.check_files(experiment_dir).items()}),
         summaries=_in_contract_order({sub: files.read_summary(path)

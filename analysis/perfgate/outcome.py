@@ -1,0 +1,39 @@
+"""One verdict notion: the words a run's result is told in and the exit code each one is.
+
+`check`, `junit`, `check-throughput`, `verdict` (the A/B), the gate's report and the gate itself all
+decide with `verdict_of` and turn words into exit codes with `exit_code`; the gate keeps the most
+severe of its steps' codes with `most_severe` (docs/formats.md section 11).
+"""
+from __future__ import annotations
+
+from . import schema as s
+
+PASS = "PASS"
+REGRESSION = "REGRESSION"
+INCOMPLETE = "INCOMPLETE"  # a result is missing: never a pass
+MEASURED = "MEASURED"  # measured with nothing to check against (the gate's throughput without requirements)
+VERDICTS = (PASS, REGRESSION, INCOMPLETE, MEASURED)
+
+_EXIT_CODES = {PASS: s.EXIT_OK, MEASURED: s.EXIT_OK, REGRESSION: s.EXIT_REGRESSION, INCOMPLETE: s.EXIT_INCOMPLETE}
+
+# Which exit code wins, least severe first: bad input found on the way (2) makes any verdict
+# meaningless; a missing result (3) leaves a regression or a pass unproven; a regression (1) beats a pass.
+SEVERITY = (s.EXIT_OK, s.EXIT_REGRESSION, s.EXIT_INCOMPLETE, s.EXIT_USAGE)
+
+
+def verdict_of(*, incomplete: bool, regressed: bool) -> str:
+    """Missing data outranks a regression: both are reported, the verdict is INCOMPLETE."""
+    if incomplete:
+        return INCOMPLETE
+    return REGRESSION if regressed else PASS
+
+
+def exit_code(verdict: str) -> int:
+    return _EXIT_CODES[verdict]
+
+
+def most_severe(*codes: int) -> int:
+    """The most severe of exit codes (2 over 3 over 1 over 0); codes that are none of these (a step
+    that was not run) are left out."""
+    known = [code for code in codes if code in SEVERITY]
+    return max(known, key=SEVERITY.index) if known else s.EXIT_OK

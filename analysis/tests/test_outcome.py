@@ -1,0 +1,24 @@
+"""perfgate.outcome: the one verdict and which exit code wins."""
+from __future__ import annotations
+
+import pytest
+
+from perfgate import outcome
+from perfgate import schema as s
+
+
+@pytest.mark.parametrize("codes, expected", [
+    ((s.EXIT_OK, s.EXIT_REGRESSION), s.EXIT_REGRESSION),
+    ((s.EXIT_REGRESSION, s.EXIT_INCOMPLETE), s.EXIT_INCOMPLETE),
+    ((s.EXIT_INCOMPLETE, s.EXIT_USAGE, s.EXIT_REGRESSION), s.EXIT_USAGE),  # bad input makes any verdict meaningless
+    ((s.EXIT_OK, None, 130), s.EXIT_OK),  # a step not run (None) or a code of no verdict is left out
+])
+def test_the_most_severe_code_is_2_then_3_then_1_then_0(codes, expected):
+    assert outcome.most_severe(*codes) == expected
+
+
+def test_missing_data_outranks_a_regression_and_each_verdict_has_its_code():
+    assert outcome.verdict_of(incomplete=True, regressed=True) == outcome.INCOMPLETE
+    assert outcome.verdict_of(incomplete=False, regressed=True) == outcome.REGRESSION
+    assert outcome.verdict_of(incomplete=False, regressed=False) == outcome.PASS
+    assert [outcome.exit_code(v) for v in outcome.VERDICTS] == [s.EXIT_OK, s.EXIT_REGRESSION, s.EXIT_INCOMPLETE, s.EXIT_OK]
