@@ -80,9 +80,11 @@ def store_files(experiment_dir: Path) -> dict[str, Path]:
     named = {path.name: path for path in kept if path.is_file()}
     named.update({s.stored_raw_name(sub): path for sub, path in files.raw_files(experiment_dir).items()
                   if path.name == s.raw_csv_name(sub)})
-    # the A/B verdict, so that the history marks each commit's (history_ab)
-    named.update({f"{s.AB_DIR}/{name}": experiment_dir / s.AB_DIR / name for name in (s.VERDICT_CSV, s.VERDICT_JSON)
-                  if (experiment_dir / s.AB_DIR / name).is_file()})
+    # the A/B verdicts, so that the history marks each commit's latency verdict (history_ab); the
+    # throughput A/B's is kept beside its tables for the same reason, not yet drawn
+    for ab_dir in (s.AB_DIR, f"{s.THROUGHPUT_DIR}/{s.AB_DIR}"):
+        named.update({f"{ab_dir}/{name}": experiment_dir / ab_dir / name for name in (s.VERDICT_CSV, s.VERDICT_JSON)
+                      if (experiment_dir / ab_dir / name).is_file()})
     return named
 
 

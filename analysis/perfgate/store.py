@@ -59,11 +59,12 @@ def _umask() -> int:
 def is_kept(relative: str) -> bool:
     """Whether a file (its path inside an experiment folder, `/`-separated) is one the store keeps:
     metadata, summaries, check reports, JUnit, raw measurements (`.csv.gz`, or `.csv` of older
-    tooling), throughput tables and the A/B verdict. Plots or anything else a re-processing may write
+    tooling), throughput tables and the A/B verdicts (latency and throughput). Plots or anything else a re-processing may write
     into a stored experiment are not: `perfgate store push` and `pull` carry only these."""
     parts = relative.split("/")
-    if len(parts) == 2:
-        return parts[0] == s.AB_DIR and parts[1] in (s.VERDICT_CSV, s.VERDICT_JSON)
+    if len(parts) > 1:  # ab/verdict.* and throughput/ab/verdict.*
+        return "/".join(parts[:-1]) in (s.AB_DIR, f"{s.THROUGHPUT_DIR}/{s.AB_DIR}") and \
+            parts[-1] in (s.VERDICT_CSV, s.VERDICT_JSON)
     if len(parts) != 1:
         return False
     name = parts[0]

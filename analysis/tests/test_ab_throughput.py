@@ -148,3 +148,20 @@ def test_a_real_throughput_ab_writes_both_arms_of_every_round(tmp_path, harness_
     record = json.loads((out / s.VERDICT_JSON).read_text())
     assert record["kind"] == "throughput" and record["status"] == "INCOMPLETE"
     assert json.loads((out / s.METADATA_FILE).read_text())["kind"] == tr.KIND
+
+
+def test_the_store_keeps_the_throughput_ab_verdict_beside_the_latency_ones(tmp_path):
+    from perfgate import store
+
+    write_ab(tmp_path / s.THROUGHPUT_DIR / s.AB_DIR, 13, {SUBS[1]: 0.9})
+    assert verdict(tmp_path / s.THROUGHPUT_DIR / s.AB_DIR, "--no-plots").returncode == s.EXIT_REGRESSION
+    files.write_metadata(tmp_path, {"label": "run"})
+    kept = gate.store_files(tmp_path)
+    assert {f"{s.THROUGHPUT_DIR}/{s.AB_DIR}/{s.VERDICT_CSV}", f"{s.THROUGHPUT_DIR}/{s.AB_DIR}/{s.VERDICT_JSON}"} <= set(kept)
+    assert all(store.is_kept(name) for name in kept)
+    # the rounds and the reports are not kept; push and pull carry only what is
+    assert not store.is_kept(f"{s.THROUGHPUT_DIR}/{s.AB_DIR}/{s.REPORT_HTML}")
+    assert not store.is_kept(f"{s.THROUGHPUT_DIR}/{s.AB_DIR}/{s.AB_ROUNDS_DIR}/01/baseline/{s.VERDICT_CSV}")
+    stored = store.add_experiment(tmp_path / "store", "run", kept)
+    record = json.loads((stored / s.THROUGHPUT_DIR / s.AB_DIR / s.VERDICT_JSON).read_text())
+    assert record["kind"] == "throughput" and record["failed"][0]["subexperiment"] == SUBS[1]

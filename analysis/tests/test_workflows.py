@@ -705,3 +705,32 @@ def test_the_gate_pushes_the_store_and_the_nightly_pulls_it_before_history(workf
     done = run_script(push_step["run"], checkout, {"PLATFORM": "reference-x64", "PERFGATE_STORE": str(store),
                                                    "PERFGATE_STORE_REMOTE": str(tmp_path / "gone.git")})
     assert done.returncode == 2 and "does not appear to be a git repository" in done.stderr
+
+
+def test_per_commit_measures_zero_copy_and_one_to_many_that_every_platform_requirement_covers():
+    """The per-commit run's sub-experiments (the ten, zero copy and one-to-many) reach the gate as
+    --subexperiments, and each platform's requirements cover every one at every payload: the gate
+    would refuse the run before measuring otherwise."""
+    from perfgate import files, gate_plan
+    from perfgate import schema as s
+    from perfgate.measure import options as run_options
+
+    workflow = yaml.safe_load((REPO_ROOT / ".github/workflows/per-commit.yml").read_text())
+    [job] = [job for job in workflow["jobs"].values() if "uses" in job]
+    names = job["with"]["subexperiments"].split(",")
+    assert names[:10] == list(s.DEFAULT_SUBEXPERIMENT_NAMES)
+    resolved = run_options.resolve_options(output=Path("/nonexistent/out"), samples=200, payloads=None,
+                                           subexperiments=names, label="x", warmup=None, harness=None,
+                                           fastdds_prefix=None, pin_cpus=None, timeout=None)
+    kinds = {sub.name: sub for sub in resolved.subexperiments}
+    assert any(sub.zero_copy for sub in kinds.values()) and any(sub.subscribers > 1 for sub in kinds.values())
+    # the platforms are a repository variable; every platform with requirements here must cover them
+    platforms = [path for path in sorted((REPO_ROOT / "requirements").glob("*.csv")) if "_" not in path.stem]
+    assert platforms
+    for path in platforms:
+        requirements = files.read_requirements(path)
+        assert gate_plan.uncovered_requirements(requirements, names, list(s.PAYLOADS)) == [], path.name
+    gate_yml = yaml.safe_load((REPO_ROOT / ".github/workflows/gate.yml").read_text())
+    [gate_step] = [step for step in steps(gate_yml["jobs"]["gate"]) if step.get("id") == "gate"]
+    assert 'if [ -n "$SUBEXPERIMENTS" ]; then args+=(--subexperiments "$SUBEXPERIMENTS"); fi' in gate_step["run"]
+    assert gate_step["env"]["SUBEXPERIMENTS"] == "${{ inputs.subexperiments }}"
