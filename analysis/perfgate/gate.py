@@ -238,9 +238,12 @@ def run_throughput_ab(plan: GatePlan, steps: Steps, quick: bool, subs: list[str]
 
 def joined_headline(check: str, ab_headline: str) -> str:
     """The throughput's headline: the worse status of its check (or measurement) and its A/B first."""
-    statuses = [check.split(":")[0], ab_headline.split(":")[0]]
+    status, _, said = check.partition(": ")
+    statuses = [status, ab_headline.split(":")[0]]
     worst = next((status for status in (outcome.INCOMPLETE, outcome.REGRESSION) if status in statuses), statuses[0])
-    return f"{worst}: {check}; A/B against the baseline build: {ab_headline}"
+    # the check's own status is the worst's or said again below it: "PASS: PASS: ..." says nothing twice
+    shown = said if status == worst else check
+    return f"{worst}: {shown}; A/B against the baseline build: {ab_headline}"
 
 
 def ab_annotations(ab_dir: Path) -> list[str]:

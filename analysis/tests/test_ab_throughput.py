@@ -115,6 +115,11 @@ def test_the_gate_joins_the_throughput_check_and_its_ab_worst_first():
     assert gate.joined_headline("PASS: 40 checks passed", "REGRESSION: 1 of 8 tests failed").startswith("REGRESSION: ")
     assert gate.joined_headline("REGRESSION: 2 failed", "INCOMPLETE: too few").startswith("INCOMPLETE: ")
     assert gate.joined_headline("MEASURED: 8 sub-experiments", "PASS: none").startswith("MEASURED: ")
+    # each status once: the worst first, the check's own only where it differs
+    assert gate.joined_headline("PASS: all 4 throughput checks passed", "PASS: no drop") == \
+        "PASS: all 4 throughput checks passed; A/B against the baseline build: PASS: no drop"
+    assert gate.joined_headline("PASS: all 4 checks passed", "REGRESSION: 1 failed") == \
+        "REGRESSION: PASS: all 4 checks passed; A/B against the baseline build: REGRESSION: 1 failed"
 
 
 @pytest.mark.parametrize("options, says", [
