@@ -18,6 +18,7 @@ import sys
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from . import __version__, ab_turns, clock, cpu_latency, files, platform_info, process, scratch
 from . import harness as native_harness
@@ -230,37 +231,56 @@ def measure_pair(plan: AbPlan, sub: s.SubExperiment, ordered: tuple[Arm, Arm],
     return [subexperiment.run_subexperiment(sub, options, paths, environment, workdir) for options, paths in arms]
 
 
-def measure_rounds(plan: AbPlan, arms: list[Arm], metadata: Metadata, environment: dict[str, str],
-                   platform: Platform) -> list[str]:
-    """Every round, every sub-experiment, both arms back to back. Returns what did not finish."""
+def write_latency_frame(folder: Path, sub: s.SubExperiment, frame) -> None:
+    files.write_csv(folder / s.raw_csv_name(sub.name), frame)
+    files.write_csv(folder / s.summary_csv_name(sub.name), process.summarise(frame))
+
+
+@dataclass(frozen=True)
+class RoundSteps:
+    """What differs between the latency A/B and the throughput A/B (perfgate.ab_throughput) inside the
+    same rounds: how a round's arm folders open, how one sub-experiment is measured for both arms, and
+    what is written of a measured frame."""
+
+    program: str
+    open_round: Callable  # (plan, arms, round_dir, platform, run_id) -> {arm: (options, Metadata)}
+    measure_pair: Callable  # (plan, sub, ordered arms, opened, environment, workdir) -> [result, result]
+    write_frame: Callable  # (arm's round folder, sub, frame) -> None
+
+
+LATENCY_ROUNDS = RoundSteps("ab", open_round, measure_pair, write_latency_frame)
+
+
+def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[str, str], platform: Platform,
+                   steps: RoundSteps = LATENCY_ROUNDS) -> list[str]:
+    """Every round, every sub-experiment, both arms back to back, the arm that goes first alternating
+    per round and sub-experiment. Returns what did not finish."""
     failures = list(metadata.failures or ())
     subs = plan.options.subexperiments
     try:
         with run.terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
-                scratch.scratch_folder("ab") as workdir:
+                scratch.scratch_folder(steps.program) as workdir:
             metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake))
-            cpu_latency.warn("perfgate ab", awake)
+            cpu_latency.warn(f"perfgate {steps.program}", awake)
             for r in range(plan.rounds):
                 round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
                 opened = {name: (options, replace(arm_meta, cpu_latency=metadata.cpu_latency)) for name, (options, arm_meta)
-                          in open_round(plan, arms, round_dir, platform, metadata.run_id).items()}
+                          in steps.open_round(plan, arms, round_dir, platform, metadata.run_id).items()}
                 for i, sub in enumerate(subs):
                     first = first_arm(r, i)
                     ordered = (arms[first], arms[1 - first])
-                    results = measure_pair(plan, sub, ordered, opened, environment, Path(workdir))
+                    results = steps.measure_pair(plan, sub, ordered, opened, environment, Path(workdir))
                     for arm, result in zip(ordered, results):
                         options, arm_meta = opened[arm.name]
                         if result.measured.frame is not None:
-                            files.write_csv(options.output / s.raw_csv_name(sub.name), result.measured.frame)
-                            files.write_csv(options.output / s.summary_csv_name(sub.name),
-                                            process.summarise(result.measured.frame))
+                            steps.write_frame(options.output, sub, result.measured.frame)
                         arm_meta = arm_meta.with_outcome(sub.name, result.metadata_entry())
                         opened[arm.name] = (options, arm_meta)
                         write_metadata(options.output, arm_meta)
                         if result.outcome != s.OUTCOME_OK:
                             failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
-                            print(f"perfgate ab: error: round {round_dir.name}, {arm.name}: {commands.describe(sub)}: "
-                                  f"{result.error}", file=sys.stderr, flush=True)
+                            print(f"perfgate {steps.program}: error: round {round_dir.name}, {arm.name}: "
+                                  f"{commands.describe(sub)}: {result.error}", file=sys.stderr, flush=True)
                 for options, arm_meta in opened.values():
                     write_metadata(options.output, arm_meta.finish(clock.utc_now(), clock.load_average()))
                 metadata = replace(metadata, failures=tuple(failures))

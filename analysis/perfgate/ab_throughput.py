@@ -18,16 +18,16 @@ import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import __version__, ab_throughput_report, clock, cpu_latency, files, platform_info, scratch
+from . import __version__, ab_throughput_report, clock, files, platform_info
 from . import schema as s
-from .ab import Arm, ArmSpec, first_arm, parse_arm, prepare_arm, round_name
+from .ab import Arm, ArmSpec, RoundSteps, measure_rounds, parse_arm, prepare_arm
 from .errors import InputError
-from .measure import commands, subexperiment
+from .measure import subexperiment
 from .measure import environment as run_environment
 from .measure import options as run_options
-from .model import (AbArm, CpuLatency, CpuPinning, Environment, LoadAverage, Metadata, Platform, ThroughputRecord,
+from .model import (AbArm, CpuPinning, Environment, LoadAverage, Metadata, Platform, ThroughputRecord,
                     write_metadata)
-from .run import initial_metadata, terminate_as_interrupt
+from .run import initial_metadata
 from .throughput import plan_settings, refuse_without_throughput, throughput_metadata
 from .verdict import require_parameters
 
@@ -115,44 +115,19 @@ def open_round(plan: ThroughputAbPlan, arms: list[Arm], round_dir: Path, platfor
     return opened
 
 
-def measure_rounds(plan: ThroughputAbPlan, arms: list[Arm], metadata: Metadata, environment: dict[str, str],
-                   platform: Platform) -> list[str]:
-    """Every round, every sub-experiment, both arms back to back. Returns what did not finish."""
-    failures = list(metadata.failures or ())
-    subs = plan.options.subexperiments
-    try:
-        with terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
-                scratch.scratch_folder("ab-throughput") as workdir:
-            metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake))
-            for r in range(plan.rounds):
-                round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
-                opened = open_round(plan, arms, round_dir, platform, metadata.run_id)
-                for i, sub in enumerate(subs):
-                    first = first_arm(r, i)
-                    for arm in (arms[first], arms[1 - first]):
-                        options, arm_meta = opened[arm.name]
-                        result = subexperiment.run_subexperiment(sub, options, arm.paths, environment, Path(workdir))
-                        if result.measured.frame is not None:
-                            files.write_csv(options.output / s.throughput_csv_name(sub.name), result.measured.frame)
-                        arm_meta = arm_meta.with_outcome(sub.name, result.metadata_entry())
-                        opened[arm.name] = (options, arm_meta)
-                        write_metadata(options.output, arm_meta)
-                        if result.outcome != s.OUTCOME_OK:
-                            failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
-                            print(f"perfgate ab-throughput: error: round {round_dir.name}, {arm.name}: "
-                                  f"{commands.describe(sub)}: {result.error}", file=sys.stderr, flush=True)
-                for options, arm_meta in opened.values():
-                    write_metadata(options.output, arm_meta.finish(clock.utc_now(), clock.load_average()))
-                metadata = replace(metadata, failures=tuple(failures))
-                write_metadata(plan.output, metadata)
-                print(f"[round {r + 1}/{plan.rounds}] {len(subs)} sub-experiment(s) x 2 arms "
-                      f"(load {clock.load_average()[0]:.2f})", flush=True)
-    except KeyboardInterrupt:
-        metadata = replace(metadata, interrupted=True)
-        raise
-    finally:
-        write_metadata(plan.output, metadata.finish(clock.utc_now(), clock.load_average(), failures=tuple(failures)))
-    return failures
+def measure_pair(plan: ThroughputAbPlan, sub: s.SubExperiment, ordered: tuple[Arm, Arm],
+                 opened: dict[str, tuple[run_options.RunOptions, Metadata]], environment: dict[str, str],
+                 workdir: Path) -> list[subexperiment.SubexperimentResult]:
+    """One sub-experiment's tests for both arms, `ordered[0]` first, one run after the other."""
+    return [subexperiment.run_subexperiment(sub, opened[arm.name][0], arm.paths, environment, workdir)
+            for arm in ordered]
+
+
+def write_frame(folder: Path, sub: s.SubExperiment, frame) -> None:
+    files.write_csv(folder / s.throughput_csv_name(sub.name), frame)
+
+
+THROUGHPUT_ROUNDS = RoundSteps("ab-throughput", open_round, measure_pair, write_frame)
 
 
 def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=False, subexperiments=None, payloads=None,
@@ -182,7 +157,7 @@ def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=Fal
     plan.output.mkdir(parents=True, exist_ok=True)
     metadata = ab_metadata(plan, arms, platform, ignored, run_id)
     write_metadata(plan.output, metadata)
-    failures = measure_rounds(plan, arms, metadata, environment, platform)
+    failures = measure_rounds(plan, arms, metadata, environment, platform, THROUGHPUT_ROUNDS)
     code = ab_throughput_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
                                                 no_plots=no_plots, program="ab-throughput")
     if failures:
