@@ -21,7 +21,13 @@ class PerfgateError(Exception):
         where = ""
         if self.path is not None:
             where = f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
-        return f"{where}{self.message}"
+        return one_line(f"{where}{self.message}")
+
+
+def one_line(text: str) -> str:
+    """`text` with every unprintable character escaped (`\\n`, `\\x1b`): a path or a value with a line
+    break or a terminal escape in it must not split the one error line or reach the terminal raw."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class InputError(PerfgateError):

@@ -150,3 +150,16 @@ def test_an_output_folder_name_that_is_no_label_needs_a_label(tmp_path, name):
     assert result.returncode == s.EXIT_USAGE
     assert result.stderr.count("\n") == 1 and "the default label, holds" in result.stderr, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_file_name_with_a_line_break_still_gives_one_error_line(tmp_path):
+    """A path is printed as it is named, its line break escaped: the error stays one line."""
+    requirements = tmp_path / "req\nuirements.csv"
+    requirements.write_text("Experiment type,Bytes,Median\n")  # 99% and Max missing
+    (tmp_path / "run").mkdir()
+    done = subprocess.run([sys.executable, "-m", "perfgate.cli", "check", "--requirements", str(requirements),
+                           "--experiment-directory", str(tmp_path / "run"), "--plots-directory", str(tmp_path / "p")],
+                          capture_output=True, text=True)
+    assert done.returncode == s.EXIT_USAGE
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "req\\nuirements.csv" in done.stderr and "Traceback" not in done.stderr
