@@ -17,7 +17,6 @@ Prints the machine's load before and after; figures: docs/formats.md section 16.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import subprocess

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from conftest import live_processes_of
-from perfgate import ab, cli, files, process
+from perfgate import ab, cli, files
 from perfgate.measure import commands
 from perfgate.measure import options as run_options
 from perfgate import schema as s

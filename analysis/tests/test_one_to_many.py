@@ -280,7 +280,7 @@ def test_one_to_many_sub_experiments_come_after_the_fixed_ones():
 
 def test_check_reports_a_one_to_many_sub_experiment_without_requirements_as_not_checked(tmp_path):
     # measured for reference, like the floors: not an uncovered sub-experiment (exit 2)
-    from perfgate import check, files
+    from perfgate import files
     import pandas as pd
 
     experiment = tmp_path / "exp"
