@@ -193,14 +193,20 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: Platform, ignored: list
         samples=plan.options.samples,
         payloads=tuple(plan.options.payloads),
         warmup=plan.options.warmup,
-        requested_subexperiments=tuple(sub.name for sub in plan.options.subexperiments),
-        cpu_pinning=CpuPinning.record(**run_options.cpu_pinning_metadata(plan.options.pin_cpus,
-                                                                         plan.options.pin_request)),
+        **measuring_fields(plan.options, platform, ignored, run_id),
+    )
+
+
+def measuring_fields(options: run_options.RunOptions, platform: Platform, ignored: list[str], run_id: str) -> dict:
+    """The fields an A/B folder's metadata.json has whatever is measured (latency or throughput), as
+    they stand before the first round."""
+    return dict(
+        requested_subexperiments=tuple(sub.name for sub in options.subexperiments),
+        cpu_pinning=CpuPinning.record(**run_options.cpu_pinning_metadata(options.pin_cpus, options.pin_request)),
         cpu_latency=None,  # while measuring: cpu_latency.hold_awake's entry
         platform=platform,
         load_average=LoadAverage.record(before=clock.load_average(), after=None),
-        environment=Environment.record(ignored=tuple(sorted(ignored)),
-                                       set_for_harness=dict(run_environment.CHILD_ENV)),
+        environment=Environment.record(ignored=tuple(sorted(ignored)), set_for_harness=dict(run_environment.CHILD_ENV)),
         perfgate_version=__version__,
         failures=(),
         run_id=run_id,

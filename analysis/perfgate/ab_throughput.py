@@ -18,15 +18,14 @@ import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import __version__, ab_throughput_report, clock, files, platform_info
+from . import ab_throughput_report, clock, files, platform_info
 from . import schema as s
-from .ab import Arm, ArmSpec, RoundSteps, measure_rounds, parse_arm, prepare_arm
+from .ab import Arm, ArmSpec, RoundSteps, measure_rounds, measuring_fields, parse_arm, prepare_arm
 from .errors import InputError
 from .measure import subexperiment
 from .measure import environment as run_environment
 from .measure import options as run_options
-from .model import (AbArm, CpuPinning, Environment, LoadAverage, Metadata, Platform, ThroughputRecord,
-                    write_metadata)
+from .model import AbArm, Metadata, Platform, ThroughputRecord, write_metadata
 from .run import initial_metadata
 from .throughput import plan_settings, refuse_without_throughput, throughput_metadata
 from .verdict import require_parameters
@@ -85,19 +84,7 @@ def ab_metadata(plan: ThroughputAbPlan, arms: list[Arm], platform: Platform, ign
         payloads=tuple(plan.options.payloads),
         throughput=ThroughputRecord.record(demands=tuple(settings.demands),
                                            recovery_times_ms=tuple(settings.recovery_times_ms), time_s=settings.time_s),
-        requested_subexperiments=tuple(sub.name for sub in plan.options.subexperiments),
-        cpu_pinning=CpuPinning.record(**run_options.cpu_pinning_metadata(plan.options.pin_cpus,
-                                                                         plan.options.pin_request)),
-        cpu_latency=None,
-        platform=platform,
-        load_average=LoadAverage.record(before=clock.load_average(), after=None),
-        environment=Environment.record(ignored=tuple(sorted(ignored)),
-                                       set_for_harness=dict(run_environment.CHILD_ENV)),
-        perfgate_version=__version__,
-        failures=(),
-        run_id=run_id,
-        finished_utc=None,
-        interrupted=False,
+        **measuring_fields(plan.options, platform, ignored, run_id),
     )
 
 
