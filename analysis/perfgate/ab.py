@@ -136,10 +136,18 @@ class AbPlan:
     turn_samples: int  # 0: the arms' runs one after the other; else both at once, in turns (ab_turns.py)
 
 
-def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, payloads, pin_cpus, inject_delay_ns,
-            label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None) -> AbPlan:
-    """Validate everything before anything is built or measured (InputError: exit 2)."""
+def plan_ab(*, output: Path, baseline: str, candidate: str, rounds: int | None = None, samples: int | None = None,
+            quick: bool = False, subexperiments: list[str] | None = None, payloads: list[int] | None = None,
+            pin_cpus: str | None = None, inject_delay_ns: str | None = None, label: str | None = None,
+            warmup: int | None = None, timeout: float | None = None, cpu_latency_request: str | None = None,
+            turn_samples: int | None = None) -> AbPlan:
+    """Validate everything before anything is built or measured (InputError: exit 2). Rounds, samples
+    and warm-up not given are the quick A/B's with quick, else the full one's."""
     output = Path(output)
+    rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
+    samples = samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
+    if warmup is None and quick:
+        warmup = QUICK_WARMUP
     if rounds is None or rounds < 1:
         raise InputError(f"--rounds must be at least 1, got {rounds}")
     turn_samples = ab_turns.DEFAULT_TURN_SAMPLES if turn_samples is None else turn_samples
@@ -307,15 +315,18 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
                label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None) -> int:
     from . import ab_report
 
-    rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
-    samples = samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
-    if warmup is None and quick:
-        warmup = QUICK_WARMUP
-    plan = plan_ab(output=output, baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
-                   subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
+    plan = plan_ab(output=Path(output), baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
+                   quick=quick, subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
                    inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,
                    cpu_latency_request=cpu_latency_request, turn_samples=turn_samples)
     ab_report.require_parameters(threshold, alpha)
+    return measure_ab(plan, threshold=threshold, alpha=alpha, draw=not no_plots)
+
+
+def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True) -> int:
+    """The A/B of a validated plan (plan_ab): interleaved rounds, then the verdict (ab_report)."""
+    from . import ab_report
+
     environment, ignored = run_environment.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[run_environment.RUN_ID_ENV] = run_id
@@ -337,7 +348,7 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
     write_metadata(plan.output, metadata)
     failures = measure_rounds(plan, arms, metadata, environment, platform)
     code = ab_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
-                                     no_plots=no_plots, program="ab")
+                                     no_plots=not draw, program="ab")
     if failures:
         print(f"perfgate ab: {len(failures)} sub-experiment run(s) did not finish (see metadata.json 'failures')",
               file=sys.stderr)

@@ -52,9 +52,16 @@ class ThroughputAbPlan:
     arms: tuple[ArmSpec, ArmSpec]
 
 
-def plan_ab_throughput(*, output, baseline, candidate, rounds, subexperiments, payloads, demands, recovery_times,
-                       time, pin_cpus, label=None, cpu_latency_request=None) -> ThroughputAbPlan:
-    """Validate everything before anything is built or measured (InputError: exit 2)."""
+def plan_ab_throughput(*, output: Path, baseline: str, candidate: str, rounds: int | None = None, quick: bool = False,
+                       subexperiments: list[str] | None = None, payloads: list[int] | None = None,
+                       demands: list[int] | None = None, recovery_times: list[int] | None = None,
+                       time: float | None = None, pin_cpus: str | None = None, label: str | None = None,
+                       cpu_latency_request: str | None = None) -> ThroughputAbPlan:
+    """Validate everything before anything is built or measured (InputError: exit 2). Rounds and test
+    time not given are the quick A/B's with quick, else the full one's."""
+    rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
+    if time is None and quick:
+        time = QUICK_TIME_S
     if rounds is None or rounds < 1:
         raise InputError(f"--rounds must be at least 1, got {rounds}")
     names = list(subexperiments) if subexperiments else list(s.DEFAULT_SUBEXPERIMENT_NAMES)
@@ -120,14 +127,17 @@ THROUGHPUT_ROUNDS = RoundSteps("ab-throughput", open_round, measure_pair, write_
 def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=False, subexperiments=None, payloads=None,
                           demands=None, recovery_times=None, time=None, pin_cpus=None, threshold=None, alpha=None,
                           no_plots=False, label=None, cpu_latency_request=None) -> int:
-    rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
-    if time is None and quick:
-        time = QUICK_TIME_S
-    plan = plan_ab_throughput(output=output, baseline=baseline, candidate=candidate, rounds=rounds,
+    plan = plan_ab_throughput(output=Path(output), baseline=baseline, candidate=candidate, rounds=rounds, quick=quick,
                               subexperiments=subexperiments, payloads=payloads, demands=demands,
                               recovery_times=recovery_times, time=time, pin_cpus=pin_cpus, label=label,
                               cpu_latency_request=cpu_latency_request)
     require_parameters(threshold, alpha)
+    return measure_ab_throughput(plan, threshold=threshold, alpha=alpha, draw=not no_plots)
+
+
+def measure_ab_throughput(plan: ThroughputAbPlan, *, threshold: float | None = None, alpha: float | None = None,
+                          draw: bool = True) -> int:
+    """The throughput A/B of a validated plan (plan_ab_throughput): interleaved rounds, then the verdict."""
     environment, ignored = run_environment.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[run_environment.RUN_ID_ENV] = run_id
@@ -146,7 +156,7 @@ def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=Fal
     write_metadata(plan.output, metadata)
     failures = measure_rounds(plan, arms, metadata, environment, platform, THROUGHPUT_ROUNDS)
     code = ab_throughput_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
-                                                no_plots=no_plots, program="ab-throughput")
+                                                no_plots=not draw, program="ab-throughput")
     if failures:
         print(f"perfgate ab-throughput: {len(failures)} sub-experiment run(s) did not finish (see metadata.json "
               "'failures')", file=sys.stderr)

@@ -256,13 +256,22 @@ def read_experiment_summaries(experiment_dir: Path) -> tuple[dict[str, pd.DataFr
 
 def command_check(requirements, experiment_directory, plots_directory, print_summaries=False, junit=None,
                   no_plots=False, resources_requirements=None) -> int:
+    outputs.require_paths(requirements=requirements, experiment_directory=experiment_directory,
+                        plots_directory=plots_directory, junit=junit, resources_requirements=resources_requirements)
+    requirements_path = Path(requirements)
+    return check_folder(files.read_requirements(requirements_path), requirements_path, Path(experiment_directory),
+                        plots=None if no_plots else Path(plots_directory), junit=Path(junit) if junit else None,
+                        resources_requirements=Path(resources_requirements) if resources_requirements else None,
+                        print_summaries=print_summaries)
+
+
+def check_folder(required: pd.DataFrame, requirements_path: Path, experiment_dir: Path, *, plots: Path | None,
+                 junit: Path | None, resources_requirements: Path | None = None, print_summaries: bool = False) -> int:
+    """Check an experiment folder's summaries against requirements (files.read_requirements of
+    requirements_path): check reports, check.json, JUnit and plots (none when plots is None)."""
     from . import junit as junit_xml  # junit builds on this module's checks
     from . import resources_table
 
-    outputs.require_paths(requirements=requirements, experiment_directory=experiment_directory,
-                        plots_directory=plots_directory, junit=junit)
-    requirements_path, experiment_dir = Path(requirements), Path(experiment_directory)
-    required = files.read_requirements(requirements_path)
     summaries, summary_paths = read_experiment_summaries(experiment_dir)
     result = check_experiment(summaries, required, requirements_path=requirements_path, summary_paths=summary_paths)
     metadata = read_metadata(experiment_dir)  # read before anything is written: it may be malformed
@@ -272,22 +281,22 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
         outputs.require_writable(experiment_dir / s.check_csv_name(sub), "check report")
         outputs.require_not_input(experiment_dir / s.check_csv_name(sub), [requirements_path], "check report")
     if junit is not None:
-        outputs.require_writable(Path(junit), "JUnit file")
-        outputs.require_not_input(Path(junit), [requirements_path, *summary_paths.values(),
+        outputs.require_writable(junit, "JUnit file")
+        outputs.require_not_input(junit, [requirements_path, *summary_paths.values(),
                                               experiment_dir / s.METADATA_FILE, resources.path], "JUnit file")
-    if not no_plots:
-        outputs.require_writable(Path(plots_directory), "plots folder", folder=True)
+    if plots is not None:
+        outputs.require_writable(plots, "plots folder", folder=True)
 
     with outputs.write_errors_as_input_errors():
         for sub, report in result.reports.items():
             files.write_csv(experiment_dir / s.check_csv_name(sub), report)
         write_check_record(experiment_dir, requirements_path, result, resources.path)
         if junit is not None:
-            files.write_text(Path(junit), junit_xml.build_junit_xml(result.reports, required, requirements_path,
+            files.write_text(junit, junit_xml.build_junit_xml(result.reports, required, requirements_path,
                                                                     result.missing, metadata, resources))
-        if not no_plots:
-            draw_check_plots(result.reports, Path(plots_directory), jobs=os.cpu_count() or 1)
-        resources_table.write_resource_outputs(experiment_dir, resources, None if no_plots else Path(plots_directory))
+        if plots is not None:
+            draw_check_plots(result.reports, plots, jobs=os.cpu_count() or 1)
+        resources_table.write_resource_outputs(experiment_dir, resources, plots)
 
     if print_summaries:
         for sub, report in result.reports.items():

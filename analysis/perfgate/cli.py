@@ -289,17 +289,25 @@ def build_parser() -> argparse.ArgumentParser:
     _option(gate, "--fail-threshold", type=non_negative_float, default=0.1,
             help="baseline comparison: fail above baseline * (1 + threshold)")
     _option(gate, "--store", default=None, metavar="DIR",
-            help="results store to add the run to and redraw the history of (default: none, no history)")
-    _option(gate, "--no-history", action="store_true", help="do not add the run to the store, even with --store")
+            help=f"results store to add the run to and redraw the history of (default: ${s.STORE_ENV}, else none)")
+    _option(gate, "--history", dest="history", action="store_const", const=True, default=None,
+            help=f"add the run to the store (--store or ${s.STORE_ENV}); an error when there is none")
+    _option(gate, "--no-history", dest="history", action="store_const", const=False,
+            help=f"do not add the run to a store, even with --store or ${s.STORE_ENV}")
+    _option(gate, "--fastdds", default=None, metavar="system|workspace|DIR",
+            help=f"the Fast DDS to measure: system (the system's, whatever ${s.WORKSPACE_ENV} says), workspace "
+                 f"(${s.WORKSPACE_ENV}'s build), or a `perfgate build` workspace or colcon install prefix; default: "
+                 f"${s.WORKSPACE_ENV} when set, else the system's (the gate says which, and why)")
     _option(gate, "--fastdds-prefix", default=None, metavar="DIR",
-            help="install prefix of the Fast DDS to measure (a colcon install); default: the system's")
+            help="install prefix of the Fast DDS to measure (a colcon install)")
     _option(gate, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB",
             help="pin publisher and subscriber to these CPUs (isolated CPUs of a reference machine included; "
                  "default: $PERFGATE_PIN_CPUS, else auto)")
     _option(gate, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
             help=CPU_LATENCY_HELP)
     _option(gate, "--workspace", default=None, metavar="WS",
-            help="a `perfgate build` workspace: measure its Fast DDS; a failed build is the JUnit error \"build\" (exit 3)")
+            help="a `perfgate build` workspace: measure its Fast DDS; a failed build is the JUnit error \"build\" (exit 3) "
+                 f"(default: ${s.WORKSPACE_ENV}, see --fastdds)")
     _option(gate, "--baseline-build", default=None, metavar="SPEC",
             help="decide by an A/B against this Fast DDS ('system', a colcon install prefix or a `perfgate build` "
                  "workspace): interleaved pinned rounds, exact paired test (perfgate ab); the requirement checks "

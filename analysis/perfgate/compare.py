@@ -125,8 +125,13 @@ def _report_coverage(found: Coverage) -> None:
 
 def command_compare(reference: str, results: str, plots_directory: str, fail_threshold: float, no_plots: bool) -> int:
     outputs.require_paths(reference=reference, results=results, plots_directory=plots_directory)
-    reference_experiment = ex.describe_experiment(Path(reference))
-    result_experiment = ex.describe_experiment(Path(results))
+    return compare_experiments(Path(reference), Path(results), Path(plots_directory), fail_threshold, draw=not no_plots)
+
+
+def compare_experiments(reference: Path, results: Path, plots_dir: Path, fail_threshold: float, draw: bool = True) -> int:
+    """Compare the experiment folder `results` with `reference`: the comparison tables (and plots) in plots_dir."""
+    reference_experiment = ex.describe_experiment(reference)
+    result_experiment = ex.describe_experiment(results)
     for note in ex.require_comparable([reference_experiment, result_experiment]):
         print(f"perfgate compare: note: {note}", file=sys.stderr)
     # every summary is read (and validated) before anything is written
@@ -141,14 +146,14 @@ def command_compare(reference: str, results: str, plots_directory: str, fail_thr
                    for sub in common}
     failed = failures_table(comparisons)
 
-    plots = outputs.require_writable(Path(plots_directory), "plots folder", folder=True)
+    plots = outputs.require_writable(plots_dir, "plots folder", folder=True)
     with outputs.write_errors_as_input_errors():
         for sub in common:
             files.write_csv(plots / s.comparison_csv_name(sub),
                             stacked_summaries(reference_summaries[sub], result_summaries[sub],
                                               reference_experiment.label, result_experiment.label))
         files.write_csv(plots / s.COMPARISON_FAILURES_FILE, failed)
-        if not no_plots:
+        if draw:
             from .plotting.compare_plots import draw_comparison
 
             for sub in common:

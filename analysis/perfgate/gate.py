@@ -16,14 +16,20 @@ import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
-from . import files, outcome, report
+from . import ab, ab_throughput, check, compare, files, history, outcome, process, report, run, store
 from . import schema as s
+from . import throughput, throughput_check
 from .errors import InputError, PerfgateError
 from .fastdds_build.failed_gate import gate_failed_build
-from .fastdds_build.record import read_record
+from .fastdds_build.record import harness_paths
+from .gate_fastdds import GateFastDDS, choose_fastdds
 from .gate_plan import GatePlan, plan_gate
+from .history_baselines import history_baselines
+from .junit import annotation_path, build_junit_xml
 from .model import read_metadata
+from .platform_info import this_machine
 
 DEFAULT_FAIL_THRESHOLD = 0.1  # as `perfgate compare`
 
@@ -42,14 +48,14 @@ class Steps:
         self.codes: dict[str, int] = {}
         self.interrupted = False  # SIGINT or SIGTERM (a cancelled or timed-out CI job)
 
-    def call(self, name: str, function, incomplete_means: str | None, **options) -> int:
-        """incomplete_means: what exit 3 of this step says; None when the reports show it themselves
-        (check's missing data)."""
+    def call(self, name: str, incomplete_means: str | None, step: Callable[[], int]) -> int:
+        """Run step (the step's own function, its arguments bound); incomplete_means: what exit 3 of this
+        step says; None when the reports show it themselves (check's missing data)."""
         if self.interrupted and name not in self.WRAP_UP_STEPS:
             self.codes[name] = s.EXIT_INCOMPLETE
             return s.EXIT_INCOMPLETE
         try:
-            code = int(function(**options))
+            code = int(step())
         except PerfgateError as error:  # incomplete, or bad input only visible now: reported all the same
             self.errors.append(f"{name}: {error}")
             code = error.exit_code
@@ -91,48 +97,36 @@ def store_files(experiment_dir: Path) -> dict[str, Path]:
 def write_unmeasured_junit(plan: GatePlan) -> None:
     """Nothing was measured (the run was interrupted or every sub-experiment failed): the JUnit file
     still lists every requirement, each an error, so a CI reporter shows a failure, never a pass."""
-    from .junit import build_junit_xml
-
-    requirements = files.read_requirements(plan.requirements)
     metadata = read_metadata(plan.output) if plan.output.is_dir() else None
     plan.output.mkdir(parents=True, exist_ok=True)
-    files.write_text(plan.output / s.JUNIT_FILE, build_junit_xml({}, requirements, plan.requirements, [], metadata))
+    files.write_text(plan.output / s.JUNIT_FILE, build_junit_xml({}, plan.required, plan.requirements, [], metadata))
 
 
-def run_steps(plan: GatePlan, steps: Steps, fastdds_prefix: str | None, fail_threshold: float,
-              workspace: str | None = None) -> bool:
+def run_steps(plan: GatePlan, steps: Steps, fastdds: GateFastDDS, fail_threshold: float) -> bool:
     """Run every step of the plan; True when the experiment was compared with the baseline."""
-    from . import check, compare, process, run
-
     output = plan.output
     plots = output / s.PLOTS_DIR
-    steps.call("run", run.command_run, "not every sub-experiment finished (see its outcome in metadata.json)",
-               output=str(output), samples=plan.samples, payloads=plan.payloads,
-               subexperiments=plan.subexperiments, label=plan.label, warmup=None, harness=None,
-               fastdds_prefix=fastdds_prefix, pin_cpus=plan.pin_cpus, timeout=None, workspace=workspace,
-               cpu_latency_request=plan.cpu_latency_request)
+    steps.call("run", "not every sub-experiment finished (see its outcome in metadata.json)",
+               lambda: run.measure_latency(plan.run_options, fastdds.record))
     if output.is_dir() and files.raw_files(output):
         # with a whole folder, process also draws the sub-experiment comparison plots (plots/comparison_*.png)
-        steps.call("process", process.command_process, "the measurements could not be processed",
-                   raw_csv=None, output_csv=None, plots_directory=None, experiment_directory=str(output),
-                   jobs=None, no_plots=steps.interrupted)
+        steps.call("process", "the measurements could not be processed",
+                   lambda: process.process_folder(output, plots=not steps.interrupted))
     summaries = files.summary_files(output, required=False) if output.is_dir() else {}
     if not summaries:
         steps.errors.append("no sub-experiment produced measurements: nothing to check")
         write_unmeasured_junit(plan)
         return False
     # exit 3 of check is missing data, which the reports list themselves
-    steps.call("check", check.command_check, None, requirements=str(plan.requirements),
-               experiment_directory=str(output), plots_directory=str(plots), print_summaries=False,
-               junit=str(output / s.JUNIT_FILE), no_plots=steps.interrupted,
-               resources_requirements=str(plan.resources_requirements) if plan.resources_requirements else None)
+    steps.call("check", None,
+               lambda: check.check_folder(plan.required, plan.requirements, output,
+                                          plots=None if steps.interrupted else plots, junit=output / s.JUNIT_FILE,
+                                          resources_requirements=plan.resources_requirements))
     compared = False
     if plan.baseline is not None:
-        steps.call("baseline comparison", compare.command_compare,
-                   "the experiment lacks sub-experiments or payloads that the baseline has",
-                   reference=str(plan.baseline), results=str(output),
-                   plots_directory=str(plots / s.BASELINE_COMPARISON_DIR), fail_threshold=fail_threshold,
-                   no_plots=False)
+        steps.call("baseline comparison", "the experiment lacks sub-experiments or payloads that the baseline has",
+                   lambda: compare.compare_experiments(plan.baseline, output, plots / s.BASELINE_COMPARISON_DIR,
+                                                       fail_threshold))
         compared = True
     return compared
 
@@ -145,9 +139,6 @@ def store_and_redraw(plan: GatePlan, steps: Steps) -> None:
         return
     if not (plan.output.is_dir() and files.summary_files(plan.output, required=False)):
         return  # nothing measured: nothing to keep
-    from . import history, store
-    from .history_baselines import history_baselines
-
     try:
         store.add_experiment(plan.store, plan.label, store_files(plan.output))
     except InputError as error:  # the label was taken while this run measured
@@ -166,36 +157,31 @@ def store_and_redraw(plan: GatePlan, steps: Steps) -> None:
         baselines, notes = [], []
     for note in notes:
         print(f"perfgate gate: note: {note}", file=sys.stderr)
-    steps.call("history", history.command_history, "the history could not be redrawn",
-               requirements=str(plan.requirements), experiments_results=str(plan.store),
-               plots_directory=str(plan.store / s.STORE_HISTORY_DIR), no_plots=False,
-               baseline=[str(folder) for folder in baselines])
+    steps.call("history", "the history could not be redrawn",
+               lambda: history.redraw_history(plan.required, plan.requirements, plan.store,
+                                              plan.store / s.STORE_HISTORY_DIR, baselines=list(baselines)))
 
 
 def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | None:
     """The A/B against the baseline build, in <output>/ab/; its headline, or None when none ran."""
     if plan.baseline_build is None:
         return None
-    from . import ab
-
     ab_dir = plan.output / s.AB_DIR
     gated = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor]
-    steps.call("A/B verdict", ab.command_ab, "the A/B against the baseline build could not decide (see ab/)",
-               output=str(ab_dir), baseline=plan.baseline_build, candidate=candidate, quick=quick,
-               subexperiments=gated, payloads=plan.payloads, pin_cpus=plan.pin_cpus, label=f"{plan.label}-ab",
-               cpu_latency_request=plan.cpu_latency_request)
+    steps.call("A/B verdict", "the A/B against the baseline build could not decide (see ab/)",
+               lambda: ab.measure_ab(ab.plan_ab(output=ab_dir, baseline=plan.baseline_build, candidate=candidate,
+                                                quick=quick, subexperiments=gated, payloads=plan.payloads,
+                                                pin_cpus=plan.pin_cpus, label=f"{plan.label}-ab",
+                                                cpu_latency_request=plan.cpu_latency_request)))
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "A/B verdict")
     return str(record["headline"]) if record and "headline" in record else None
 
 
-def run_throughput(plan: GatePlan, steps: Steps, quick: bool, workspace: str | None,
-                   fastdds_prefix: str | None) -> str | None:
+def run_throughput(plan: GatePlan, steps: Steps, quick: bool, fastdds: GateFastDDS) -> str | None:
     """The throughput experiment in <output>/throughput/, checked against the platform's throughput
     requirements where it has them; its headline, or None when it was not asked for."""
     if "throughput" not in plan.experiments:
         return None
-    from . import throughput, throughput_check
-
     folder = plan.output / s.THROUGHPUT_DIR
     # the throughput experiment runs the one-subscriber, copying sub-experiments (not a floor, not
     # one-to-many, not zero copy: docs/formats.md section 15)
@@ -203,21 +189,24 @@ def run_throughput(plan: GatePlan, steps: Steps, quick: bool, workspace: str | N
             and s.KNOWN_SUBEXPERIMENTS[name].subscribers == 1 and not s.KNOWN_SUBEXPERIMENTS[name].zero_copy]
     if not subs:  # (an empty list would be the command's default set, the ten)
         return f"{outcome.MEASURED}: none of the gate's sub-experiments has a throughput experiment"
-    measured = steps.call("throughput", throughput.command_throughput,
-                          "not every throughput sub-experiment finished (see throughput/metadata.json)",
-                          output=str(folder), subexperiments=subs, quick=quick, label=f"{plan.label}-throughput",
-                          pin_cpus=plan.pin_cpus, workspace=workspace, fastdds_prefix=fastdds_prefix,
-                          cpu_latency_request=plan.cpu_latency_request)
+    options = plan.run_options
+    measured = steps.call("throughput", "not every throughput sub-experiment finished (see throughput/metadata.json)",
+                          lambda: throughput.measure_throughput(throughput.throughput_options(
+                              output=folder, names=subs, settings=throughput.plan_settings(None, None, None),
+                              payloads=list(s.QUICK_THROUGHPUT_PAYLOADS) if quick else None,
+                              label=f"{plan.label}-throughput", harness=options.harness,
+                              fastdds_prefix=options.fastdds_prefix, pin_cpus=plan.pin_cpus,
+                              cpu_latency_request=plan.cpu_latency_request), fastdds.record))
     if plan.throughput_requirements is None:
         headline = throughput_check.measured_headline(folder, measured)
     elif not any(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv")):
         headline = f"{outcome.INCOMPLETE}: no throughput measured"
     else:
-        code = steps.call("throughput check", throughput_check.command_check_throughput, None,
-                          requirements=str(plan.throughput_requirements), experiment_directory=str(folder),
-                          junit=str(folder / s.JUNIT_FILE), plots_directory=None, no_plots=steps.interrupted)
+        code = steps.call("throughput check", None, lambda: throughput_check.check_throughput_folder(
+            plan.throughput_table, plan.throughput_requirements, folder, junit=folder / s.JUNIT_FILE,
+            plots=None if steps.interrupted else folder / s.PLOTS_DIR))
         headline = throughput_check.checked_headline(folder, outcome.most_severe(code, measured))
-    ab_headline = run_throughput_ab(plan, steps, quick, subs, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
+    ab_headline = run_throughput_ab(plan, steps, quick, subs, candidate=fastdds.spec)
     return headline if ab_headline is None else joined_headline(headline, ab_headline)
 
 
@@ -225,13 +214,13 @@ def run_throughput_ab(plan: GatePlan, steps: Steps, quick: bool, subs: list[str]
     """With a baseline build, the throughput A/B in <output>/throughput/ab/: its headline, or None."""
     if plan.baseline_build is None or steps.interrupted:
         return None
-    from . import ab_throughput
-
     ab_dir = plan.output / s.THROUGHPUT_DIR / s.AB_DIR
-    steps.call("throughput A/B verdict", ab_throughput.command_ab_throughput,
+    steps.call("throughput A/B verdict",
                "the throughput A/B against the baseline build could not decide (see throughput/ab/)",
-               output=str(ab_dir), baseline=plan.baseline_build, candidate=candidate, quick=quick, subexperiments=subs,
-               pin_cpus=plan.pin_cpus, label=f"{plan.label}-throughput-ab", cpu_latency_request=plan.cpu_latency_request)
+               lambda: ab_throughput.measure_ab_throughput(ab_throughput.plan_ab_throughput(
+                   output=ab_dir, baseline=plan.baseline_build, candidate=candidate, quick=quick, subexperiments=subs,
+                   pin_cpus=plan.pin_cpus, label=f"{plan.label}-throughput-ab",
+                   cpu_latency_request=plan.cpu_latency_request)))
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "throughput A/B verdict")
     return str(record["headline"]) if record and "headline" in record else f"{outcome.INCOMPLETE}: no verdict"
 
@@ -275,27 +264,28 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                  subexperiments: list[str] | None = None, platform: str | None = None, requirements: str | None = None,
                  baseline: str | None = None, store: str | None = None, fastdds_prefix: str | None = None,
                  label: str | None = None, summary_markdown: str | None = None, annotations: bool = False,
-                 no_history: bool = False, fail_threshold: float = DEFAULT_FAIL_THRESHOLD,
+                 history: bool | None = None, fail_threshold: float = DEFAULT_FAIL_THRESHOLD,
                  workspace: str | None = None, pin_cpus: str | None = None, baseline_build: str | None = None,
-                 cpu_latency_request: str | None = None, experiments: list[str] | None = None) -> int:
-    from .platform_info import this_machine
-
-    if workspace is not None:  # a `perfgate build` workspace: its Fast DDS, or its failed build (exit 3)
-        if fastdds_prefix is not None:
-            raise InputError("--workspace names the Fast DDS to measure: drop --fastdds-prefix")
-        record = read_record(workspace)
-        if record["status"] != s.BUILD_OK:
-            return gate_failed_build(record, output=output, label=label, summary_markdown=summary_markdown)
+                 cpu_latency_request: str | None = None, experiments: list[str] | None = None,
+                 fastdds: str | None = None) -> int:
     environment = dict(os.environ)
+    # said first, whatever follows: a gate never measures a Fast DDS nobody sees it chose
+    chosen = choose_fastdds(workspace=workspace, fastdds_prefix=fastdds_prefix, fastdds=fastdds,
+                            environment=environment)
+    print(f"perfgate gate: Fast DDS: {chosen.describe()}", flush=True)
+    if not chosen.built:  # a `perfgate build` workspace whose build failed: the JUnit error "build" (exit 3)
+        return gate_failed_build(chosen.record, output=output, label=label, summary_markdown=summary_markdown)
+    harness, prefix = harness_paths(chosen.record, chosen.workspace) if chosen.record else (None, chosen.prefix)
     plan = plan_gate(output=output, quick=quick, samples=samples, payloads=payloads, subexperiments=subexperiments,
                      platform=platform, requirements=requirements, baseline=baseline, store=store, label=label,
-                     no_history=no_history, fastdds_prefix=fastdds_prefix, environment=environment,
+                     history=history, harness=harness, fastdds_prefix=prefix, environment=environment,
                      pin_cpus=pin_cpus or environment.get(s.PIN_CPUS_ENV) or None, baseline_build=baseline_build,
                      cpu_latency_request=cpu_latency_request, experiments=experiments,
                      this_platform_id=this_machine().id, now=datetime.now(timezone.utc))
     print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "
-          + (f"results store {plan.store}" if plan.store else "not added to a results store")
+          + (f"results store {plan.store} (from {'--store' if store is not None else '$' + s.STORE_ENV})"
+             if plan.store else "not added to a results store")
           + (f"; A/B against {plan.baseline_build} decides" if plan.baseline_build else "")
           + ("; throughput " + (f"checked against {plan.throughput_requirements}" if plan.throughput_requirements
                                 else "measured (no throughput requirements for this platform)")
@@ -306,15 +296,14 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
         print(f"perfgate gate: note: the requirements also ask for {len(plan.unrequested)} result(s) this run does "
               f"not measure (e.g. {plan.unrequested[0]}); they will be reported missing (exit 3)", file=sys.stderr)
     steps = Steps()
-    from .run import terminate_as_interrupt
-
-    with terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
-        compared = run_steps(plan, steps, fastdds_prefix, fail_threshold, workspace)
+    with run.terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
+        compared = run_steps(plan, steps, chosen, fail_threshold)
         plan.output.mkdir(parents=True, exist_ok=True)
-        throughput_headline = run_throughput(plan, steps, quick, workspace, fastdds_prefix)
-        ab_headline = run_ab(plan, steps, quick, candidate=workspace or fastdds_prefix or s.FASTDDS_SYSTEM_SPEC)
+        throughput_headline = run_throughput(plan, steps, quick, chosen)
+        ab_headline = run_ab(plan, steps, quick, candidate=chosen.spec)
         store_and_redraw(plan, steps)  # last: the stored run keeps the A/B verdict
-    results = report.load(plan.output, plan.requirements, baseline_compared=compared,
+    results = report.load(plan.output, plan.requirements, requirements=plan.required, baseline_compared=compared,
+                          fastdds_note=chosen.describe(),
                           baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
                           warnings=list(plan.warnings), throughput_headline=throughput_headline)
     html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None)
@@ -324,8 +313,6 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
             with open(summary_markdown, "a", encoding="utf-8") as handle:
                 handle.write("\n" + ab_markdown.read_text(encoding="utf-8"))
     if annotations or environment.get("GITHUB_ACTIONS") == "true":
-        from .junit import annotation_path  # the same path the JUnit testcases carry
-
         for line in report.annotations(results, annotation_path(plan.requirements)):
             print(line)
         for ab_dir in (plan.output / s.AB_DIR, plan.output / s.THROUGHPUT_DIR / s.AB_DIR):

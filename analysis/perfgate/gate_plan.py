@@ -5,16 +5,21 @@ folder) is checked here, so a usage error costs seconds, not a run (perfgate.gat
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+
+import pandas as pd
 
 from . import files
 from . import schema as s
 from .baseline import require_folder_name, require_platform_name
 from .errors import InputError
 from .model import Metadata, read_metadata
+from .resources_table import read_resource_requirements
+from .throughput_files import read_throughput_requirements
 from .measure import options as run_options
+from .measure.options import RunOptions
 
 QUICK_SAMPLES = 200
 DEFAULT_PLATFORM = "local"
@@ -47,7 +52,15 @@ class GatePlan:
     experiments: tuple[str, ...] = DEFAULT_EXPERIMENTS
     throughput_requirements: Path | None = None  # requirements/<platform>_throughput.csv, when it exists
     resources_requirements: Path | None = None  # requirements/<platform>_resources.json, with "resources"
+    # the requirements as read (and validated) once, and run's options as validated once, for the steps
+    requirement_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    throughput_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    run_options: RunOptions | None = None
 
+    @property
+    def required(self) -> pd.DataFrame:
+        """The requirements table (read here when the plan was made by hand, without one)."""
+        return files.read_requirements(self.requirements) if self.requirement_table is None else self.requirement_table
 
 
 # --- planning (all validation happens here) -------------------------------------------------------
@@ -99,22 +112,18 @@ def resolve_experiments(experiments: list[str] | None) -> tuple[str, ...]:
     return tuple(e for e in EXPERIMENTS if e in chosen)
 
 
-def throughput_requirements_path(requirements: Path, platform: str) -> Path | None:
-    """requirements/<platform>_throughput.csv beside the latency requirements, read here so that a bad
-    file costs seconds; None when the platform has none (throughput is then measured, not checked)."""
-    from .throughput_files import read_throughput_requirements
-
+def throughput_requirements(requirements: Path, platform: str) -> tuple[Path | None, pd.DataFrame | None]:
+    """requirements/<platform>_throughput.csv beside the latency requirements and its table, read here
+    so that a bad file costs seconds; None when the platform has none (throughput is then measured,
+    not checked)."""
     path = requirements.with_name(f"{platform}_throughput.csv")
     if not path.exists() and not path.is_symlink():  # a folder or a broken link there is refused by the reader
-        return None
-    read_throughput_requirements(path)
-    return path
+        return None, None
+    return path, read_throughput_requirements(path)
 
 
 def resources_requirements_path(requirements: Path, platform: str) -> Path:
     """requirements/<platform>_resources.json, read here so that a bad or missing file costs seconds."""
-    from .resources_table import read_resource_requirements
-
     path = s.resources_requirements_json(requirements)
     if not path.is_file():
         raise InputError(f"--experiments resources: no resource requirements for platform {platform!r} "
@@ -171,6 +180,19 @@ def _validate_store(store: Path, label: str, this_platform_id: str | None) -> No
                              f"{this_platform_id}; histories of different platforms are never mixed", store)
 
 
+def resolve_store(store: str | None, history: bool | None, environment: dict) -> Path | None:
+    """The results store to add the run to: none with --no-history, else --store, else $PERFGATE_STORE
+    (set once on a runner); --history insists on one."""
+    if history is False:
+        return None
+    chosen = store if store is not None else environment.get(s.STORE_ENV) or None
+    if store is not None and not store.strip():
+        raise InputError("--store is empty; give a path, or --no-history")
+    if chosen is None and history:
+        raise InputError(f"--history: no results store; give --store or set ${s.STORE_ENV}")
+    return Path(chosen) if chosen is not None else None
+
+
 def requirements_platform_warning(requirements: Path, provenance: dict | None, this_platform_id: str | None) -> str | None:
     """Requirements derived on another platform id may not fit this machine: say so (the limits are
     still applied: a developer's laptop checks against the reference machine's on purpose)."""
@@ -184,8 +206,9 @@ def requirements_platform_warning(requirements: Path, provenance: dict | None, t
 
 def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[int] | None,
               subexperiments: list[str] | None, platform: str | None, requirements: str | None,
-              baseline: str | None, store: str | None, label: str | None, no_history: bool,
-              fastdds_prefix: str | None, environment: dict, this_platform_id: str | None,
+              baseline: str | None, store: str | None, label: str | None, history: bool | None,
+              fastdds_prefix: str | Path | None, environment: dict, this_platform_id: str | None,
+              harness: Path | None = None,
               pin_cpus: str | None = None, baseline_build: str | None = None,
               cpu_latency_request: str | None = None, experiments: list[str] | None = None,
               now: datetime) -> GatePlan:
@@ -203,7 +226,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
     options = run_options.resolve_options(output=output_path,
                                           samples=samples or (QUICK_SAMPLES if quick else s.DEFAULT_SAMPLES),
                                           payloads=payloads, subexperiments=subexperiments, label=chosen_label,
-                                          warmup=None, harness=None, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
+                                          warmup=None, harness=harness, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
                                           timeout=None, cpu_latency_request=cpu_latency_request)
     gated = [sub.name for sub in options.subexperiments if not sub.is_floor]
     uncovered = uncovered_requirements(requirement_table, gated, list(options.payloads))
@@ -220,7 +243,9 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         baseline_path, baseline_note = None, f"decided by an A/B against the baseline build {baseline_build}"
     else:
         baseline_path, baseline_note = _resolve_baseline(baseline, platform_name, this_platform_id)
-    store_path = Path(store) if store and not no_history else None
+    throughput_path, throughput_table = (throughput_requirements(requirements_path, platform_name)
+                                         if "throughput" in chosen_experiments else (None, None))
+    store_path = resolve_store(store, history, environment)
     if store_path is not None:
         _validate_store(store_path, chosen_label, this_platform_id)
     return GatePlan(
@@ -239,10 +264,12 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         baseline_build=baseline_build,
         cpu_latency_request=cpu_latency_request,
         experiments=chosen_experiments,
-        throughput_requirements=(throughput_requirements_path(requirements_path, platform_name)
-                                 if "throughput" in chosen_experiments else None),
+        throughput_requirements=throughput_path,
+        throughput_table=throughput_table,
         resources_requirements=(resources_requirements_path(requirements_path, platform_name)
                                 if "resources" in chosen_experiments else None),
+        requirement_table=requirement_table,
+        run_options=options,
         warnings=tuple(w for w in [requirements_platform_warning(
             requirements_path, files.read_json_object(s.requirements_provenance_json(requirements_path),
                                                       "requirements provenance"), this_platform_id)] if w),

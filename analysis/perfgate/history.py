@@ -226,10 +226,18 @@ def _map(executor, function, argument_lists):
 # --- the command --------------------------------------------------------------------------------
 def command_history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool,
                     alpha: float = cp.DEFAULT_ALPHA, baseline: list[str] | None = None) -> int:
-    folder = Path(experiments_results)
+    return redraw_history(files.read_requirements(Path(requirements)), Path(requirements), Path(experiments_results),
+                          Path(plots_directory), draw=not no_plots, alpha=alpha,
+                          baselines=[Path(folder) for folder in baseline or []])
+
+
+def redraw_history(required: pd.DataFrame, requirements_path: Path, folder: Path, plots: Path, *, draw: bool = True,
+                   alpha: float = cp.DEFAULT_ALPHA, baselines: list[Path] | None = None) -> int:
+    """The history of a results store (or a folder of experiments) against requirements
+    (files.read_requirements of requirements_path), with reference lines of the baseline folders."""
     # a results store is shared with gates adding to it: read and draw it whole, one redraw at a time
     with store.locked(folder) if store.is_store(folder) else contextlib.nullcontext():
-        return _history(requirements, experiments_results, plots_directory, no_plots, alpha, baseline or [])
+        return _history(required, requirements_path, folder, plots, draw, alpha, baselines or [])
 
 
 def in_commit_order(experiments: list[ex.Experiment]) -> tuple[list[ex.Experiment], int]:
@@ -245,12 +253,11 @@ def describe(experiments: list[ex.Experiment]) -> pd.DataFrame:
                          hf.CREATED: [e.created for e in experiments]})
 
 
-def _history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool,
-             alpha: float, baseline_folders: list[str]) -> int:
-    requirement_table = files.read_requirements(Path(requirements))
-    experiments, newest_position = in_commit_order(ex.load_store(Path(experiments_results)))
+def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_results: Path, plots: Path, draw: bool,
+             alpha: float, baseline_folders: list[Path]) -> int:
+    experiments, newest_position = in_commit_order(ex.load_store(experiments_results))
     # a baseline is drawn beside the history only if it was measured the same way on the same platform
-    baselines = [(Path(folder).resolve().name, ex.describe_experiment(Path(folder))) for folder in baseline_folders]
+    baselines = [(folder.resolve().name, ex.describe_experiment(folder)) for folder in baseline_folders]
     for note in ex.require_comparable(experiments + [experiment for _, experiment in baselines]):
         print(f"perfgate history: note: {note}", file=sys.stderr)
     subs = ex.all_subexperiments(experiments)
@@ -259,14 +266,13 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
         print(f"perfgate history: note: {requirements} has no requirements for {', '.join(uncovered)}; "
               f"their payload histories are drawn without a requirement line", file=sys.stderr)
     lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
-    plots = Path(plots_directory)
     described = describe(experiments)
     verdicts = [history_ab.read_verdict(e.path) for e in experiments]  # the A/B of each run, where it has one
 
     workers = _workers(len(subs))
     # output: a plot worker killed mid-write leaves its temporary PNG below the plots folder
     with worker_pool(workers, _pool_context(), output=plots) if workers > 1 else contextlib.nullcontext() as executor:
-        indexed = index_folder(Path(experiments_results))
+        indexed = index_folder(experiments_results)
         tables = _map(executor, _load_sub, [(experiments, sub, indexed) for sub in subs])
         by_sub = dict(zip(subs, tables))
         tested = _map(executor, _test_sub, [(sub, table, alpha) for sub, table in by_sub.items()])
@@ -277,7 +283,7 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
                                               for sub, table in by_sub.items() if not table.empty})
         drawn = 0
         ticks = None
-        if not no_plots:
+        if draw:
             from .plotting.history_marks import commit_tick_labels
 
             ticks = commit_tick_labels([e.created for e in experiments], [e.label for e in experiments],
@@ -291,7 +297,7 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
     throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]
     print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "
-          f"{len(subs)} sub-experiments; {drawn} plots in {plots}" if not no_plots else
+          f"{len(subs)} sub-experiments; {drawn} plots in {plots}" if draw else
           f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")
     if baselines:
         print(f"history: reference lines: {', '.join(f'baseline {name}' for name, _ in baselines)}")

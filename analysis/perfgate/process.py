@@ -182,6 +182,14 @@ def process_raw_file(raw_csv: Path, output_csv: Path, plots_dir: Path | None, *,
     return summary
 
 
+def process_folder(experiment_dir: Path, jobs: int | None = None, plots: bool = True) -> int:
+    """Every sub-experiment of an experiment folder: summaries, plots and the comparison plots."""
+    with outputs.write_errors_as_input_errors():
+        summaries = process_experiment(experiment_dir, jobs=jobs or os.cpu_count() or 1, plots=plots)
+    print(f"processed {len(summaries)} sub-experiment(s) in {experiment_dir}")
+    return s.EXIT_OK
+
+
 def command_process(raw_csv=None, output_csv=None, plots_directory=None, experiment_directory=None,
                     jobs=None, no_plots=False) -> int:
     outputs.require_paths(raw_csv=raw_csv, output_csv=output_csv, plots_directory=plots_directory,
@@ -193,9 +201,7 @@ def command_process(raw_csv=None, output_csv=None, plots_directory=None, experim
             given = [option for option, value in single.items() if value is not None]
             if given:
                 raise InputError(f"--experiment-directory processes a whole folder; do not give {', '.join(given)} with it")
-            summaries = process_experiment(Path(experiment_directory), jobs=jobs, plots=not no_plots)
-            print(f"processed {len(summaries)} sub-experiment(s) in {experiment_directory}")
-            return s.EXIT_OK
+            return process_folder(Path(experiment_directory), jobs=jobs, plots=not no_plots)
         if no_plots:
             single.pop("--plots-directory")  # nothing to draw, so no folder needed
         missing = [option for option, value in single.items() if value is None]

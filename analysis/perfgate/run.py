@@ -173,6 +173,12 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
                               label=label, warmup=warmup, harness=harness, fastdds_prefix=fastdds_prefix,
                               pin_cpus=pin_cpus, timeout=timeout, cpu_latency_request=cpu_latency_request,
                               subscribers=subscribers)
+    return measure_latency(options, build_record)
+
+
+def measure_latency(options: RunOptions, build_record: dict | None = None) -> int:
+    """The latency experiment of validated options (resolve_options); build_record: the `perfgate
+    build` workspace's record when its Fast DDS is measured. Exit 0, or 3 when a sub-experiment failed."""
     environment, ignored, run_id, paths, version, platform = prepare_measurement(options)
 
     options.output.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from . import outputs
 from . import schema as s
 from .errors import InputError
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
-from .measure.options import ThroughputSettings, resolve_options
+from .measure.options import RunOptions, ThroughputSettings, resolve_options
 from . import model
 from .model import KIND_THROUGHPUT, Metadata, write_metadata
 from .run import initial_metadata, prepare_measurement, run_all
@@ -94,11 +94,28 @@ def command_throughput(*, output, subexperiments=None, payloads=None, demands=No
         harness, fastdds_prefix = harness_paths(build_record, Path(workspace))
     else:
         harness = None
+    options = throughput_options(output=Path(output), names=names, settings=settings, payloads=payloads, label=label,
+                                 harness=harness, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
+                                 cpu_latency_request=cpu_latency_request)
+    return measure_throughput(options, build_record)
+
+
+def throughput_options(*, output: Path, names: list[str], settings: ThroughputSettings, payloads: list[int] | None,
+                       label: str | None, harness: Path | None, fastdds_prefix: Path | None, pin_cpus: str | None,
+                       cpu_latency_request: str | None) -> RunOptions:
+    """The run options of a throughput experiment, validated (InputError)."""
     # samples and warm-up are the latency experiment's; a throughput test is timed instead
     options = resolve_options(output=output, samples=2, payloads=payloads, subexperiments=names, label=label,
                               warmup=0, harness=harness, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
                               timeout=None, cpu_latency_request=cpu_latency_request, command="throughput")
-    options = replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
+    return replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
+
+
+def measure_throughput(options: RunOptions, build_record: dict | None = None) -> int:
+    """The throughput experiment of throughput_options; build_record: the `perfgate build` workspace's
+    record when its Fast DDS is measured. Exit 0, 1 when a reliable test lost samples, 3 when a
+    sub-experiment failed."""
+    settings = options.throughput
     environment, ignored, run_id, paths, version, platform = prepare_measurement(options)
     tests = len(options.payloads) * len(settings.demands) * len(settings.recovery_times_ms)
     print(f"perfgate throughput: {len(options.subexperiments)} sub-experiment(s) x {tests} test(s) of "

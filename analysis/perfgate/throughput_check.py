@@ -266,23 +266,32 @@ def require_outputs(experiment_dir: Path, junit, plots: Path | None, names, requ
 
 def command_check_throughput(*, requirements, experiment_directory, junit=None, plots_directory=None,
                              no_plots=False) -> int:
-    import sys
-
     from . import outputs
-    from .plotting.throughput_plots import draw_throughput
     from .throughput_files import read_throughput_requirements
 
     outputs.require_paths(requirements=requirements, experiment_directory=experiment_directory, junit=junit,
                           plots_directory=plots_directory)
-    experiment_dir = files.require_dir(Path(experiment_directory), "experiment folder")
-    requirements_path = Path(requirements)
+    experiment_dir = Path(experiment_directory)
+    plots = None if no_plots else Path(plots_directory) if plots_directory else experiment_dir / s.PLOTS_DIR
+    return check_throughput_folder(read_throughput_requirements(Path(requirements)), Path(requirements),
+                                   experiment_dir, junit=Path(junit) if junit else None, plots=plots)
+
+
+def check_throughput_folder(everything: pd.DataFrame, requirements_path: Path, experiment_dir: Path, *,
+                            junit: Path | None, plots: Path | None) -> int:
+    """Check a throughput folder against throughput requirements (read_throughput_requirements of
+    requirements_path): throughput_checks.csv, JUnit and plots (none when plots is None)."""
+    import sys
+
+    from . import outputs
+    from .plotting.throughput_plots import draw_throughput
+
+    experiment_dir = files.require_dir(experiment_dir, "experiment folder")
     metadata = read_metadata(experiment_dir)
     requested = requested_tests(metadata, experiment_dir / s.METADATA_FILE)
-    everything = read_throughput_requirements(requirements_path)
     required, not_asked = requested_requirements(everything, requested)
     tables = read_tables(experiment_dir, required, requirements_path, requested)
     require_covered(experiment_dir, everything, requirements_path, requested)
-    plots = None if no_plots else Path(plots_directory) if plots_directory else experiment_dir / s.PLOTS_DIR
     require_outputs(experiment_dir, junit, plots, tables, requirements_path)
     result = check_throughput(tables, required)
     if result.table.empty and not result.missing:  # all asked for is beyond the requirements: not a pass
@@ -291,7 +300,7 @@ def command_check_throughput(*, requirements, experiment_directory, junit=None, 
     with outputs.write_errors_as_input_errors():
         files.write_csv(experiment_dir / THROUGHPUT_CHECKS_FILE, result.table.drop(columns=["line"]))
         if junit is not None:
-            files.write_text(Path(junit), build_throughput_junit(result, required, requirements_path, metadata))
+            files.write_text(junit, build_throughput_junit(result, required, requirements_path, metadata))
         if plots is not None:
             plots.mkdir(parents=True, exist_ok=True)
             for name, table in tables.items():

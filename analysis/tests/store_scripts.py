@@ -3,18 +3,22 @@ with the real perfgate and a real bare git repository: only ci/install-python.sh
 would install into the checkout's .venv), and .venv/bin/perfgate runs this interpreter's perfgate."""
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import metadata, tiny_summary, write_experiment
+from conftest import REPO_ROOT, metadata, tiny_summary, write_experiment
 from perfgate import schema as s
 
 
 def runner_checkout(folder: Path) -> Path:
-    """A checkout as the step sees it: ci/install-python.sh (a no-op) and .venv/bin/perfgate."""
+    """A checkout as the step sees it: ci/install-python.sh (a no-op), the real ci/runner-env.sh and
+    .venv/bin/perfgate."""
     (folder / "ci").mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "ci" / "runner-env.sh", folder / "ci" / "runner-env.sh")
     (folder / "ci" / "install-python.sh").write_text("#!/usr/bin/env bash\n")
     (folder / "ci" / "install-python.sh").chmod(0o755)
     (folder / ".venv" / "bin").mkdir(parents=True)
@@ -51,3 +55,28 @@ def branch_labels(repository: Path, branch: str) -> list[str]:
     listing = subprocess.run(["git", f"--git-dir={repository}", "ls-tree", "-r", "--name-only", branch],
                              capture_output=True, text=True, check=True).stdout.split()
     return sorted({path.split("/")[1] for path in listing})
+
+
+# ci/gate.sh's stand-in: the arguments a CI step gives the gate, parsed by the real command line
+# (a usage error fails as the gate would) and written as JSON to $GATE_ARGUMENTS; exit $GATE_EXIT.
+PARSING_GATE = """#!/usr/bin/env bash
+set -euo pipefail
+python3 - "$@" <<'PY'
+import json, os, sys
+from perfgate.cli import parse_arguments
+parsed = vars(parse_arguments(["gate", *sys.argv[1:]]))
+parsed.pop("handler")
+json.dump(parsed, open(os.environ["GATE_ARGUMENTS"], "w"))
+PY
+exit "${GATE_EXIT:-0}"
+"""
+
+
+def run_gate_step(script: str, checkout: Path, environment: dict[str, str]) -> tuple[subprocess.CompletedProcess, dict]:
+    """A CI step that calls ci/gate.sh, run with the stand-in: (the step's result, the gate's parsed options)."""
+    (checkout / "ci" / "gate.sh").write_text(PARSING_GATE.replace("python3", sys.executable))
+    (checkout / "ci" / "gate.sh").chmod(0o755)
+    arguments = checkout / "gate-arguments.json"
+    arguments.unlink(missing_ok=True)
+    done = run_script(script, checkout, {"GATE_ARGUMENTS": str(arguments), **environment})
+    return done, json.loads(arguments.read_text()) if arguments.exists() else {}

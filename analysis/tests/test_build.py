@@ -17,7 +17,7 @@ import pytest
 from junitparser import Error, JUnitXml
 
 from conftest import BROKEN, PACKAGE_XML, git_in, make_source
-from perfgate import fastdds_source, files
+from perfgate import cli, fastdds_source, files
 from perfgate import schema as s
 from perfgate.errors import IncompleteError, InputError
 from perfgate.fastdds_build import colcon
@@ -376,6 +376,21 @@ def test_gate_reports_a_failed_build_in_junit_and_metadata(broken_build, tmp_pat
     assert metadata["build_failed"]["failed_package"] == "fastrtps"
     assert metadata["fastdds"]["source"] == s.FASTDDS_SOURCE_COLCON
     assert "the Fast DDS build failed" in summary.read_text() and "missing_symbol" in summary.read_text()
+
+
+@pytest.mark.compiles
+def test_a_gate_measuring_the_runners_workspace_says_so_and_whose_build_it_is(broken_build, tmp_path, monkeypatch,
+                                                                               capsys):
+    # $PERFGATE_WORKSPACE set runner-wide: a gate given no Fast DDS measures that workspace's last build, and
+    # says so first (here a failed build: exit 3, as with --workspace)
+    _, source, workspace, _ = broken_build
+    monkeypatch.setenv(s.WORKSPACE_ENV, str(workspace))
+    assert cli.main(["gate", "--output", str(tmp_path / "out"), "--label", "pr-8"]) == s.EXIT_INCOMPLETE
+    first = capsys.readouterr().out.splitlines()[0]
+    finished = build_record.read_record(workspace)["finished_utc"]
+    assert first == (f"perfgate gate: Fast DDS: the `perfgate build` workspace {workspace} (Fast DDS 2.9.1, source "
+                     f"{source}, failed to build at {finished}), chosen by $PERFGATE_WORKSPACE")
+    assert files.read_metadata(tmp_path / "out")["build_failed"]["failed_package"] == "fastrtps"
 
 
 @pytest.mark.compiles

@@ -30,7 +30,7 @@ TIGHT = ("interprocess_reliable", 1024, s.MEDIAN)
 def workspace(tmp_path, monkeypatch):
     """A fresh working folder (requirements/ and baselines/ are looked up there), no CI environment."""
     monkeypatch.chdir(tmp_path)
-    for name in (s.PLATFORM_ENV, s.PIN_CPUS_ENV, "GITHUB_ACTIONS", "GITHUB_WORKSPACE", "GITHUB_STEP_SUMMARY"):
+    for name in (s.PLATFORM_ENV, s.PIN_CPUS_ENV, s.WORKSPACE_ENV, s.STORE_ENV, "GITHUB_ACTIONS", "GITHUB_WORKSPACE", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 
@@ -77,6 +77,25 @@ def test_the_platform_defaults_to_the_environment_then_local(workspace, monkeypa
     monkeypatch.delenv(s.PLATFORM_ENV)
     assert gate("--output", "out") == s.EXIT_USAGE
     assert "requirements/local.csv: no requirements for platform 'local'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("arguments, variables, message", [
+    (["--workspace", "ws", "--fastdds", "system"], {}, "--workspace and --fastdds both name the Fast DDS to measure: give one"),
+    (["--fastdds", "workspace"], {}, "--fastdds workspace: $PERFGATE_WORKSPACE is not set; give the workspace with --workspace"),
+    ([], {s.WORKSPACE_ENV: "runner-ws"}, "runner-ws/perfgate-build.json: no build record (perfgate-build.json): build "
+     "the workspace first with `perfgate build --workspace runner-ws` (the workspace chosen by $PERFGATE_WORKSPACE; "
+     "--fastdds system measures the system's Fast DDS)"),
+    (["--history"], {}, "--history: no results store; give --store or set $PERFGATE_STORE"),
+    (["--store", " "], {s.STORE_ENV: "store"}, "--store is empty; give a path, or --no-history"),
+])
+def test_the_fast_dds_and_the_store_the_environment_gives_are_refused_before_measuring_when_unusable(
+        workspace, capsys, monkeypatch, arguments, variables, message):
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert gate(*gate_arguments("out", "x"), *arguments) == s.EXIT_USAGE
+    assert one_error_line(capsys.readouterr().err) == f"perfgate gate: error: {message}"
+    assert not (workspace / "out").exists() and not (workspace / "store").exists()
 
 
 def test_requirements_that_do_not_cover_a_requested_payload_stop_the_gate_before_measuring(workspace, capsys):
@@ -140,9 +159,9 @@ def test_bad_input_found_after_measuring_is_recorded_and_wins_the_exit_code(work
     requirements = workspace / "requirements.csv"
     write_requirements(requirements, ["interprocess_reliable"], [16, 32])  # does not cover the measured sub
     steps = gate_module.Steps()
-    code = steps.call("check", check.command_check, None, requirements=str(requirements),
-                      experiment_directory=str(experiment), plots_directory=str(experiment / s.PLOTS_DIR),
-                      print_summaries=False, junit=None, no_plots=True)
+    code = steps.call("check", None, lambda: check.command_check(
+        requirements=str(requirements), experiment_directory=str(experiment),
+        plots_directory=str(experiment / s.PLOTS_DIR), print_summaries=False, junit=None, no_plots=True))
     assert code == s.EXIT_USAGE
     assert len(steps.errors) == 1 and steps.codes == {"check": s.EXIT_USAGE}
     summary = experiment / s.summary_csv_name("intraprocess_best_effort")
@@ -161,16 +180,22 @@ def junit_cases(path: Path) -> dict[tuple[str, str], ET.Element]:
 
 
 @pytest.mark.fastdds
-def test_the_gate_passes_then_catches_a_too_tight_requirement_on_the_real_fastdds(workspace, capsys):
+def test_the_gate_passes_then_catches_a_too_tight_requirement_on_the_real_fastdds(workspace, capsys, monkeypatch):
     requirements = workspace / "requirements" / "bench.csv"
     write_requirements(requirements, GATED, PAYLOADS)
     step_summary = workspace / "step_summary.md"
 
-    # 1. everything generous, no baseline yet: PASS, kept in the store, history drawn
-    code = gate(*gate_arguments("runs/first", "first"), "--store", "store", "--summary-markdown", str(step_summary))
+    # 1. everything generous, no baseline yet: PASS, kept in the runner's store ($PERFGATE_STORE), history drawn
+    monkeypatch.setenv(s.STORE_ENV, "store")
+    code = gate(*gate_arguments("runs/first", "first"), "--summary-markdown", str(step_summary))
+    monkeypatch.delenv(s.STORE_ENV)
     output = capsys.readouterr().out
     assert code == s.EXIT_OK, output
     first = workspace / "runs" / "first"
+    assert output.splitlines()[0] == "perfgate gate: Fast DDS: the system's Fast DDS, chosen by default"
+    assert "results store store (from $PERFGATE_STORE)" in output.splitlines()[1]
+    assert "Measured: the system's Fast DDS, chosen by default" in (first / s.REPORT_MARKDOWN).read_text()
+    assert "<dt>measured</dt><dd>the system&#x27;s Fast DDS, chosen by default</dd>" in (first / s.REPORT_HTML).read_text()
     assert output.splitlines()[-2].startswith("perfgate gate: PASS: all 12 checks passed, no baseline comparison")
     assert output.splitlines()[-1] == f"perfgate gate: report {first.resolve() / s.REPORT_HTML}"
     assert "::error" not in output
@@ -264,14 +289,23 @@ def test_a_gate_decided_by_an_ab_stores_its_verdict_and_the_history_marks_it_on_
 
 
 @pytest.mark.fastdds
-def test_missing_required_data_and_a_regression_exit_3_and_both_are_reported(workspace, capsys):
+def test_missing_required_data_and_a_regression_exit_3_and_both_are_reported(workspace, capsys, monkeypatch):
     # the requirements also ask for a sub-experiment this run does not measure: expected data is missing
     requirements = workspace / "requirements" / "bench.csv"
     write_requirements(requirements, ["intraprocess_best_effort", "intraprocess_reliable"], [16],
                        {("intraprocess_best_effort", 16, s.MEDIAN): 0.001})  # Median <= 99% <= Max, or refused
-    code = gate(*gate_arguments("out", "partial", subs=["intraprocess_best_effort"], payloads=[16]))
+    # a runner's workspace and store, set runner-wide: --fastdds system and --no-history win over both
+    monkeypatch.setenv(s.WORKSPACE_ENV, str(workspace / "runner-ws"))
+    monkeypatch.setenv(s.STORE_ENV, str(workspace / "runner-store"))
+    code = gate(*gate_arguments("out", "partial", subs=["intraprocess_best_effort"], payloads=[16]),
+                "--fastdds", "system", "--no-history")
     captured = capsys.readouterr()
     assert code == s.EXIT_INCOMPLETE, captured.out
+    assert captured.out.splitlines()[0] == "perfgate gate: Fast DDS: the system's Fast DDS, chosen by --fastdds system"
+    assert "not added to a results store" in captured.out.splitlines()[1]
+    assert not (workspace / "runner-store").exists()
+    metadata = files.read_metadata(workspace / "out")
+    assert metadata["fastdds"]["source"] == s.FASTDDS_SOURCE_SYSTEM
     assert ("note: the requirements also ask for 1 result(s) this run does not measure "
             "(e.g. intraprocess_reliable at 16 B)") in captured.err
     assert captured.out.splitlines()[-2].startswith(
@@ -316,7 +350,7 @@ def plan_for(workspace: Path, baseline: str | None, this_platform_id: str, pin_c
 
     return gate_plan.plan_gate(output=str(workspace / "out"), quick=True, samples=None, payloads=PAYLOADS,
                                subexperiments=GATED, platform="bench", requirements=None, baseline=baseline,
-                               store=None, label="first", no_history=False, fastdds_prefix=None, environment={},
+                               store=None, label="first", history=None, fastdds_prefix=None, environment={},
                                this_platform_id=this_platform_id, now=datetime.now(timezone.utc), pin_cpus=pin_cpus)
 
 
@@ -444,7 +478,7 @@ def test_the_warning_reaches_the_reports_of_a_gate(workspace, fastdds_fixtures, 
         json.dumps({"platform": {"id": "aaaaaaaaaaaaaaaa"}}))
     plan = gate_plan.plan_gate(output="out", quick=True, samples=None, payloads=[16, 32], subexperiments=[sub],
                                platform="bench", requirements=None, baseline=None, store=None, label="x",
-                               no_history=False, fastdds_prefix=None, environment={},
+                               history=None, fastdds_prefix=None, environment={},
                                this_platform_id="bbbbbbbbbbbbbbbb", now=gate_module.datetime.now(gate_module.timezone.utc))
     assert plan.warnings == ("requirements/bench.csv was derived on platform id aaaaaaaaaaaaaaaa, this machine is "
                              "bbbbbbbbbbbbbbbb: its limits may not fit this machine",)

@@ -205,8 +205,8 @@ def _help(command: str) -> str:
 def test_perfgate_options_in_the_scripts_exist(calls):
     [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
     gate_options = _options(gate_script)
-    assert {"--output", "--platform", "--samples", "--quick", "--store", "--no-history", "--fastdds-prefix",
-            "--workspace", "--baseline-build", "--experiments"} <= gate_options
+    assert {"--output", "--platform", "--samples", "--quick", "--history", "--no-history", "--fastdds",
+            "--baseline-build", "--experiments", "--subexperiments"} <= gate_options
     assert sorted(o for o in gate_options if o not in _help("gate")) == []
     [history_script] = stage_scripts(calls, "History")
     history_options = _options(history_script) - {"--store", "--branch"}
@@ -258,7 +258,7 @@ def test_the_gate_pushes_the_store_and_the_nightly_history_pulls_it_with_the_bas
 
 def test_a_fastdds_ref_is_built_with_colcon_and_the_gate_measures_that_workspace(calls):
     [build_script] = stage_scripts(calls, "Fast DDS")
-    assert 'workspace="${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in build_script
+    assert ". ci/runner-env.sh" in build_script and 'workspace="$PERFGATE_WORKSPACE"' in build_script
     assert 'ci/build_fastdds.sh --workspace "$workspace" --git-url "$FASTDDS_REPOSITORY" --commit "$FASTDDS_REF" ' \
            '--keep-as candidate' in _joined(build_script)
     # the options of every ci/build_fastdds.sh call (the script's git commands have options of their own)
@@ -268,7 +268,36 @@ def test_a_fastdds_ref_is_built_with_colcon_and_the_gate_measures_that_workspace
     # a failed build (3) is left for the gate, which reports it as the JUnit error "build"
     assert '[ "$code" -ne 3 ]' in build_script
     [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
-    assert 'args+=(--workspace "${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}")' in gate_script
+    assert 'fastdds="${FASTDDS_PREFIX:-${FASTDDS_REF:+workspace}}"' in gate_script
+
+
+@pytest.mark.parametrize("parameters, expected", [
+    ({"QUICK": "true", "FASTDDS_REF": "", "FASTDDS_PREFIX": "", "BASELINE_REF": "", "KEEP_IN_STORE": "true",
+      "SUBEXPERIMENTS": ""},
+     {"quick": True, "samples": None, "fastdds": "system", "history": True, "subexperiments": None,
+      "baseline_build": None}),
+    ({"QUICK": "false", "FASTDDS_REF": "abc", "FASTDDS_PREFIX": "", "BASELINE_REF": "parent", "KEEP_IN_STORE": "true",
+      "SUBEXPERIMENTS": "intraprocess_best_effort", "CHANGE_ID": "12"},
+     {"quick": False, "samples": 5000, "fastdds": "workspace", "history": False,
+      "subexperiments": ["intraprocess_best_effort"], "baseline_build": "{ws}/installs/baseline"}),
+    ({"QUICK": "false", "FASTDDS_REF": "abc", "FASTDDS_PREFIX": "/opt/fastdds", "BASELINE_REF": "", "KEEP_IN_STORE": "false",
+      "SUBEXPERIMENTS": ""},
+     {"fastdds": "/opt/fastdds", "history": False, "baseline_build": None}),
+])
+def test_the_gate_stage_is_one_perfgate_call(calls, tmp_path, parameters, expected):
+    from store_scripts import run_gate_step, runner_checkout
+
+    [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
+    assert gate_script.count("ci/gate.sh") == 1 and "args" not in gate_script
+    workspace = tmp_path / "ws"
+    done, parsed = run_gate_step(gate_script, runner_checkout(tmp_path / "agent"), {
+        "PLATFORM": "bench", "SAMPLES": "5000", "EXPERIMENTS": "latency", "BUILD_NUMBER": "9",
+        "PERFGATE_WORKSPACE": str(workspace), "GATE_EXIT": "3", **parameters})
+    assert done.returncode == 3, done.stderr
+    assert {name: parsed[name] for name in expected} == {
+        name: value.format(ws=workspace) if isinstance(value, str) else value for name, value in expected.items()}
+    assert parsed["platform"] == "bench" and parsed["summary_markdown"] == "out/summary.md"
+    assert re.fullmatch(r"\d{8}T\d{6}Z_[a-z]+_jenkins9", parsed["label"])
 
 
 def _joined(script: str) -> str:
@@ -283,7 +312,7 @@ def _build_options(script: str) -> set[str]:
 
 
 # --- the A/B against a baseline build (docs/ci.md "A/B against the parent / merge base") -------------
-BASELINE_BUILD = '"${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}/installs/baseline"'
+BASELINE_BUILD = '${BASELINE_REF:+--baseline-build "$PERFGATE_WORKSPACE/installs/baseline"}'
 BASELINE_CALL = 'ci/build_fastdds.sh --workspace "$workspace" --git-url "$FASTDDS_REPOSITORY" --commit "$commit" ' \
                 '--keep-as baseline'
 
@@ -297,8 +326,7 @@ def test_the_baseline_is_built_first_in_the_same_workspace_and_decides_the_gate(
     assert joined.index(BASELINE_CALL) < joined.index('--commit "$FASTDDS_REF"')
     assert 'if [ -n "$BASELINE_REF" ]; then' in build_script
     [gate_script] = [s for s in stage_scripts(calls, "Gate") if "ci/gate.sh" in s]
-    assert f"args+=(--baseline-build {BASELINE_BUILD})" in gate_script
-    assert 'if [ -n "$BASELINE_REF" ]; then' in gate_script
+    assert BASELINE_BUILD in gate_script
 
 
 # A Fast DDS history: main A-B-C, a branch F1-F2 off B, and (on a third branch) M merging F2 into C.
@@ -318,6 +346,7 @@ def run_fastdds_stage(script: str, folder: Path, origin: Path, candidate: str | 
     (folder / "ci").mkdir(parents=True)
     (folder / "ci" / "build_fastdds.sh").write_text(FAKE_BUILD)
     (folder / "ci" / "build_fastdds.sh").chmod(0o755)
+    shutil.copy(REPO_ROOT / "ci" / "runner-env.sh", folder / "ci" / "runner-env.sh")
     (folder / "script.sh").write_text(script)
     (folder / "calls").write_text("")
     environment = {"PATH": os.environ["PATH"], "HOME": str(folder), "GIT_CONFIG_NOSYSTEM": "1",

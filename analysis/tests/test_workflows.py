@@ -380,21 +380,24 @@ def test_gate_takes_a_baseline_ref_for_an_ab(workflows):
     run = baseline["run"]
     # one perfgate build call: parent and merge-base: are resolved in Python, with no git in the step
     assert run.count("ci/build_fastdds.sh") == 1 and not re.search(r"\bgit\s", run)
-    assert 'workspace="${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in run and "-baseline" not in run
-    assert "ci/build_fastdds.sh --workspace \"$workspace\"" in run and '--commit "$commit" --keep-as baseline' in run
-    assert 'echo "build=$workspace/installs/baseline" >> "$GITHUB_OUTPUT"' in run
+    # in the runner's workspace (its own, or ci/runner-env.sh's default, set for the job in the first steps)
+    assert "ci/build_fastdds.sh --workspace \"$PERFGATE_WORKSPACE\"" in run and "-baseline" not in run
+    assert '--commit "$commit" --keep-as baseline' in run
+    assert 'echo "build=$PERFGATE_WORKSPACE/installs/baseline" >> "$GITHUB_OUTPUT"' in run
     # a failed baseline build (3) fails the job with an ::error (and is the workflow's exit code)
     assert 'if [ "$code" -eq 3 ]; then fail ' in run and "::error title=Baseline Fast DDS::" in run
     assert job["outputs"]["exit-code"] == "${{ steps.gate.outputs.exit-code || steps.baseline.outputs.exit-code }}"
     # the candidate's build tells whether it failed (then the gate reports it and nothing is compared)
     candidate = step_named(job, "build")["run"]
     assert 'echo "exit-code=$code" >> "$GITHUB_OUTPUT"' in candidate
-    assert 'workspace="${PERFGATE_WORKSPACE:-/var/lib/perfgate/workspace}"' in candidate
+    assert 'ci/build_fastdds.sh --workspace "$PERFGATE_WORKSPACE"' in candidate
     assert '--commit "$FASTDDS_REF" --keep-as candidate' in candidate
     gate_step = step_named(job, "gate")
     assert gate_step["env"]["BASELINE_BUILD"] == "${{ steps.baseline.outputs.build }}"
-    assert gate_step["env"]["FASTDDS_WORKSPACE"] == "${{ steps.build.outputs.workspace }}"
-    assert 'args+=(--baseline-build "$BASELINE_BUILD")' in gate_step["run"]
+    # the candidate built in the runner's workspace, named explicitly (never the workspace by default)
+    assert gate_step["env"]["FASTDDS"] == ("${{ inputs.fastdds-prefix || (inputs.fastdds-ref != '' && 'workspace') "
+                                           "|| 'system' }}")
+    assert '${BASELINE_BUILD:+--baseline-build "$BASELINE_BUILD"}' in gate_step["run"]
     # fastdds-ref is required, and parent / merge-base: need it built here (no fastdds-prefix)
     checks = step_named(job, "fastdds")
     assert checks["env"]["BASELINE_REF"] == "${{ inputs.baseline-ref }}"
@@ -488,7 +491,7 @@ def test_the_baseline_then_the_candidate_in_one_workspace(workflows, tmp_path):
     assert calls == [f"--workspace {workspace} --git-url {url} --commit parent:abc123 --keep-as baseline",
                      f"--workspace {workspace} --git-url {url} --commit abc123 --keep-as candidate"]
     # the gate gets the baseline's kept install and the workspace, which holds the candidate
-    assert outputs == [[f"build={workspace}/installs/baseline"], [f"workspace={workspace}", "exit-code=0"]]
+    assert outputs == [[f"build={workspace}/installs/baseline"], ["exit-code=0"]]
     # a candidate that does not build is left for the gate (the JUnit error "build")
     results, calls, outputs = run_build_steps(scripts, tmp_path / "failed", {**environment, "FAKE_CANDIDATE_EXIT": "3"})
     assert [result.returncode for result in results] == [0, 0] and outputs[1][-1] == "exit-code=3"
@@ -537,10 +540,10 @@ def test_a_baseline_that_cannot_be_fetched_or_built_fails_the_job(workflows, tmp
 
 
 def test_gate_options_used_by_the_workflow_exist(workflows):
-    run = next(step for step in steps(workflows["gate.yml"]["jobs"]["gate"]) if step.get("id") == "gate")["run"]
-    used = set(re.findall(r"(--[a-z][a-z-]+)", run))
-    assert {"--output", "--platform", "--samples", "--label", "--fastdds-prefix", "--store", "--no-history", "--quick",
-            "--baseline-build", "--experiments"} <= used
+    step = next(step for step in steps(workflows["gate.yml"]["jobs"]["gate"]) if step.get("id") == "gate")
+    used = set(re.findall(r"(--[a-z][a-z-]+)", step["run"] + " ".join(step["env"].values())))
+    assert {"--output", "--platform", "--samples", "--label", "--fastdds", "--history", "--no-history", "--quick",
+            "--baseline-build", "--experiments", "--subexperiments"} <= used
     usage = subprocess.run([sys.executable, "-m", "perfgate.cli", "gate", "--help"], capture_output=True, text=True)
     assert usage.returncode == 0, usage.stderr
     assert sorted(option for option in used if option not in usage.stdout) == []
@@ -724,5 +727,86 @@ def test_the_gate_takes_sub_experiments_and_per_commit_measures_what_the_require
         assert listed == set(s.DEFAULT_SUBEXPERIMENT_NAMES), path.name
     gate_yml = yaml.safe_load((REPO_ROOT / ".github/workflows/gate.yml").read_text())
     [gate_step] = [step for step in steps(gate_yml["jobs"]["gate"]) if step.get("id") == "gate"]
-    assert 'if [ -n "$SUBEXPERIMENTS" ]; then args+=(--subexperiments "$SUBEXPERIMENTS"); fi' in gate_step["run"]
+    assert '${SUBEXPERIMENTS:+--subexperiments "$SUBEXPERIMENTS"}' in gate_step["run"]
     assert gate_step["env"]["SUBEXPERIMENTS"] == "${{ inputs.subexperiments }}"
+
+
+# --- the gate step: one perfgate call (docs/ci.md) ----------------------------------------------------
+def github_expression(text: str, context: dict) -> str:
+    """An env value of a step as GitHub computes it, for the expressions these steps use (`a && 'x' || b`,
+    `!=`, format(), inputs.* and steps.*.outputs.*): Python's and/or pick values the same way (an empty
+    string, false, 0 and null are falsy), and an env value is the result as a string."""
+    inner = re.fullmatch(r"\$\{\{(.*)\}\}", text.strip(), re.S)
+    if inner is None:
+        return text
+    python = re.sub(r"\b((?:inputs|steps)(?:\.[A-Za-z0-9_-]+)+)", lambda m: f"context[{m.group(1)!r}]", inner.group(1))
+    python = python.replace("&&", " and ").replace("||", " or ")
+    value = eval(python, {"format": lambda pattern, *values: pattern.format(*values), "context": context})
+    return {True: "true", False: "false", None: ""}.get(value, value) if isinstance(value, (bool, type(None))) \
+        else str(value)
+
+
+GATE_CASES = [
+    # quick, the system's Fast DDS, a pull request: nothing stored
+    ({"inputs.quick": True, "inputs.samples": 10000, "inputs.fastdds-prefix": "", "inputs.fastdds-ref": "",
+      "inputs.keep-in-store": False, "inputs.experiments": "", "inputs.subexperiments": "",
+      "steps.baseline.outputs.build": ""},
+     {"quick": True, "samples": None, "fastdds": "system", "history": False, "experiments": ["latency"],
+      "subexperiments": None, "baseline_build": None}),
+    # a commit built here with its parent as the A/B baseline, kept in the store, two sub-experiments
+    ({"inputs.quick": False, "inputs.samples": 5000, "inputs.fastdds-prefix": "", "inputs.fastdds-ref": "abc123",
+      "inputs.keep-in-store": True, "inputs.experiments": "latency,throughput",
+      "inputs.subexperiments": "intraprocess_best_effort,interprocess_reliable",
+      "steps.baseline.outputs.build": "/ws/installs/baseline"},
+     {"quick": False, "samples": 5000, "fastdds": "workspace", "history": True,
+      "experiments": ["latency", "throughput"], "subexperiments": ["intraprocess_best_effort", "interprocess_reliable"],
+      "baseline_build": "/ws/installs/baseline"}),
+    # a prefix given: measured whatever fastdds-ref says
+    ({"inputs.quick": False, "inputs.samples": 10000, "inputs.fastdds-prefix": "/opt/fastdds", "inputs.fastdds-ref": "v2",
+      "inputs.keep-in-store": False, "inputs.experiments": "latency", "inputs.subexperiments": "",
+      "steps.baseline.outputs.build": ""},
+     {"quick": False, "samples": 10000, "fastdds": "/opt/fastdds", "history": False, "subexperiments": None}),
+]
+
+
+@pytest.mark.parametrize("context, expected", GATE_CASES)
+def test_the_gate_step_is_one_perfgate_call_naming_its_fastdds_and_store(workflows, tmp_path, context, expected):
+    from store_scripts import run_gate_step, runner_checkout
+
+    step = step_named(workflows["gate.yml"]["jobs"]["gate"], "gate")
+    assert step["run"].count("ci/gate.sh") == 1 and "if " not in step["run"] and "args" not in step["run"]
+    environment = {name: github_expression(value, {**context, "inputs.platform": "reference-x64",
+                                                                   "steps.fastdds.outputs.name": "abc123"})
+                   for name, value in step["env"].items()}
+    summary, output = tmp_path / "summary.md", tmp_path / "github_output"
+    done, parsed = run_gate_step(step["run"], runner_checkout(tmp_path / "checkout"), {
+        **environment, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output), "GITHUB_RUN_ID": "7",
+        "GITHUB_RUN_ATTEMPT": "1", "GATE_EXIT": "1"})
+    assert done.returncode == 1, done.stderr  # the gate's exit code is the step's, and its output
+    assert output.read_text() == "exit-code=1\n"
+    assert {name: parsed[name] for name in expected} == expected
+    assert parsed["output"] == "out/experiment" and parsed["platform"] == "reference-x64"
+    assert parsed["annotations"] and parsed["summary_markdown"] == str(summary)
+    assert re.fullmatch(r"\d{8}T\d{6}Z_abc123_run7\.1", parsed["label"])
+    assert parsed["workspace"] is None and parsed["fastdds_prefix"] is None and parsed["store"] is None
+
+
+def test_the_runners_paths_are_written_once(workflows, tmp_path):
+    """/var/lib/perfgate is named in ci/runner-env.sh only; the gate job sets the runner's workspace and
+    store for every step from it, a runner's own values first."""
+    ci_files = [*sorted((REPO_ROOT / ".github" / "workflows").glob("*.yml")), REPO_ROOT / "ci" / "Jenkinsfile"]
+    assert [path.name for path in ci_files if "/var/lib/perfgate" in path.read_text()] == []
+    assert (REPO_ROOT / "ci" / "runner-env.sh").read_text().count("/var/lib/perfgate") == 2
+    from store_scripts import run_script, runner_checkout
+
+    [paths_step] = [step for step in steps(workflows["gate.yml"]["jobs"]["gate"])
+                    if step.get("name") == "The runner's workspace and results store"]
+    checkout = runner_checkout(tmp_path / "checkout")
+    for own, expected in (({}, ["PERFGATE_WORKSPACE=/var/lib/perfgate/workspace", "PERFGATE_STORE=/var/lib/perfgate/store"]),
+                          ({"PERFGATE_WORKSPACE": "/srv/ws", "PERFGATE_STORE": "/srv/store"},
+                           ["PERFGATE_WORKSPACE=/srv/ws", "PERFGATE_STORE=/srv/store"])):
+        environment = tmp_path / "github_env"
+        environment.write_text("")
+        done = run_script(paths_step["run"], checkout, {"GITHUB_ENV": str(environment), **own})
+        assert done.returncode == 0, done.stderr
+        assert environment.read_text().splitlines() == expected

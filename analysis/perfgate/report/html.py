@@ -135,7 +135,9 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
                  if (results.experiment_dir / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_HTML).is_file() else "")
               + ')</div>']
              if results.throughput_headline else []),
-           f'<dl class="meta">{meta}<dt>requirements</dt><dd>{_e(results.requirements_path)}</dd>'
+           f'<dl class="meta">{meta}'
+           + (f"<dt>measured</dt><dd>{_e(results.fastdds_note)}</dd>" if results.fastdds_note else "")
+           + f'<dt>requirements</dt><dd>{_e(results.requirements_path)}</dd>'
            f"<dt>experiment</dt><dd>{_e(results.experiment_dir)}</dd></dl>"]
     if results.step_errors:
         out.append('<ul class="errors">' + "".join(f"<li>{_e(e)}</li>" for e in results.step_errors) + "</ul>")

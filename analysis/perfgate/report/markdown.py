@@ -49,6 +49,8 @@ def markdown_summary(results: ExperimentResults) -> str:
              if results.throughput_headline else [])
     lines = [f"## perfgate latency gate: **{result.status}**", "", _md(result.headline()), "", *lead,
              " · ".join(f"**{_md(name)}** {_md(value)}" for name, value in metadata_items(results.metadata)), ""]
+    if results.fastdds_note:
+        lines += [f"Measured: {_md(results.fastdds_note)}", ""]
     if results.step_errors:
         lines += [f"- :x: {_md(error)}" for error in results.step_errors] + [""]
     if results.warnings:

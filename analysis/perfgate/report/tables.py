@@ -47,6 +47,7 @@ class ExperimentResults:
     warnings: list[str] = field(default_factory=list)  # what the reader should know, not a failure
     ab_headline: str | None = None  # the A/B verdict that decides a gate run with a baseline build
     throughput_headline: str | None = None  # the gate's throughput experiment (throughput/), when it ran
+    fastdds_note: str | None = None  # the gate's: which Fast DDS it measured and what chose it
 
 
 @dataclass(frozen=True)
@@ -232,11 +233,14 @@ def _in_contract_order(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFram
     return {sub: frames[sub] for sub in sort_subexperiments(frames)}
 
 
-def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bool = False,
+def load(experiment_dir: Path, requirements_path: Path, *, requirements: pd.DataFrame | None = None,
+         baseline_compared: bool = False,
          baseline_note: str = "not compared with a baseline",
          step_errors: list[str] | None = None, ab_headline: str | None = None,
-         warnings: list[str] | None = None, throughput_headline: str | None = None) -> ExperimentResults:
-    """Read what the reports show from an experiment folder (after check and, optionally, compare)."""
+         warnings: list[str] | None = None, throughput_headline: str | None = None,
+         fastdds_note: str | None = None) -> ExperimentResults:
+    """Read what the reports show from an experiment folder (after check and, optionally, compare);
+    requirements: the table of requirements_path when the caller has read it already."""
     experiment_dir = files.require_dir(experiment_dir, "experiment folder")
     baseline_dir = experiment_dir / s.PLOTS_DIR / s.BASELINE_COMPARISON_DIR
     comparisons = {}
@@ -250,7 +254,7 @@ def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bo
     return ExperimentResults(
         experiment_dir=experiment_dir,
         requirements_path=Path(requirements_path),
-        requirements=files.read_requirements(requirements_path),
+        requirements=files.read_requirements(requirements_path) if requirements is None else requirements,
         metadata=read_metadata(experiment_dir),
         checks=_in_contract_order({sub: files.read_check_report(path)
                                    for sub, path in files.check_files(experiment_dir).items()}),
@@ -263,4 +267,5 @@ def load(experiment_dir: Path, requirements_path: Path, *, baseline_compared: bo
         warnings=list(warnings or []),
         ab_headline=ab_headline,
         throughput_headline=throughput_headline,
+        fastdds_note=fastdds_note,
     )
