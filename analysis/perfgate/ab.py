@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, ab_turns, clock, cpu_latency, files, platform_info, process, scratch
+from . import __version__, ab_report, ab_turns, build, clock, cpu_latency, files, platform_info, process, scratch
 from . import harness as native_harness
 from . import run
 from . import schema as s
@@ -70,8 +70,6 @@ class Arm:
 
 def fastdds_entry(spec: ArmSpec, version: str) -> FastDDS:
     if spec.build_record is not None:
-        from . import build
-
         return build.fastdds_metadata(spec.build_record)
     prefix = spec.fastdds_prefix
     return FastDDS.record(version=version, commit=run.fastdds_commit(prefix),
@@ -92,8 +90,6 @@ def parse_arm(name: str, spec: str) -> ArmSpec:
         raise InputError(f"--{name}: not 'system' and not a folder (a colcon install prefix or a "
                          f"`perfgate build` workspace)", path)
     if (path / s.BUILD_RECORD_FILE).is_file():
-        from . import build
-
         record = build.read_record(path)
         harness, prefix = build.harness_paths(record, path)
         return ArmSpec(name, text, prefix.resolve(), harness.resolve(), record)
@@ -313,8 +309,6 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
 def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=False, subexperiments=None,
                payloads=None, pin_cpus=None, inject_delay_ns=None, threshold=None, alpha=None, no_plots=False,
                label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None) -> int:
-    from . import ab_report
-
     plan = plan_ab(output=Path(output), baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
                    quick=quick, subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
                    inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,
@@ -325,8 +319,6 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
 
 def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True) -> int:
     """The A/B of a validated plan (plan_ab): interleaved rounds, then the verdict (ab_report)."""
-    from . import ab_report
-
     environment, ignored = run_environment.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[run_environment.RUN_ID_ENV] = run_id

@@ -19,27 +19,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import files, outcome, outputs
+from . import files, outcome, outputs, resources_table
+from . import junit as junit_xml
 from . import schema as s
+from .check_terms import MissingData, describe_failure, testcase_name
 from .errors import InputError
 from .model import read_metadata
 from .pools import worker_pool
 
 
 # --- what a check finds ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class MissingData:
-    """A result the requirements ask for that the experiment did not measure (an error: exit 3)."""
-
-    subexperiment: str
-    bytes: int
-    line: int  # the requirement row's line in the requirements CSV
-    reason: str
-
-    def describe(self) -> str:
-        return f"no measurements for {self.subexperiment} at {self.bytes} B: {self.reason}"
-
-
 @dataclass
 class ExperimentCheck:
     reports: dict[str, pd.DataFrame]  # sub-experiment -> check report (docs/formats.md section 6)
@@ -152,22 +141,7 @@ def _no_zero_requirements(required: pd.DataFrame, requirements_path: Path | None
                              "a percentage over it is undefined", requirements_path, int(row["line"]))
 
 
-# --- words for people -------------------------------------------------------------------------------
-def format_percent(percent: float) -> str:
-    return f"{percent:+.2f}%" if abs(percent) >= 0.01 or percent == 0 else f"{percent:+.2g}%"
-
-
-def describe_failure(magnitude: str, requirement: float, experiment: float, percent: float) -> str:
-    """`Median 105.123 us > requirement 100.000 us (+5.12%)`"""
-    return (f"{magnitude} {files.format_float(experiment)} us > requirement {files.format_float(requirement)} us "
-            f"({format_percent(percent)})")
-
-
-def testcase_name(magnitude: str, payload: int) -> str:
-    """`Median[16384 B]`: one check of one payload, in the output and in JUnit."""
-    return f"{magnitude}[{int(payload)} B]"
-
-
+# --- words for people (check_terms holds those every output of the check shares) ------------------
 def report_table(sub: str, report: pd.DataFrame) -> str:
     """A check report as a readable table, for --print-summaries."""
     shown = report.copy()
@@ -217,18 +191,6 @@ def write_check_record(experiment_dir: Path, requirements_path: Path, result: Ex
     files.write_text(Path(experiment_dir) / s.CHECK_RECORD_FILE, json.dumps(record, indent=2) + "\n")
 
 
-def read_check_record(experiment_dir: Path) -> dict | None:
-    """check.json of an experiment folder, or None before the first check."""
-    path = Path(experiment_dir) / s.CHECK_RECORD_FILE
-    record = files.read_json_object(path, "check record")
-    if record is not None and not isinstance(record.get("missing", []), list):
-        raise InputError("not a check record", path)
-    if record is not None and not isinstance(record.get("requirements", ""), str):
-        raise InputError(f"'requirements' is {record['requirements']!r}; expected the path of a requirements file",
-                         path)
-    return record
-
-
 # --- the command ----------------------------------------------------------------------------------
 def _draw_sub_check_plots(sub: str, report: pd.DataFrame, plots_dir: Path) -> None:
     from .plotting import check_plots
@@ -269,9 +231,6 @@ def check_folder(required: pd.DataFrame, requirements_path: Path, experiment_dir
                  junit: Path | None, resources_requirements: Path | None = None, print_summaries: bool = False) -> int:
     """Check an experiment folder's summaries against requirements (files.read_requirements of
     requirements_path): check reports, check.json, JUnit and plots (none when plots is None)."""
-    from . import junit as junit_xml  # junit builds on this module's checks
-    from . import resources_table
-
     summaries, summary_paths = read_experiment_summaries(experiment_dir)
     result = check_experiment(summaries, required, requirements_path=requirements_path, summary_paths=summary_paths)
     metadata = read_metadata(experiment_dir)  # read before anything is written: it may be malformed

@@ -26,6 +26,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from .errors import InputError
+
 PM_QOS_DEVICE = Path("/dev/cpu_dma_latency")
 CPUIDLE_SYS = Path("/sys/devices/system/cpu/cpuidle")
 LATENCY_SYSTEM = "system"  # the default: the system's idle policy, untouched
@@ -35,8 +37,6 @@ AWAKE_US = 0
 
 
 def parse_request(text: str | None) -> str:
-    from .errors import InputError
-
     value = LATENCY_SYSTEM if text is None else text.strip()
     if value not in CHOICES:
         raise InputError(f"--cpu-latency must be one of {', '.join(CHOICES)}, not {text!r}")

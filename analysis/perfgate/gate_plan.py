@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import files
+from . import experiments, files
 from . import schema as s
+from .ab import parse_arm
 from .baseline import require_folder_name, require_platform_name
 from .errors import InputError
 from .model import Metadata, read_metadata
-from .resources_table import read_resource_requirements
+from .resources_requirements import read_resource_requirements
 from .throughput_files import read_throughput_requirements
 from .measure import options as run_options
 from .measure.options import RunOptions
@@ -164,8 +165,6 @@ def _resolve_baseline(baseline: str | None, platform: str, this_platform_id: str
 
 
 def _validate_store(store: Path, label: str, this_platform_id: str | None) -> None:
-    from . import experiments
-
     experiments_dir = store / s.STORE_EXPERIMENTS_DIR
     if (experiments_dir / label).exists():
         raise InputError(f"the results store already has an experiment labelled {label!r}; choose another --label",
@@ -235,8 +234,6 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         raise InputError(f"the requirements do not cover {shown}", requirements_path)
     _require_nonzero_requirements(requirement_table, requirements_path)
     if baseline_build is not None:  # the A/B decides; a stored baseline would be a second, weaker verdict
-        from .ab import parse_arm
-
         if baseline is not None:
             raise InputError("--baseline-build and --baseline are two ways to compare: give one")
         parse_arm(s.AB_ARMS[0], baseline_build)

@@ -16,10 +16,11 @@ import pandas as pd
 
 from . import files, junit_writer, outcome, outputs
 from . import schema as s
-from .check import MissingData, describe_failure, format_percent, read_check_record, testcase_name
+from .check_terms import MissingData, describe_failure, format_percent, read_check_record, testcase_name
 from .errors import InputError
 from .junit_writer import TestCase
 from .model import FastDDS, Metadata, read_metadata
+from .resources_table import prepare_check
 
 SUITE_PREFIX = "latency."
 FAILURE_TYPE = "latency_regression"
@@ -181,8 +182,6 @@ def command_junit(experiment_directory, output, requirements=None) -> int:
     metadata = read_metadata(experiment_dir)
     resources = None
     if isinstance((record or {}).get("resources_requirements"), str):
-        from .resources_table import prepare_check
-
         resources = prepare_check(experiment_dir, record["resources_requirements"], list(reports), metadata)
     xml = build_junit_xml(reports, required, requirements_path, recorded, metadata, resources)
     with outputs.write_errors_as_input_errors():

@@ -324,9 +324,7 @@ STORE_REMOTE_ENV = "PERFGATE_STORE_REMOTE"  # the git repository of `perfgate st
 BASELINES_DIR = "baselines"  # baselines/<platform>/
 PLATFORM_ENV = "PERFGATE_PLATFORM"
 PIN_CPUS_ENV = "PERFGATE_PIN_CPUS"  # the gate's --pin-cpus default, set once per reference machine
-# set once in a runner's environment (ci/runner/README.md); the gate's defaults for --workspace and --store
-WORKSPACE_ENV = "PERFGATE_WORKSPACE"  # the runner's `perfgate build` workspace
-STORE_ENV = "PERFGATE_STORE"  # the runner's results store
+WORKSPACE_ENV, STORE_ENV = "PERFGATE_WORKSPACE", "PERFGATE_STORE"  # a runner's; the gate's --workspace, --store defaults
 FASTDDS_WORKSPACE_SPEC = "workspace"  # perfgate gate --fastdds: the Fast DDS of $PERFGATE_WORKSPACE
 
 

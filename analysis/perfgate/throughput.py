@@ -19,7 +19,7 @@ from .measure.options import RunOptions, ThroughputSettings, resolve_options
 from . import model
 from .model import KIND_THROUGHPUT, Metadata, write_metadata
 from .run import initial_metadata, prepare_measurement, run_all
-from .throughput_files import MAX_DEMAND, MAX_RECOVERY_MS
+from .throughput_files import MAX_DEMAND, MAX_RECOVERY_MS, read_throughput
 
 MAX_TIME_S = 600.0
 LOST_RELIABLE = "reliable sub-experiment lost samples"
@@ -63,8 +63,6 @@ def refuse_without_throughput(names: list[str]) -> None:
 
 def reliable_losses(output: Path, subexperiments) -> list[str]:
     """'<sub>: N lost at P B x D' for every reliable sub-experiment that lost samples."""
-    from .throughput_files import read_throughput
-
     found = []
     for sub in subexperiments:
         path = output / s.throughput_csv_name(sub.name)

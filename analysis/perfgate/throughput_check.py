@@ -9,12 +9,13 @@ Lost [%] where the row gives one. A required test that was not measured is an er
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from . import files
+from . import files, outputs
 from . import schema as s
 from .errors import InputError
 from .outcome import INCOMPLETE, MEASURED, PASS, REGRESSION, exit_code, verdict_of
@@ -22,8 +23,9 @@ from .model import Metadata, read_metadata
 from . import junit_writer
 from .junit import annotation_path, suite_properties
 from .junit_writer import TestCase
-from .throughput_files import (REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_LOST, REQUIREMENT_RECOVERY,
-                               REQUIREMENT_THROUGHPUT)
+from .throughput_files import (NOT_TABLES, REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_LOST,
+                               REQUIREMENT_RECOVERY, REQUIREMENT_THROUGHPUT, read_throughput,
+                               read_throughput_requirements)
 
 THROUGHPUT_CHECK = "Throughput"
 LOST_CHECK = "Lost"
@@ -207,8 +209,6 @@ def requested_requirements(required: pd.DataFrame, requested) -> tuple[pd.DataFr
 
 def table_paths(experiment_dir: Path) -> dict[str, Path]:
     """throughput name -> its table in the folder (the check's own report is not a table)."""
-    from .throughput_files import NOT_TABLES
-
     return {path.stem: path for path in sorted(experiment_dir.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
             if path.name not in NOT_TABLES}
 
@@ -231,8 +231,6 @@ def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_p
     """The throughput tables the requirements name. A sub-experiment the run asked for but did not
     measure is missing data (its tests are errors, exit 3); one that names no sub-experiment this
     folder could hold, in a folder that does not say what it asked for, is bad input (exit 2)."""
-    from .throughput_files import read_throughput
-
     tables = {}
     for name in dict.fromkeys(requirements[s.EXPERIMENT_TYPE]):
         path = experiment_dir / f"{name}.csv"
@@ -250,7 +248,6 @@ def read_tables(experiment_dir: Path, requirements: pd.DataFrame, requirements_p
 def require_outputs(experiment_dir: Path, junit, plots: Path | None, names, requirements_path: Path) -> None:
     """Every file the check writes, tried before the first is written; the JUnit file may be none of the
     files it reads or writes (a typo would replace a measured table or the metadata)."""
-    from . import outputs
     report = outputs.require_writable(experiment_dir / THROUGHPUT_CHECKS_FILE, "check report")
     if plots is not None:
         if plots.is_symlink() and not plots.exists():
@@ -266,9 +263,6 @@ def require_outputs(experiment_dir: Path, junit, plots: Path | None, names, requ
 
 def command_check_throughput(*, requirements, experiment_directory, junit=None, plots_directory=None,
                              no_plots=False) -> int:
-    from . import outputs
-    from .throughput_files import read_throughput_requirements
-
     outputs.require_paths(requirements=requirements, experiment_directory=experiment_directory, junit=junit,
                           plots_directory=plots_directory)
     experiment_dir = Path(experiment_directory)
@@ -281,9 +275,6 @@ def check_throughput_folder(everything: pd.DataFrame, requirements_path: Path, e
                             junit: Path | None, plots: Path | None) -> int:
     """Check a throughput folder against throughput requirements (read_throughput_requirements of
     requirements_path): throughput_checks.csv, JUnit and plots (none when plots is None)."""
-    import sys
-
-    from . import outputs
     from .plotting.throughput_plots import draw_throughput
 
     experiment_dir = files.require_dir(experiment_dir, "experiment folder")

@@ -19,6 +19,8 @@ from ..clock import utc_now
 from ..errors import InputError
 from ..harness import HarnessPaths
 from ..model import SubexperimentOutcome, ZeroCopy
+from ..throughput_files import read_harness_throughput
+from ..throughput_table import expected_tests, keys_of, throughput_table
 from .commands import ProcessSpec, Turns, floor_commands, latency_commands, describe, participant_names
 from .domains import lease_domain, own_port
 from .options import RunOptions
@@ -72,9 +74,6 @@ def read_measured(csv: Path, report: Path | None, payloads: tuple[int, ...], sam
 
 def read_throughput_measured(csv: Path, options: RunOptions) -> Measured:
     """The throughput tests the harness finished (it writes them even when it could not go on)."""
-    from ..throughput_files import read_harness_throughput
-    from ..throughput_table import expected_tests, keys_of, throughput_table
-
     settings = options.throughput
     expected = expected_tests(options.payloads, settings.demands, settings.recovery_times_ms)
     if not csv.exists():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from .. import schema as s
@@ -73,8 +74,6 @@ PAYLOAD_COLOURS = "viridis"  # eleven payloads, small to large: one ordered colo
 def throughput_history_figure(title: str, series: pd.DataFrame, changes: pd.DataFrame, ticks: list[str]) -> Figure:
     """series: Bytes, Index (position in commit order), Value (Mb/s) of one sub-experiment and test kind;
     changes: its change points (Index, Bytes, Change [%]), drawn where the level moved."""
-    from matplotlib import colormaps
-
     figure, axes = new_figure(title, size=(12, 6))
     payloads = sorted(series[s.BYTES].unique())
     colours = colormaps[PAYLOAD_COLOURS].resampled(max(len(payloads), 2))

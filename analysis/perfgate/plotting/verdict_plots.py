@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.colors import TwoSlopeNorm
+from matplotlib.patches import Rectangle
 
 from .common import FAILED_COLOUR, new_figure, save
 
@@ -45,6 +46,4 @@ def draw_heatmap(changes: pd.DataFrame, failed_subs: set[str], significant: set[
 
 
 def _row_frame(row: int, columns: int):
-    from matplotlib.patches import Rectangle
-
     return Rectangle((-0.5, row - 0.5), columns, 1, fill=False, edgecolor=FAILED_COLOUR, linewidth=2.5)

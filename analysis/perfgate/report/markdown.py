@@ -7,7 +7,7 @@ import html
 import pandas as pd
 
 from .. import schema as s
-from ..check import testcase_name
+from ..check_terms import testcase_name
 from .columns import (BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns, metadata_items,
                       number_text, percent_text)
 from .tables import (BASELINE, CHANGE, LINE, SUB, ExperimentResults, check_rows, failed_checks, missing_data,
