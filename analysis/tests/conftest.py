@@ -5,6 +5,8 @@ Test files import the builders from here (`from conftest import ...`), never fro
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -17,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfgate import files, process, upstream
+from perfgate import cli, files, process, upstream
 from perfgate.measure import environment as run_environment
 from perfgate.measure import supervise as supervision
 from perfgate import schema as s
@@ -49,6 +51,21 @@ def harness_paths():
     # The native harness, built once into the shared cache (perfgate.harness; a file lock keeps
     # parallel workers from building it twice). A failed build fails the tests that need it.
     return ensure_harness()
+
+
+def perfgate_in_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`perfgate ARGS` run by the command line's own entry point (cli.main) in this process, its exit
+    code, stdout and stderr as a finished process's: what a user sees of a command that fails before it
+    measures, without a new interpreter importing pandas for each of hundreds of cases. An exception
+    cli.main lets through (a traceback to a user) fails the test. Commands whose processes or signals
+    are tested run as real processes."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or Path.cwd()), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exit:  # argparse's usage errors (exit 2) and --help (exit 0)
+            code = exit.code if isinstance(exit.code, int) else 1
+    return subprocess.CompletedProcess(["perfgate", *args], code, out.getvalue(), err.getvalue())
 
 
 def live_processes_of(run_id: str) -> list[int]:

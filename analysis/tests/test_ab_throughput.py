@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import perfgate_in_process
 from perfgate import ab_throughput_report as tr
 from perfgate import files
 from perfgate import gate
@@ -48,8 +49,7 @@ def write_ab(folder, rounds: int, candidate_factor: dict[str, float], seed: int 
 
 
 def verdict(folder, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "perfgate.cli", "verdict", "--ab-directory", str(folder), *args],
-                          capture_output=True, text=True)
+    return perfgate_in_process("verdict", "--ab-directory", str(folder), *args)
 
 
 def test_a_drop_of_one_sub_experiment_fails_it_alone(tmp_path):
@@ -129,8 +129,8 @@ def test_the_gate_joins_the_throughput_check_and_its_ab_worst_first():
     (["--demands", "0"], "--demands"),
 ])
 def test_what_the_throughput_ab_cannot_measure_is_refused_before_measuring(tmp_path, options, says):
-    done = subprocess.run([sys.executable, "-m", "perfgate.cli", "ab-throughput", "--output", str(tmp_path / "ab"),
-                           "--baseline", "system", "--candidate", "system", *options], capture_output=True, text=True)
+    done = perfgate_in_process("ab-throughput", "--output", str(tmp_path / "ab"), "--baseline", "system",
+                               "--candidate", "system", *options)
     assert done.returncode == s.EXIT_USAGE, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr
     assert not (tmp_path / "ab").exists()

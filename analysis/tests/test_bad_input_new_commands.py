@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import live_processes_of, make_source
+from conftest import live_processes_of, make_source, perfgate_in_process
 from perfgate import files, gate_plan, scratch
 from perfgate import schema as s
 from perfgate.errors import InputError
@@ -28,9 +28,7 @@ COVERING = ("throughput_interprocess_best_effort,1024,100,5,1.0,\n"
             "throughput_interprocess_reliable,16,100,5,0.5,\n")
 
 
-def perfgate(*args: str, timeout: float = 300, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)
+perfgate = perfgate_in_process  # every command here fails (or finishes) before measuring anything
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
@@ -445,8 +443,7 @@ def test_an_output_folder_that_cannot_be_made_is_one_line_before_anything_runs(t
     (tmp_path / "FILE").write_text("x")
     (tmp_path / "DANGLING").symlink_to(tmp_path / "nowhere" / "x")
     output = where if where.startswith("/") else str(tmp_path / where)
-    completed = subprocess.run([sys.executable, "-m", "perfgate.cli", command[0], "--output", output, *command[1:]],
-                               capture_output=True, text=True, timeout=120)
+    completed = perfgate(command[0], "--output", output, *command[1:])
     assert completed.returncode == s.EXIT_USAGE, completed.stderr
     assert len(completed.stderr.strip().splitlines()) == 1 and message in completed.stderr
     assert "Traceback" not in completed.stderr

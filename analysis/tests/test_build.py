@@ -472,5 +472,7 @@ def test_the_gate_workflow_builds_fast_dds_before_the_gate():
     usage = perfgate("build", "--help").stdout
     assert all(option in usage for option in used)
     gate = steps[ids.index("gate")]
-    assert gate["env"]["FASTDDS_WORKSPACE"] == "${{ steps.build.outputs.workspace }}"
-    assert '--workspace "$FASTDDS_WORKSPACE"' in gate["run"] and "--workspace" in perfgate("gate", "--help").stdout
+    # the gate measures what the build step built in $PERFGATE_WORKSPACE, named explicitly
+    assert '--workspace "$PERFGATE_WORKSPACE"' in step["run"]
+    assert "(inputs.fastdds-ref != '' && 'workspace')" in gate["env"]["FASTDDS"]
+    assert '--fastdds "$FASTDDS"' in gate["run"] and "--fastdds" in perfgate("gate", "--help").stdout

@@ -240,6 +240,7 @@ def pinning_real_fastcdr(tmp_path_factory) -> dict:
     return {"fastdds": fastdds, "pinned": tags, "commits": commits}
 
 
+@pytest.mark.heavy
 def test_a_pin_is_fetched_from_the_fastcdr_url(pinning_real_fastcdr, tmp_path):
     """Through the command line, up to the sources: the pin fetched from the real Fast CDR repository
     given as --fastcdr-url (GitHub's URL of .gitmodules is not reached), recorded with both URLs; a

@@ -84,6 +84,7 @@ def test_one_of_the_two_verdict_files_alone_is_a_damaged_experiment(tmp_path, st
         history_ab.read_verdict(folder)
 
 
+@pytest.mark.heavy
 def test_history_marks_each_commits_ab_verdict_on_the_page_and_the_plots(store_with_ab, tmp_path, capsys):
     store_dir, tables = store_with_ab
     requirements = tmp_path / "requirements.csv"
@@ -132,6 +133,7 @@ def test_the_png_marks_sit_at_the_commits_with_a_legend_per_outcome(tmp_path):
 
 
 # --- the gate's history: its stored run with the A/B, the platform's baselines -----------------------
+@pytest.mark.heavy
 def test_the_gate_stores_the_ab_verdict_and_redraws_history_with_the_platforms_baselines(
         tmp_path, monkeypatch, store_with_ab, capsys):
     monkeypatch.chdir(tmp_path)

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 import pandas as pd
+import pytest
 from matplotlib.image import imread
 
 from perfgate import change_points as cp
@@ -61,6 +62,7 @@ def write_baseline(folder, platform_id: str) -> None:
                                   "latency_definition": s.ROUND_TRIP, "platform": {"id": platform_id}})
 
 
+@pytest.mark.heavy
 def test_history_draws_every_plot_with_commits_and_baselines(tmp_path, capsys):
     write_store(tmp_path / "store", 30, 20)
     write_baseline(tmp_path / "baselines" / "vm-2core-x64", "0123456789abcdef")
@@ -77,6 +79,7 @@ def test_history_draws_every_plot_with_commits_and_baselines(tmp_path, capsys):
     assert "20 plots" in capsys.readouterr().out
 
 
+@pytest.mark.heavy
 def test_a_baseline_of_another_platform_is_a_usage_error_naming_both(tmp_path):
     write_store(tmp_path / "store", 8, 4)
     write_baseline(tmp_path / "other", "ffffffffffffffff")

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from perfgate import change_points as cp
 from perfgate import files, history
@@ -44,6 +45,7 @@ def write_history(tmp_path):
     return plots / hp.PAGE_NAME
 
 
+@pytest.mark.heavy
 def test_the_page_embeds_plotly_and_puts_the_change_points_first(tmp_path):
     page = write_history(tmp_path).read_text()
     # opens offline: plotly.js is inside, and nothing else of the page names a resource to load
@@ -59,6 +61,7 @@ def test_the_page_embeds_plotly_and_puts_the_change_points_first(tmp_path):
     assert f'<a href="{SUBS[1]}/history_99.png">PNG</a>' in page
 
 
+@pytest.mark.heavy
 def test_the_charts_render_in_a_headless_browser(tmp_path):
     # A real browser, installed by ci/test.sh (ci/debian-test-packages.txt): never skipped.
     assert CHROMIUM is not None, "chromium not found: install the Debian package chromium (ci/test.sh does)"

@@ -218,6 +218,7 @@ def test_perfgate_options_in_the_scripts_exist(calls):
         assert sorted(o for o in _options(script) if o in ("--store", "--branch") and o not in _help("store")) == []
 
 
+@pytest.mark.heavy
 def test_the_gate_pushes_the_store_and_the_nightly_history_pulls_it_with_the_baselines(calls, tmp_path):
     from store_scripts import bare_repository, branch_labels, run_script, runner_checkout, stored_experiment
 

@@ -60,6 +60,7 @@ def kill_a_worker_while_it_writes(command: subprocess.Popen, plots: Path, deadli
     raise AssertionError("no worker was caught writing a PNG")
 
 
+@pytest.mark.heavy
 def test_a_worker_killed_while_writing_a_png_leaves_no_temporary_file(fastdds_fixtures, tmp_path):
     experiment = experiment_folder(fastdds_fixtures, tmp_path / "experiment")
     command = perfgate_process(experiment)
@@ -79,6 +80,7 @@ def dead_pid() -> int:
     return finished.pid
 
 
+@pytest.mark.heavy
 def test_a_later_run_removes_what_a_dead_writer_left_and_keeps_a_live_ones(fastdds_fixtures, tmp_path):
     experiment = experiment_folder(fastdds_fixtures, tmp_path / "experiment")
     plots = experiment / s.PLOTS_DIR / "intraprocess_best_effort"
@@ -106,6 +108,7 @@ def test_abandoned_picks_dead_writers_of_perfgate_temporaries_only():
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="history draws in worker processes only with 2 CPUs or more")
+@pytest.mark.heavy
 def test_a_history_plot_worker_killed_while_writing_leaves_no_temporary_file(tmp_path):
     write_store(tmp_path / "store", 30, 20)  # two sub-experiments: two plot workers
     requirements = tmp_path / "requirements.csv"

@@ -116,6 +116,7 @@ def border_is_blank(path: Path, width: int = 2) -> bool:
     return all((edge > 250).all() for edge in edges)
 
 
+@pytest.mark.heavy
 def test_no_label_is_cut_off_where_fixed_margins_or_a_long_title_would(tmp_path):
     # tick labels of four lines (date, time, commit, label): more than the history figure's fixed
     # margins were made for (two lines fit them)

@@ -262,6 +262,7 @@ def test_html_page_embeds_every_plot_and_escapes_text(plotted_experiment):
     assert "Max[1024 B]" in text and "+35.69%" in text and "135.690" in text
 
 
+@pytest.mark.heavy
 def test_html_page_of_many_plots_is_reencoded_to_a_few_megabytes(plotted_experiment):
     plots = plotted_experiment["results"].experiment_dir / s.PLOTS_DIR
     pngs = sorted(plots.rglob("*.png"))

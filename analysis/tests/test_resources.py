@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import perfgate_in_process
 from perfgate import files, resources_table
 from perfgate import schema as s
 from perfgate.cli import main
@@ -94,6 +95,7 @@ GROWER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.heavy
 def test_the_sampler_follows_a_real_process_from_start_to_end():
     """Its memory grows in the rows, and the CPU the rows add up to is the CPU the kernel says the
     process used (rusage at its end), less what it used after the last reading, unseen."""
@@ -304,10 +306,9 @@ def test_bad_requirements_exit_2_with_one_line_and_nothing_written(tmp_path, tex
     lines = [",".join(s.REQUIREMENT_COLUMNS), f"{SUB},16,900.000,900.000,900.000"]
     (tmp_path / "req.csv").write_text("\n".join(lines) + "\n")
     before = sorted(path.name for path in experiment.iterdir())
-    completed = subprocess.run([sys.executable, "-m", "perfgate.cli", "check", "--requirements", str(tmp_path / "req.csv"),
-                                "--experiment-directory", str(experiment), "--plots-directory", str(tmp_path / "plots"),
-                                "--resources-requirements", str(json_path)], capture_output=True, text=True,
-                               env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "analysis")})
+    completed = perfgate_in_process("check", "--requirements", str(tmp_path / "req.csv"), "--experiment-directory",
+                                    str(experiment), "--plots-directory", str(tmp_path / "plots"),
+                                    "--resources-requirements", str(json_path))
     assert completed.returncode == s.EXIT_USAGE
     where = f"{json_path}:{line}: " if line is not None else f"{json_path}: "
     assert completed.stderr.splitlines() == [f"perfgate check: error: {where}{raised.value.message}"]
@@ -339,10 +340,9 @@ def test_a_bad_resources_csv_exits_2_naming_its_line(real_run, tmp_path, cell, p
     resources_csv.write_text("\n".join(lines) + "\n")
     (tmp_path / "res.json").write_text('{"platform": "test", "resources": {"rss[KB]": 900000}}')
     before = {path.name: path.read_bytes() for path in experiment.iterdir()}
-    completed = subprocess.run([sys.executable, "-m", "perfgate.cli", "check", "--requirements",
-                                str(write_latency_requirements(tmp_path / "req.csv")), "--experiment-directory",
-                                str(experiment), "--plots-directory", str(tmp_path / "plots"),
-                                "--resources-requirements", str(tmp_path / "res.json")], capture_output=True, text=True)
+    completed = perfgate_in_process("check", "--requirements", str(write_latency_requirements(tmp_path / "req.csv")),
+                                    "--experiment-directory", str(experiment), "--plots-directory",
+                                    str(tmp_path / "plots"), "--resources-requirements", str(tmp_path / "res.json"))
     assert completed.returncode == s.EXIT_USAGE
     assert completed.stderr.splitlines() == [f"perfgate check: error: {resources_csv}:3: {problem}"]
     assert {path.name: path.read_bytes() for path in experiment.iterdir()} == before

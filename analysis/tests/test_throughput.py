@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import perfgate_in_process
 from perfgate import files
 from perfgate import schema as s
 from perfgate.errors import InputError
@@ -24,9 +25,7 @@ from perfgate.throughput_table import throughput_table
 HARNESS_HEADER = ",".join(s.THROUGHPUT_HARNESS_COLUMNS) + "\n"
 
 
-def perfgate(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
+perfgate = perfgate_in_process  # (the killed and interrupted runs below are real processes)
 
 
 def write_experiment(folder: Path, sub: str, harness_rows: str) -> pd.DataFrame:

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from perfgate import files
 from perfgate import schema as s
@@ -33,6 +34,7 @@ def throughput_run(rng: np.random.Generator, dropped: bool) -> pd.DataFrame:
     return throughput_table(pd.DataFrame(rows, columns=list(s.THROUGHPUT_HARNESS_COLUMNS)))
 
 
+@pytest.mark.heavy
 def test_a_drop_is_found_at_its_commit_and_listed_as_a_regression(tmp_path, real_summary):
     rng = np.random.default_rng(3)
     root = tmp_path / "store" / s.STORE_EXPERIMENTS_DIR
