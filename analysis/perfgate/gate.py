@@ -2,8 +2,9 @@
 
 run -> process (summaries, plots, sub-experiment comparison plots) -> check (+ JUnit) -> compare
 with the platform's baseline -> throughput -> A/B -> add to the results store and redraw history ->
-reports (HTML page, Markdown summary, `::error` annotations). Each step is the other modules'
-command function, called directly.
+reports (HTML page, Markdown summary, `::error` annotations). Each step is its module's typed
+function (run.measure_latency, process.process_folder, check.check_folder, ...), given the plan's
+values as validated once (the requirements read once, the run's options resolved once).
 
 Everything a maintainer could get wrong (platform, requirements, baseline, store, label, output
 folder) is checked before measuring (gate_plan), so a usage error costs seconds, not a run. After measuring,
