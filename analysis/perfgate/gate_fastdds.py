@@ -41,7 +41,7 @@ class GateFastDDS:
                       else f"source {fastdds['source_path']}" if fastdds.get("source_path") else "no commit recorded")
             finished = (self.record or {}).get("finished_utc") or "an unknown time"
             state = "built" if self.built else "failed to build"
-            return (f"the `perfgate build` workspace {self.workspace} (Fast DDS {fastdds.get('version') or '?'}, "
+            return (f"the perfgate build workspace {self.workspace} (Fast DDS {fastdds.get('version') or '?'}, "
                     f"{commit}, {state} at {finished}), chosen by {self.chosen_by}")
         if self.prefix is not None:
             return f"the install prefix {self.prefix}, chosen by {self.chosen_by}"

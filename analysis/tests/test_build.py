@@ -388,7 +388,7 @@ def test_a_gate_measuring_the_runners_workspace_says_so_and_whose_build_it_is(br
     assert cli.main(["gate", "--output", str(tmp_path / "out"), "--label", "pr-8"]) == s.EXIT_INCOMPLETE
     first = capsys.readouterr().out.splitlines()[0]
     finished = build_record.read_record(workspace)["finished_utc"]
-    assert first == (f"perfgate gate: Fast DDS: the `perfgate build` workspace {workspace} (Fast DDS 2.9.1, source "
+    assert first == (f"perfgate gate: Fast DDS: the perfgate build workspace {workspace} (Fast DDS 2.9.1, source "
                      f"{source}, failed to build at {finished}), chosen by $PERFGATE_WORKSPACE")
     assert files.read_metadata(tmp_path / "out")["build_failed"]["failed_package"] == "fastrtps"
 
