@@ -382,12 +382,18 @@ def test_promote_baseline_refuses_a_folder_without_metadata_or_a_bad_platform_na
     assert not (workspace / "baselines").exists() and not (workspace / "elsewhere").exists()
 
 
-def test_the_machine_wide_pinning_comes_from_the_environment(workspace, monkeypatch, capsys):
+@pytest.mark.parametrize("value, message", [
+    ("4096", "--pin-cpus: CPU 4096 is not available"),
+    # no option parser sees the variable: an empty item (a CPU lost in a script) is refused here too
+    ("0,", "--pin-cpus '0,' has an empty item"), (",0", "--pin-cpus ',0' has an empty item"),
+    ("0,,1", "--pin-cpus '0,,1' has an empty item"),
+])
+def test_the_machine_wide_pinning_comes_from_the_environment(workspace, monkeypatch, capsys, value, message):
     # an impossible CPU in $PERFGATE_PIN_CPUS proves the gate read it: refused before anything is measured
     write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
-    monkeypatch.setenv(s.PIN_CPUS_ENV, "4096")
+    monkeypatch.setenv(s.PIN_CPUS_ENV, value)
     assert gate(*gate_arguments("out", "first")) == s.EXIT_USAGE
-    assert "--pin-cpus: CPU 4096 is not available" in one_error_line(capsys.readouterr().err)
+    assert message in one_error_line(capsys.readouterr().err)
     assert not (workspace / "out").exists()
 
 

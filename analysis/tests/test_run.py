@@ -53,6 +53,7 @@ def test_default_run_is_the_ten_then_the_floor(tmp_path):
     ({"warmup": -1}, "zero or more"),
     ({"pin_cpus": "0,1,2"}, "one or two CPU numbers"),
     ({"pin_cpus": "0,4096"}, "CPU 4096 is not available"),
+    ({"pin_cpus": "0,"}, "'0,' has an empty item"),
     ({"harness": "/nonexistent/perfgate-latency"}, "harness executable not found"),
 ])
 def test_bad_options_are_usage_errors(tmp_path, overrides, message):

@@ -83,7 +83,9 @@ def parse_pin_cpus(text: str | None, allowed: set[int], isolated: list[int] | No
         if pin is not None and shutil.which("taskset") is None:
             return None  # auto never fails a run: it pins where it can
         return pin
-    parts = [p.strip() for p in text.split(",") if p.strip()]
+    parts = [p.strip() for p in text.split(",")]
+    if "" in parts:  # `0,` from $PERFGATE_PIN_CPUS (which no option parser sees) would pin both sides to CPU 0
+        raise InputError(f"--pin-cpus {text!r} has an empty item (one or two CPU numbers separated by a comma)")
     if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
         raise InputError(f"--pin-cpus takes auto, none, or one or two CPU numbers (PUB,SUB), got {text!r}")
     cpus = [int(p) for p in parts]
