@@ -6,8 +6,9 @@ its experiments compare, and draws per sub-experiment (docs/formats.md section 9
 `<plots>/<sub>/history_{min,median,max,99}.png` and `<plots>/<sub>/<bytes>_bytes_{median,99,max}.png`.
 
 Work is split by sub-experiment over worker processes in two rounds: first every summary is read
-and validated (so a bad file stops the command before any plot is replaced), then the plots are
-drawn. The command reports and exits 0: gating is `check`'s job; history shows the trend.
+and validated, then the plots are drawn. A damaged experiment (store_check) is reported on one line
+and left out before anything is drawn. The command reports and exits 0: gating is `check`'s job;
+history shows the trend.
 
 Experiments are taken commit by commit (change_points.commit_order). Change points over every
 sub-experiment, payload and statistic (change_points.detect) go to `<plots>/change_points.csv`, and
@@ -28,12 +29,12 @@ import pandas as pd
 
 from . import experiments as ex
 from . import change_points as cp
-from . import files, store
+from . import files, store, store_check
 from . import history_ab
 from . import history_files as hf
 from . import history_page as hp
 from . import schema as s
-from .errors import PerfgateError
+from .errors import InputError, PerfgateError
 from .pools import worker_pool
 from . import summary_index as si
 from .summary_index import IndexedSummaries
@@ -91,24 +92,27 @@ def _guarded(function, *arguments):
         return None, (type(error), error.message, error.path, error.line)
 
 
-def _load_sub(experiments: list[ex.Experiment], sub: str, indexed: Path | None) -> pd.DataFrame:
-    """ex.summary_table, with the summary files read through the store's index (summary_index)."""
-    with_summary = [(order, e) for order, e in enumerate(experiments) if sub in e.summary_paths]
-    rows = IndexedSummaries(indexed, sub).load([e.path.name for _, e in with_summary],
-                                               [e.summary_paths[sub] for _, e in with_summary])
-    by_folder = {e.path.name: (order, e.label) for order, e in with_summary}
+def _load_sub(experiments: list[ex.Experiment], sub: str,
+              indexed: Path | None) -> tuple[pd.DataFrame, list[store_check.Damage]]:
+    """ex.summary_table, with the summary files read through the store's index (summary_index); and
+    the experiments whose summary (or raw-only measurements) of `sub` did not read, left out."""
+    rows, damaged = store_check.load_summaries(experiments, sub, indexed)
+    by_folder = {e.path.name: (order, e.label) for order, e in enumerate(experiments)}
     rows.insert(0, s.LABEL, rows[si.FOLDER].map(lambda folder: by_folder[folder][1]))
     rows.insert(0, ex.ORDER, rows[si.FOLDER].map(lambda folder: by_folder[folder][0]))
     frames = [rows.drop(columns=si.FOLDER)]
     # a sub-experiment with only raw measurements (older tooling) is summarised on the fly, never indexed
     raw_only = [(order, e) for order, e in enumerate(experiments) if sub in e.raw_paths]
     for order, experiment in raw_only:
-        summary = experiment.summary(sub)
+        summary = store_check.summarise_raw_only(experiment, sub)
+        if isinstance(summary, store_check.Damage):
+            damaged.append(summary)
+            continue
         summary.insert(0, s.LABEL, experiment.label)
         summary.insert(0, ex.ORDER, order)
         frames.append(summary)
     table = pd.concat(frames, ignore_index=True)
-    return table.sort_values(ex.ORDER, kind="stable").reset_index(drop=True) if raw_only else table
+    return (table.sort_values(ex.ORDER, kind="stable").reset_index(drop=True) if raw_only else table), damaged
 
 
 def index_folder(experiments_results: Path) -> Path | None:
@@ -232,6 +236,17 @@ def command_history(requirements: str, experiments_results: str, plots_directory
         return _history(requirements, experiments_results, plots_directory, no_plots, alpha, baseline or [])
 
 
+def _load_all(executor, experiments: list[ex.Experiment], indexed: Path | None):
+    """Every sub-experiment's table (_load_sub, in the workers) and the damage found, once per folder."""
+    subs = ex.all_subexperiments(experiments)
+    loaded = _map(executor, _load_sub, [(experiments, sub, indexed) for sub in subs])
+    damage = {}
+    for _, found in loaded:
+        for item in found:
+            damage.setdefault(item.folder, item)
+    return subs, [table for table, _ in loaded], list(damage.values())
+
+
 def in_commit_order(experiments: list[ex.Experiment]) -> tuple[list[ex.Experiment], int]:
     """Experiments (given oldest first) commit by commit, the order of the change points and the x
     axis; and the position there of the newest experiment (a re-run of an old commit is not last)."""
@@ -248,26 +263,38 @@ def describe(experiments: list[ex.Experiment]) -> pd.DataFrame:
 def _history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool,
              alpha: float, baseline_folders: list[str]) -> int:
     requirement_table = files.read_requirements(Path(requirements))
-    experiments, newest_position = in_commit_order(ex.load_store(Path(experiments_results)))
+    # a damaged experiment is reported and skipped: one bad folder must not stop every later history
+    readable, damaged = store_check.readable_experiments(Path(experiments_results))
+    experiments, newest_position = in_commit_order(readable)
     # a baseline is drawn beside the history only if it was measured the same way on the same platform
     baselines = [(Path(folder).resolve().name, ex.describe_experiment(Path(folder))) for folder in baseline_folders]
     for note in ex.require_comparable(experiments + [experiment for _, experiment in baselines]):
         print(f"perfgate history: note: {note}", file=sys.stderr)
-    subs = ex.all_subexperiments(experiments)
-    uncovered = [sub for sub in subs if sub not in set(requirement_table[s.EXPERIMENT_TYPE])]
-    if uncovered:
-        print(f"perfgate history: note: {requirements} has no requirements for {', '.join(uncovered)}; "
-              f"their payload histories are drawn without a requirement line", file=sys.stderr)
-    lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
     plots = Path(plots_directory)
-    described = describe(experiments)
-    verdicts = [history_ab.read_verdict(e.path) for e in experiments]  # the A/B of each run, where it has one
 
-    workers = _workers(len(subs))
+    workers = _workers(len(ex.all_subexperiments(experiments)))
     # output: a plot worker killed mid-write leaves its temporary PNG below the plots folder
     with worker_pool(workers, _pool_context(), output=plots) if workers > 1 else contextlib.nullcontext() as executor:
         indexed = index_folder(Path(experiments_results))
-        tables = _map(executor, _load_sub, [(experiments, sub, indexed) for sub in subs])
+        subs, tables, summary_damage = _load_all(executor, experiments, indexed)
+        if summary_damage:  # read again without them (from the index now: quick), so positions stay contiguous
+            damaged += summary_damage
+            skipped = {d.folder for d in summary_damage}
+            readable = [e for e in readable if e.path not in skipped]
+            if not readable:
+                raise InputError(f"every experiment of the results store is damaged, e.g. {damaged[0].problem}",
+                                 ex.experiments_folder(Path(experiments_results)))
+            experiments, newest_position = in_commit_order(readable)
+            subs, tables, _ = _load_all(executor, experiments, indexed)
+        for damage in damaged:
+            print(f"perfgate history: warning: {damage.line()}", file=sys.stderr)
+        uncovered = [sub for sub in subs if sub not in set(requirement_table[s.EXPERIMENT_TYPE])]
+        if uncovered:
+            print(f"perfgate history: note: {requirements} has no requirements for {', '.join(uncovered)}; "
+                  f"their payload histories are drawn without a requirement line", file=sys.stderr)
+        lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
+        described = describe(experiments)
+        verdicts = [history_ab.read_verdict(e.path) for e in experiments]  # the A/B of each run, where it has one
         by_sub = dict(zip(subs, tables))
         tested = _map(executor, _test_sub, [(sub, table, alpha) for sub, table in by_sub.items()])
         changes = cp.decide([row for found, _ in tested for row in found], sum(untested for _, untested in tested),
@@ -290,6 +317,8 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
 
     throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]
+    if damaged:
+        print(f"history: {len(damaged)} damaged experiment(s) skipped: {', '.join(d.folder.name for d in damaged)}")
     print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "
           f"{len(subs)} sub-experiments; {drawn} plots in {plots}" if not no_plots else
           f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")

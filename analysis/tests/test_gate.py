@@ -87,6 +87,25 @@ def test_requirements_that_do_not_cover_a_requested_payload_stop_the_gate_before
     assert not (workspace / "out").exists()
 
 
+def test_a_damaged_stored_experiment_stops_the_gate_before_measuring(workspace, fastdds_fixtures, capsys):
+    # history would skip it (store_check); a gate adding to that store is refused first, not after measuring
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    stored = workspace / "store" / s.STORE_EXPERIMENTS_DIR
+    for name in ("older", "damaged"):
+        (stored / name).mkdir(parents=True)
+        shutil.copy(fastdds_fixtures / "v193" / "summary_intraprocess.csv", stored / name / s.summary_csv_name(GATED[0]))
+    bad = stored / "damaged" / s.summary_csv_name(GATED[0])
+    bad.write_text(bad.read_text().replace("\n16,", "\n-16,", 1))
+    assert gate(*gate_arguments("out", "first"), "--store", "store") == s.EXIT_USAGE
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith("perfgate gate: error: the results store holds a damaged experiment: "
+                           f"store/experiments/damaged/{s.summary_csv_name(GATED[0])}:2: ")
+    assert line.endswith("repair or remove store/experiments/damaged before gating into this store "
+                         "(perfgate history skips it)")
+    assert not (workspace / "out").exists()
+    assert sorted(p.name for p in stored.iterdir() if not p.name.startswith(".")) == ["damaged", "older"]
+
+
 def test_a_label_already_in_the_store_stops_the_gate_before_measuring(workspace, fastdds_fixtures, capsys):
     write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
     stored = workspace / "store" / s.STORE_EXPERIMENTS_DIR / "first"
