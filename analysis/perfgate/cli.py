@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+import signal
 import sys
+import threading
 
 from . import cpu_latency
 from . import schema as s
@@ -361,6 +363,11 @@ def main(argv: list[str] | None = None) -> int:
     command_name = arguments.pop("command")
     module_name, function_name = arguments.pop("handler").split(":")
     handler = getattr(importlib.import_module(module_name), function_name)
+    # SIGTERM (a cancelled CI job, `timeout`, `kill`) ends every command as Ctrl-C does: its worker pools
+    # are torn down and its temporary files removed on the way out, where the default action would
+    # kill this process alone and leave its plot workers drawing, orphaned, into temporary files
+    previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
         return int(handler(**arguments))
     except PerfgateError as error:
@@ -369,6 +376,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"perfgate {command_name}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -317,7 +317,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     results = report.load(plan.output, plan.requirements, baseline_compared=compared,
                           baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
                           warnings=list(plan.warnings), throughput_headline=throughput_headline)
-    html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None)
+    html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None,
+                                        interrupted=steps.interrupted)
     for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,
                         plan.output / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_MARKDOWN):
         if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary

@@ -35,7 +35,7 @@ from . import history_files as hf
 from . import history_page as hp
 from . import schema as s
 from .errors import InputError, PerfgateError
-from .pools import worker_pool
+from .pools import stop_requested, worker_pool
 from . import summary_index as si
 from .summary_index import IndexedSummaries
 from .throughput_history import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV
@@ -182,12 +182,16 @@ def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: li
     count = len(tick_labels)
     drawn = 0
     for magnitude in s.PLOTTED_MAGNITUDES:
+        if stop_requested():
+            return drawn
         figures.magnitude(sub, magnitude, magnitude_history(table, magnitude, count),
                           s.history_magnitude_png(plots, sub, magnitude), marks.get((magnitude, None), []), ab)
         drawn += 1
     for check in s.CHECKED_MAGNITUDES:
         values = magnitude_history(table, check, count)
         for payload in values.columns:
+            if stop_requested():
+                return drawn
             requirement = requirements.get((payload, check))
             references = [(name, value[(payload, check)]) for name, value in baselines if (payload, check) in value]
             figures.payload(sub, check, payload, values[payload], requirement,
