@@ -16,7 +16,7 @@ import threading
 from . import cpu_latency
 from . import schema as s
 from .cli_types import (demand_list, label, millisecond_list, name_list, non_negative_float, payload_list,
-                        percentile, pin_request, positive_float, positive_int)
+                        percentile, pin_request, positive_float, positive_int, probability)
 from .errors import PerfgateError
 
 
@@ -239,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="results store, or its experiments/ folder: one experiment folder per run")
     _option(history, "--plots-directory", required=True, metavar="D",
             help="where the plots, change_points.csv and the Otava export go")
-    _option(history, "--alpha", type=non_negative_float, default=0.01,
+    _option(history, "--alpha", type=probability, default=0.01,
             help="family-wise false-alarm level of the change points over all series (default 0.01)")
     _option(history, "--baseline", action="append", default=None, metavar="D",
             help="a stored baseline (baselines/<platform>/) drawn as a reference line; repeat for release baselines")

@@ -17,7 +17,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import files, outcome, report
+from . import files, outcome, outputs, report
 from . import schema as s
 from .errors import InputError, PerfgateError
 from .fastdds_build.failed_gate import gate_failed_build
@@ -280,6 +280,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                  cpu_latency_request: str | None = None, experiments: list[str] | None = None) -> int:
     from .platform_info import this_machine
 
+    if summary_markdown is not None:  # a folder there would show after measuring, as a traceback
+        outputs.require_appendable(summary_markdown, "summary_markdown")
     if workspace is not None:  # a `perfgate build` workspace: its Fast DDS, or its failed build (exit 3)
         if fastdds_prefix is not None:
             raise InputError("--workspace names the Fast DDS to measure: drop --fastdds-prefix")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from . import files
+from . import files, outputs
 from . import schema as s
 from .baseline import require_folder_name, require_platform_name
 from .errors import InputError
@@ -157,6 +157,7 @@ def _resolve_baseline(baseline: str | None, platform: str, this_platform_id: str
 def _validate_store(store: Path, label: str, this_platform_id: str | None) -> None:
     from . import experiments, store_check
 
+    outputs.require_writable(store, "results store", folder=True)  # a file or /proc: refused before measuring
     experiments_dir = store / s.STORE_EXPERIMENTS_DIR
     if (experiments_dir / label).exists():
         raise InputError(f"the results store already has an experiment labelled {label!r}; choose another --label",

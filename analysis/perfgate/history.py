@@ -29,7 +29,7 @@ import pandas as pd
 
 from . import experiments as ex
 from . import change_points as cp
-from . import files, store, store_check
+from . import files, outputs, store, store_check
 from . import history_ab
 from . import history_files as hf
 from . import history_page as hp
@@ -235,6 +235,7 @@ def _map(executor, function, argument_lists):
 def command_history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool,
                     alpha: float = cp.DEFAULT_ALPHA, baseline: list[str] | None = None) -> int:
     folder = Path(experiments_results)
+    _require_plots_folder(Path(plots_directory), folder)
     # a results store is shared with gates adding to it: read and draw it whole, one redraw at a time
     with store.locked(folder) if store.is_store(folder) else contextlib.nullcontext():
         return _history(requirements, experiments_results, plots_directory, no_plots, alpha, baseline or [])
@@ -249,6 +250,18 @@ def _load_all(executor, experiments: list[ex.Experiment], indexed: Path | None):
         for item in found:
             damage.setdefault(item.folder, item)
     return subs, [table for table, _ in loaded], list(damage.values())
+
+
+def _require_plots_folder(plots: Path, experiments_results: Path) -> None:
+    """Before anything is read: the plots folder can be made, and is not among the experiment folders
+    (change_points.csv there would be a stray file that stops the next history, a plot folder an
+    experiment that is not one)."""
+    outputs.require_paths(plots_directory=str(plots), experiments_results=str(experiments_results))
+    outputs.require_writable(plots, "plots folder", folder=True)
+    experiments_folder = ex.experiments_folder(experiments_results).resolve()
+    if plots.resolve().is_relative_to(experiments_folder):
+        raise InputError(f"the plots folder is inside the experiments folder {experiments_folder}; the next history "
+                         "would read what it writes as experiments", plots)
 
 
 def in_commit_order(experiments: list[ex.Experiment]) -> tuple[list[ex.Experiment], int]:

@@ -62,6 +62,9 @@ class RunOptions:
     command: str = "run"  # the perfgate command measuring, which every message names (`perfgate <command>: ...`)
 
 
+MAX_HARNESS_COUNT = 100_000_000  # samples and warm-up round trips the harness takes (native/src/options.cpp)
+
+
 def default_timeout(samples: int, warmup: int, payloads: int, subscribers: int = 1) -> float:
     """One-to-many: the publisher writes to every subscriber, and the round trip grew with them here
     (16 subscribers with security, under load: 5 ms, 17 times one subscriber's), so the budget scales."""
@@ -174,9 +177,11 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
         raise InputError(f"--payloads names a payload twice: {','.join(map(str, payloads))}")
     if samples is None or samples < 2:
         raise InputError(f"--samples must be at least 2 (a payload needs two samples), got {samples}")
+    if samples > MAX_HARNESS_COUNT:  # the harness would refuse it after the run started: say so before
+        raise InputError(f"--samples must be at most {MAX_HARNESS_COUNT} (the harness's limit), got {samples}")
     warmup = DEFAULT_WARMUP if warmup is None else int(warmup)
-    if warmup < 0:
-        raise InputError(f"--warmup must be zero or more, got {warmup}")
+    if not 0 <= warmup <= MAX_HARNESS_COUNT:
+        raise InputError(f"--warmup must be from 0 to {MAX_HARNESS_COUNT} (the harness's limit), got {warmup}")
     if timeout is not None and not float(timeout) > 0:  # 0 is not "no limit": refused, never quietly replaced
         raise InputError(f"--timeout must be more than zero seconds, got {timeout}")
     if harness is not None and not Path(harness).is_file():

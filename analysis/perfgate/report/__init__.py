@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import files
+from ..errors import InputError
 from .. import schema as s
 from .columns import Column, metadata_items
 from .html import CSS, IMAGE_BUDGET, MAX_IMAGE_WIDTH, _e, _html_table, embedded_images, html_page, shrink_image
@@ -49,7 +50,11 @@ def write_reports(results: ExperimentResults, summary_markdown: Path | None = No
     markdown = markdown_summary(results)
     files.write_text(html_path, page)
     files.write_text(markdown_path, markdown)
-    if summary_markdown is not None:
-        with open(summary_markdown, "a", encoding="utf-8") as handle:
-            handle.write(markdown)
+    if summary_markdown is not None:  # after both reports: a full disk there still leaves them written
+        try:
+            with open(summary_markdown, "a", encoding="utf-8") as handle:
+                handle.write(markdown)
+        except OSError as error:
+            raise InputError(f"the Markdown summary cannot be appended: {error.strerror or error}",
+                             summary_markdown) from None
     return html_path, markdown_path
