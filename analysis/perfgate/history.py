@@ -325,7 +325,9 @@ def _history(requirements: str, experiments_results: str, plots_directory: str, 
             from .plotting.history_marks import commit_tick_labels
 
             ticks = commit_tick_labels([e.created for e in experiments], [e.label for e in experiments],
-                                       [e.commit for e in experiments])
+                                       [e.commit for e in experiments],
+                                       [e.metadata.fastdds.version if e.metadata and e.metadata.fastdds else None
+                                        for e in experiments])
             drawn = sum(_map(executor, _draw_sub,
                              [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub),
                                history_ab.marks(verdicts, sub))

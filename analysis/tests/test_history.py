@@ -198,7 +198,8 @@ def test_tick_labels_say_as_much_of_the_time_as_tells_the_runs_apart():
 
     start = datetime(2026, 11, 21, 3, 52, 10)
     seconds_apart = [start, start + timedelta(seconds=40), None]
-    assert experiment_tick_labels(seconds_apart, ["a", "b", "legacy-run"]) == ["03:52:10", "03:52:50", "legacy-run"]
+    assert experiment_tick_labels(seconds_apart, ["a", "b", "legacy-run"]) == ["11-21 03:52:10", "11-21 03:52:50",
+                                                                            "legacy-run"]
     hours_apart = [start, start + timedelta(hours=5)]
     assert experiment_tick_labels(hours_apart, ["a", "b"]) == ["11-21 03:52", "11-21 08:52"]
     days_apart = [start, start + timedelta(days=3)]
