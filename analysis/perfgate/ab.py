@@ -136,12 +136,19 @@ class AbPlan:
     turn_samples: int  # 0: the arms' runs one after the other; else both at once, in turns (ab_turns.py)
 
 
+MAX_ROUNDS = 1000  # each round measures both builds (a minute or more): more is weeks, a typo, not a plan
+
+
+def require_rounds(rounds: int | None) -> None:
+    if rounds is None or not 1 <= rounds <= MAX_ROUNDS:
+        raise InputError(f"--rounds must be from 1 to {MAX_ROUNDS} (each round measures both builds), got {rounds}")
+
+
 def plan_ab(*, output, baseline, candidate, rounds, samples, subexperiments, payloads, pin_cpus, inject_delay_ns,
             label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None) -> AbPlan:
     """Validate everything before anything is built or measured (InputError: exit 2)."""
     output = Path(output)
-    if rounds is None or rounds < 1:
-        raise InputError(f"--rounds must be at least 1, got {rounds}")
+    require_rounds(rounds)
     turn_samples = ab_turns.DEFAULT_TURN_SAMPLES if turn_samples is None else turn_samples
     if turn_samples < 0:
         raise InputError(f"--turn-samples must be 0 (whole runs one after the other) or more, got {turn_samples}")

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from . import ab_throughput_report, clock, files, platform_info
 from . import schema as s
-from .ab import Arm, ArmSpec, RoundSteps, measure_rounds, measuring_fields, parse_arm, prepare_arm
+from .ab import (Arm, ArmSpec, RoundSteps, measure_rounds, measuring_fields, parse_arm, prepare_arm,
+                 require_rounds)
 from .errors import InputError
 from .measure import subexperiment
 from .measure import environment as run_environment
@@ -55,8 +56,7 @@ class ThroughputAbPlan:
 def plan_ab_throughput(*, output, baseline, candidate, rounds, subexperiments, payloads, demands, recovery_times,
                        time, pin_cpus, label=None, cpu_latency_request=None) -> ThroughputAbPlan:
     """Validate everything before anything is built or measured (InputError: exit 2)."""
-    if rounds is None or rounds < 1:
-        raise InputError(f"--rounds must be at least 1, got {rounds}")
+    require_rounds(rounds)
     names = list(subexperiments) if subexperiments else list(s.DEFAULT_SUBEXPERIMENT_NAMES)
     refuse_without_throughput(names)
     settings = plan_settings(demands or DEFAULT_DEMANDS,
