@@ -6,6 +6,7 @@ and renames it, so an interrupted or failed command never leaves a half-written 
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -195,6 +196,9 @@ def read_check_report(path: Path) -> pd.DataFrame:
 
 
 # --- atomic writing -----------------------------------------------------------------------------
+FULL_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary path beside `path`; on success rename it over `path`, on failure remove it.
@@ -214,6 +218,11 @@ def atomic_path(path: Path) -> Iterator[Path]:
         # mkstemp creates 0600; results are shared artefacts, so give them the usual umask mode
         os.chmod(temporary_path, 0o666 & ~_current_umask())
         os.replace(temporary_path, path)
+    except OSError as error:
+        if error.errno not in FULL_DISK_ERRORS:
+            raise
+        # a write error carries no file name: name the output, or the line says nothing of where
+        raise InputError(f"cannot be written: {error.strerror}", path) from None
     finally:
         if temporary_path.exists():
             temporary_path.unlink()

@@ -123,5 +123,5 @@ class IndexedSummaries:
             return
         try:
             write_index(self.path, self.table)
-        except OSError:
-            pass  # a read-only store: the next history reads the files again
+        except (OSError, InputError):
+            pass  # a read-only store, a full disk: the next history reads the files again

@@ -204,3 +204,43 @@ def test_the_console_script_prints_no_traceback_for_a_deep_json(tmp_path, experi
     assert finished.returncode == s.EXIT_USAGE and "Traceback" not in finished.stderr
     assert finished.stderr.strip() == (f"perfgate check: error: {experiment / s.METADATA_FILE}: metadata is nested "
                                        "too deeply to be metadata")
+
+
+# --- a full disk: every write error names the file, and leaves no temporary behind ----------------
+def limited_file_size(limit: int):
+    """A file-size limit in the child: writes past it fail with EFBIG, as writes on a full disk fail
+    with ENOSPC (Python ignores SIGXFSZ, so the write returns the error instead of killing it)."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_a_write_that_fails_like_on_a_full_disk_is_one_line_naming_the_file(tmp_path, fastdds_fixtures):
+    # a write error carries no file name: it was "error: No space left on device", and history's a traceback
+    raw = tmp_path / "raw.csv"
+    shutil.copy(fastdds_fixtures / "v193" / "measurements_intraprocess.csv", raw)
+    plots = tmp_path / "plots"
+    finished = subprocess.run([sys.executable, "-m", "perfgate.cli", "process", "--raw-csv", str(raw), "--output-csv",
+                               str(tmp_path / "summary.csv"), "--plots-directory", str(plots)],
+                              capture_output=True, text=True, timeout=300, preexec_fn=limited_file_size(20_000))
+    assert finished.returncode == s.EXIT_USAGE, finished.stderr
+    line = one_error_line(finished.stderr, "process")
+    assert line.startswith(f"perfgate process: error: {plots}/") and line.endswith(
+        ".png: cannot be written: File too large")
+    assert not [p for p in tmp_path.rglob("*") if ".tmp" in p.name]
+
+
+def test_history_on_a_full_disk_is_one_line_not_a_traceback(tmp_path):
+    from history_synthetic import SUBS as HISTORY_SUBS, write_store
+
+    write_store(tmp_path / "store", 12, 6)
+    requirements = tmp_path / "requirements.csv"
+    requirements.write_text("Experiment type,Bytes,Median,99%,Max\n" + "".join(
+        f"{sub},16,100.000,200.000,900.000\n" for sub in HISTORY_SUBS[:2]))
+    plots = tmp_path / "plots"
+    finished = subprocess.run([sys.executable, "-m", "perfgate.cli", "history", "--requirements", str(requirements),
+                               "--experiments-results", str(tmp_path / "store"), "--plots-directory", str(plots)],
+                              capture_output=True, text=True, timeout=300, preexec_fn=limited_file_size(1_500))
+    assert finished.returncode == s.EXIT_USAGE, finished.stderr
+    assert one_error_line(finished.stderr, "history").endswith(": cannot be written: File too large")
+    assert not [p for p in tmp_path.rglob("*") if ".tmp" in p.name]
