@@ -132,6 +132,14 @@ class AbPlan:
     turn_samples: int  # 0: the arms' runs one after the other; else both at once, in turns (ab_turns.py)
 
 
+MAX_ROUNDS = 1000  # each round measures both builds (a minute or more): more is weeks, a typo, not a plan
+
+
+def require_rounds(rounds: int | None) -> None:
+    if rounds is None or not 1 <= rounds <= MAX_ROUNDS:
+        raise InputError(f"--rounds must be from 1 to {MAX_ROUNDS} (each round measures both builds), got {rounds}")
+
+
 def plan_ab(*, output: Path, baseline: str, candidate: str, rounds: int | None = None, samples: int | None = None,
             quick: bool = False, subexperiments: list[str] | None = None, payloads: list[int] | None = None,
             pin_cpus: str | None = None, inject_delay_ns: str | None = None, label: str | None = None,
@@ -140,12 +148,11 @@ def plan_ab(*, output: Path, baseline: str, candidate: str, rounds: int | None =
     """Validate everything before anything is built or measured (InputError: exit 2). Rounds, samples
     and warm-up not given are the quick A/B's with quick, else the full one's."""
     output = Path(output)
-    rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
-    samples = samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
+    rounds = (QUICK_ROUNDS if quick else DEFAULT_ROUNDS) if rounds is None else rounds
+    samples = (QUICK_SAMPLES if quick else DEFAULT_SAMPLES) if samples is None else samples
     if warmup is None and quick:
         warmup = QUICK_WARMUP
-    if rounds is None or rounds < 1:
-        raise InputError(f"--rounds must be at least 1, got {rounds}")
+    require_rounds(rounds)
     turn_samples = ab_turns.DEFAULT_TURN_SAMPLES if turn_samples is None else turn_samples
     if turn_samples < 0:
         raise InputError(f"--turn-samples must be 0 (whole runs one after the other) or more, got {turn_samples}")

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from . import ab_throughput_report, clock, files, platform_info
 from . import schema as s
-from .ab import Arm, ArmSpec, RoundSteps, measure_rounds, measuring_fields, parse_arm, prepare_arm
-from .errors import InputError
+from .ab import (Arm, ArmSpec, RoundSteps, measure_rounds, measuring_fields, parse_arm, prepare_arm,
+                 require_rounds)
 from .measure import subexperiment
 from .measure import environment as run_environment
 from .measure import options as run_options
@@ -59,11 +59,10 @@ def plan_ab_throughput(*, output: Path, baseline: str, candidate: str, rounds: i
                        cpu_latency_request: str | None = None) -> ThroughputAbPlan:
     """Validate everything before anything is built or measured (InputError: exit 2). Rounds and test
     time not given are the quick A/B's with quick, else the full one's."""
-    rounds = rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
+    rounds = (QUICK_ROUNDS if quick else DEFAULT_ROUNDS) if rounds is None else rounds
     if time is None and quick:
         time = QUICK_TIME_S
-    if rounds is None or rounds < 1:
-        raise InputError(f"--rounds must be at least 1, got {rounds}")
+    require_rounds(rounds)
     names = list(subexperiments) if subexperiments else list(s.DEFAULT_SUBEXPERIMENT_NAMES)
     refuse_without_throughput(names)
     settings = plan_settings(demands or DEFAULT_DEMANDS,

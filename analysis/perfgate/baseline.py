@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import files
+from . import files, outputs
 from . import schema as s
 from .errors import InputError
 from .model import Metadata, read_metadata
@@ -22,9 +22,15 @@ from .model import Metadata, read_metadata
 FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
+MAX_FOLDER_NAME = 200  # a file system's 255, less room for the suffixes of files named after it
+
+
 def require_folder_name(name: str, what: str) -> str:
     if not FOLDER_NAME.fullmatch(name or ""):
         raise InputError(f"{what} {name!r} must be letters, digits, '.', '_' or '-' (it names a folder)")
+    if len(name) > MAX_FOLDER_NAME:
+        raise InputError(f"{what} {name[:20]!r}... is {len(name)} characters long, more than {MAX_FOLDER_NAME} "
+                         "(it names a folder)")
     return name
 
 
@@ -90,6 +96,10 @@ def promote(experiment_dir: Path, platform: str, baselines_dir: Path) -> Path:
     require_platform_name(platform)
     sources = baseline_files(Path(experiment_dir))
     target = Path(baselines_dir) / platform
+    outputs.require_writable(target, "baseline folder", folder=True)
+    if target.resolve().is_relative_to(Path(experiment_dir).resolve()):
+        raise InputError(f"the baseline folder would be inside the experiment {experiment_dir} it is made from",
+                         target)
     if target.exists() and not target.is_dir():
         raise InputError("baseline path exists and is not a folder", target)
     replace_folder(target, sources)

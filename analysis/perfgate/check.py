@@ -25,7 +25,7 @@ from . import schema as s
 from .check_terms import MissingData, describe_failure, testcase_name
 from .errors import InputError
 from .model import read_metadata
-from .pools import worker_pool
+from .pools import stop_requested, worker_pool
 
 
 # --- what a check finds ---------------------------------------------------------------------------
@@ -196,6 +196,8 @@ def _draw_sub_check_plots(sub: str, report: pd.DataFrame, plots_dir: Path) -> No
     from .plotting import check_plots
 
     for magnitude in s.CHECKED_MAGNITUDES:
+        if stop_requested():
+            return
         check_plots.draw_check(report, sub, magnitude, s.check_png(plots_dir, sub, magnitude))
 
 

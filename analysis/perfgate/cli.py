@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+import signal
 import sys
+import threading
 
 from . import cpu_latency
 from . import schema as s
 from .cli_types import (demand_list, label, millisecond_list, name_list, non_negative_float, payload_list,
-                        percentile, pin_request, positive_float, positive_int)
+                        percentile, pin_request, positive_float, positive_int, probability)
 from .errors import PerfgateError
 
 
@@ -237,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="results store, or its experiments/ folder: one experiment folder per run")
     _option(history, "--plots-directory", required=True, metavar="D",
             help="where the plots, change_points.csv and the Otava export go")
-    _option(history, "--alpha", type=non_negative_float, default=0.01,
+    _option(history, "--alpha", type=probability, default=0.01,
             help="family-wise false-alarm level of the change points over all series (default 0.01)")
     _option(history, "--baseline", action="append", default=None, metavar="D",
             help="a stored baseline (baselines/<platform>/) drawn as a reference line; repeat for release baselines")
@@ -369,6 +371,11 @@ def main(argv: list[str] | None = None) -> int:
     command_name = arguments.pop("command")
     module_name, function_name = arguments.pop("handler").split(":")
     handler = getattr(importlib.import_module(module_name), function_name)
+    # SIGTERM (a cancelled CI job, `timeout`, `kill`) ends every command as Ctrl-C does: its worker pools
+    # are torn down and its temporary files removed on the way out, where the default action would
+    # kill this process alone and leave its plot workers drawing, orphaned, into temporary files
+    previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
         return int(handler(**arguments))
     except PerfgateError as error:
@@ -377,6 +384,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"perfgate {command_name}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -127,6 +127,14 @@ def positive_float(text: str) -> float:
     return value
 
 
+def probability(text: str) -> float:
+    """A false-alarm level: more than 0 (no test could ever reject) and less than 1 (every test would)."""
+    value = finite_float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"a probability between 0 and 1 (exclusive), got {text!r}")
+    return value
+
+
 def percentile(text: str) -> float:
     value = non_negative_float(text)
     if value > 100:

@@ -117,8 +117,8 @@ def experiments_folder(results: Path) -> Path:
     return results
 
 
-def load_store(results: Path) -> list[Experiment]:
-    """Every experiment folder of a results store, oldest first; InputError on stray files or none."""
+def experiment_folders(results: Path) -> list[Path]:
+    """The experiment folders of a results store, by name; InputError on a stray file or none."""
     root = experiments_folder(results)
     folders = []
     for entry in sorted(root.iterdir()):
@@ -129,7 +129,13 @@ def load_store(results: Path) -> list[Experiment]:
         folders.append(entry)
     if not folders:
         raise InputError("no experiment folders in the results store", root)
-    return order_experiments([describe_experiment(folder) for folder in folders])
+    return folders
+
+
+def load_store(results: Path) -> list[Experiment]:
+    """Every experiment folder of a results store, oldest first; InputError on stray files or none,
+    and on the first folder that does not read (store_check skips those instead)."""
+    return order_experiments([describe_experiment(folder) for folder in experiment_folders(results)])
 
 
 def order_experiments(experiments: list[Experiment]) -> list[Experiment]:

@@ -6,6 +6,7 @@ and renames it, so an interrupted or failed command never leaves a half-written 
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from . import csv_lines, plausibility, temporaries
+from .outputs import special_kind
 from . import schema as s
 from .errors import InputError
 
@@ -194,12 +196,17 @@ def read_check_report(path: Path) -> pd.DataFrame:
 
 
 # --- atomic writing -----------------------------------------------------------------------------
+FULL_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary path beside `path`; on success rename it over `path`, on failure remove it.
     A process killed outright cannot remove it: its name carries the process id, and the next writer
     in the folder, or the main process of a worker pool, removes it (perfgate.temporaries)."""
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():  # renamed over, /dev/full would be replaced
+        raise InputError(f"{special_kind(path)}, not a file: perfgate writes a file here", path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporaries.sweep_once(path.parent)
     handle, temporary = tempfile.mkstemp(prefix=temporaries.prefix(path), suffix=".tmp" + path.suffix,
@@ -211,6 +218,11 @@ def atomic_path(path: Path) -> Iterator[Path]:
         # mkstemp creates 0600; results are shared artefacts, so give them the usual umask mode
         os.chmod(temporary_path, 0o666 & ~_current_umask())
         os.replace(temporary_path, path)
+    except OSError as error:
+        if error.errno not in FULL_DISK_ERRORS:
+            raise
+        # a write error carries no file name: name the output, or the line says nothing of where
+        raise InputError(f"cannot be written: {error.strerror}", path) from None
     finally:
         if temporary_path.exists():
             temporary_path.unlink()
@@ -266,9 +278,12 @@ def read_json_object(path: Path, what: str) -> dict | None:
     if not path.is_file():
         raise InputError(f"{what} is not a file", path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text, object_pairs_hook=lambda pairs: _object_without_repeats(pairs, text, path))
     except json.JSONDecodeError as error:
         raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
+    except RecursionError:  # [[[[...]]]] thousands deep: the parser's recursion, not a traceback
+        raise InputError(f"{what} is nested too deeply to be {what}", path) from None
     except UnicodeDecodeError:
         raise InputError(f"{what} is not text", path) from None
     except OSError as error:
@@ -276,6 +291,19 @@ def read_json_object(path: Path, what: str) -> dict | None:
     if not isinstance(data, dict):
         raise InputError(f"{what} is not a JSON object", path)
     return data
+
+
+def _object_without_repeats(pairs: list, text: str, path: Path) -> dict:
+    """A key given twice in one object: JSON keeps the last silently, so a value (a limit, a label)
+    could be changed by a line a reviewer reads as the other one."""
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            occurrences = [number for number, line in enumerate(text.splitlines(), 1) if f'"{key}"' in line]
+            raise InputError(f"key {key!r} is given twice in one object (the last would silently win)", path,
+                             occurrences[1] if len(occurrences) > 1 else None)
+        seen.add(key)
+    return dict(pairs)
 
 
 def read_metadata(experiment_dir: Path) -> dict | None:

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from . import ab, ab_throughput, check, compare, files, history, outcome, process, report, run, store
+from . import ab, ab_throughput, check, compare, files, history, outcome, outputs, process, report, run, store
 from . import schema as s
 from . import throughput, throughput_check
 from .errors import InputError, PerfgateError
@@ -269,6 +269,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                  workspace: str | None = None, pin_cpus: str | None = None, baseline_build: str | None = None,
                  cpu_latency_request: str | None = None, experiments: list[str] | None = None,
                  fastdds: str | None = None) -> int:
+    if summary_markdown is not None:  # a folder there would show after measuring, as a traceback
+        outputs.require_appendable(summary_markdown, "summary_markdown")
     environment = dict(os.environ)
     # said first, whatever follows: a gate never measures a Fast DDS nobody sees it chose
     chosen = choose_fastdds(workspace=workspace, fastdds_prefix=fastdds_prefix, fastdds=fastdds,
@@ -307,7 +309,8 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                           fastdds_note=chosen.describe(),
                           baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
                           warnings=list(plan.warnings), throughput_headline=throughput_headline)
-    html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None)
+    html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None,
+                                        interrupted=steps.interrupted)
     for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,
                         plan.output / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_MARKDOWN):
         if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary

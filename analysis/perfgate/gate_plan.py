@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import experiments, files
+from . import experiments, files, outputs, store_check
 from . import schema as s
 from .ab import parse_arm
 from .baseline import require_folder_name, require_platform_name
@@ -165,12 +165,13 @@ def _resolve_baseline(baseline: str | None, platform: str, this_platform_id: str
 
 
 def _validate_store(store: Path, label: str, this_platform_id: str | None) -> None:
+    outputs.require_writable(store, "results store", folder=True)  # a file or /proc: refused before measuring
     experiments_dir = store / s.STORE_EXPERIMENTS_DIR
     if (experiments_dir / label).exists():
         raise InputError(f"the results store already has an experiment labelled {label!r}; choose another --label",
                          experiments_dir / label)
     if experiments_dir.is_dir() and any(not p.name.startswith(".") for p in experiments_dir.iterdir()):
-        stored = experiments.load_store(store)
+        stored = store_check.require_undamaged(store)  # history would skip one; the gate refuses it first
         experiments.require_comparable(stored)
         other = next((e for e in stored if e.platform_id and this_platform_id and e.platform_id != this_platform_id),
                      None)

@@ -6,8 +6,9 @@ its experiments compare, and draws per sub-experiment (docs/formats.md section 9
 `<plots>/<sub>/history_{min,median,max,99}.png` and `<plots>/<sub>/<bytes>_bytes_{median,99,max}.png`.
 
 Work is split by sub-experiment over worker processes in two rounds: first every summary is read
-and validated (so a bad file stops the command before any plot is replaced), then the plots are
-drawn. The command reports and exits 0: gating is `check`'s job; history shows the trend.
+and validated, then the plots are drawn. A damaged experiment (store_check) is reported on one line
+and left out before anything is drawn. The command reports and exits 0: gating is `check`'s job;
+history shows the trend.
 
 Experiments are taken commit by commit (change_points.commit_order). Change points over every
 sub-experiment, payload and statistic (change_points.detect) go to `<plots>/change_points.csv`, and
@@ -28,15 +29,14 @@ import pandas as pd
 
 from . import experiments as ex
 from . import change_points as cp
-from . import files, store
+from . import files, outputs, store, store_check
 from . import history_ab
 from . import history_files as hf
 from . import history_page as hp
 from . import schema as s
-from .errors import PerfgateError
-from .pools import worker_pool
+from .errors import InputError, PerfgateError
+from .pools import stop_requested, worker_pool
 from . import summary_index as si
-from .summary_index import IndexedSummaries
 from .throughput_history import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV
 from .throughput_history import change_point_lines as throughput_change_point_lines
 from .throughput_history import throughput_history
@@ -91,24 +91,27 @@ def _guarded(function, *arguments):
         return None, (type(error), error.message, error.path, error.line)
 
 
-def _load_sub(experiments: list[ex.Experiment], sub: str, indexed: Path | None) -> pd.DataFrame:
-    """ex.summary_table, with the summary files read through the store's index (summary_index)."""
-    with_summary = [(order, e) for order, e in enumerate(experiments) if sub in e.summary_paths]
-    rows = IndexedSummaries(indexed, sub).load([e.path.name for _, e in with_summary],
-                                               [e.summary_paths[sub] for _, e in with_summary])
-    by_folder = {e.path.name: (order, e.label) for order, e in with_summary}
+def _load_sub(experiments: list[ex.Experiment], sub: str,
+              indexed: Path | None) -> tuple[pd.DataFrame, list[store_check.Damage]]:
+    """ex.summary_table, with the summary files read through the store's index (summary_index); and
+    the experiments whose summary (or raw-only measurements) of `sub` did not read, left out."""
+    rows, damaged = store_check.load_summaries(experiments, sub, indexed)
+    by_folder = {e.path.name: (order, e.label) for order, e in enumerate(experiments)}
     rows.insert(0, s.LABEL, rows[si.FOLDER].map(lambda folder: by_folder[folder][1]))
     rows.insert(0, ex.ORDER, rows[si.FOLDER].map(lambda folder: by_folder[folder][0]))
     frames = [rows.drop(columns=si.FOLDER)]
     # a sub-experiment with only raw measurements (older tooling) is summarised on the fly, never indexed
     raw_only = [(order, e) for order, e in enumerate(experiments) if sub in e.raw_paths]
     for order, experiment in raw_only:
-        summary = experiment.summary(sub)
+        summary = store_check.summarise_raw_only(experiment, sub)
+        if isinstance(summary, store_check.Damage):
+            damaged.append(summary)
+            continue
         summary.insert(0, s.LABEL, experiment.label)
         summary.insert(0, ex.ORDER, order)
         frames.append(summary)
     table = pd.concat(frames, ignore_index=True)
-    return table.sort_values(ex.ORDER, kind="stable").reset_index(drop=True) if raw_only else table
+    return (table.sort_values(ex.ORDER, kind="stable").reset_index(drop=True) if raw_only else table), damaged
 
 
 def index_folder(experiments_results: Path) -> Path | None:
@@ -178,12 +181,16 @@ def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: li
     count = len(tick_labels)
     drawn = 0
     for magnitude in s.PLOTTED_MAGNITUDES:
+        if stop_requested():
+            return drawn
         figures.magnitude(sub, magnitude, magnitude_history(table, magnitude, count),
                           s.history_magnitude_png(plots, sub, magnitude), marks.get((magnitude, None), []), ab)
         drawn += 1
     for check in s.CHECKED_MAGNITUDES:
         values = magnitude_history(table, check, count)
         for payload in values.columns:
+            if stop_requested():
+                return drawn
             requirement = requirements.get((payload, check))
             references = [(name, value[(payload, check)]) for name, value in baselines if (payload, check) in value]
             figures.payload(sub, check, payload, values[payload], requirement,
@@ -235,9 +242,33 @@ def redraw_history(required: pd.DataFrame, requirements_path: Path, folder: Path
                    alpha: float = cp.DEFAULT_ALPHA, baselines: list[Path] | None = None) -> int:
     """The history of a results store (or a folder of experiments) against requirements
     (files.read_requirements of requirements_path), with reference lines of the baseline folders."""
+    _require_plots_folder(plots, folder)
     # a results store is shared with gates adding to it: read and draw it whole, one redraw at a time
     with store.locked(folder) if store.is_store(folder) else contextlib.nullcontext():
         return _history(required, requirements_path, folder, plots, draw, alpha, baselines or [])
+
+
+def _load_all(executor, experiments: list[ex.Experiment], indexed: Path | None):
+    """Every sub-experiment's table (_load_sub, in the workers) and the damage found, once per folder."""
+    subs = ex.all_subexperiments(experiments)
+    loaded = _map(executor, _load_sub, [(experiments, sub, indexed) for sub in subs])
+    damage = {}
+    for _, found in loaded:
+        for item in found:
+            damage.setdefault(item.folder, item)
+    return subs, [table for table, _ in loaded], list(damage.values())
+
+
+def _require_plots_folder(plots: Path, experiments_results: Path) -> None:
+    """Before anything is read: the plots folder can be made, and is not among the experiment folders
+    (change_points.csv there would be a stray file that stops the next history, a plot folder an
+    experiment that is not one)."""
+    outputs.require_paths(plots_directory=str(plots), experiments_results=str(experiments_results))
+    outputs.require_writable(plots, "plots folder", folder=True)
+    experiments_folder = ex.experiments_folder(experiments_results).resolve()
+    if plots.resolve().is_relative_to(experiments_folder):
+        raise InputError(f"the plots folder is inside the experiments folder {experiments_folder}; the next history "
+                         "would read what it writes as experiments", plots)
 
 
 def in_commit_order(experiments: list[ex.Experiment]) -> tuple[list[ex.Experiment], int]:
@@ -255,25 +286,37 @@ def describe(experiments: list[ex.Experiment]) -> pd.DataFrame:
 
 def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_results: Path, plots: Path, draw: bool,
              alpha: float, baseline_folders: list[Path]) -> int:
-    experiments, newest_position = in_commit_order(ex.load_store(experiments_results))
+    # a damaged experiment is reported and skipped: one bad folder must not stop every later history
+    readable, damaged = store_check.readable_experiments(experiments_results)
+    experiments, newest_position = in_commit_order(readable)
     # a baseline is drawn beside the history only if it was measured the same way on the same platform
     baselines = [(folder.resolve().name, ex.describe_experiment(folder)) for folder in baseline_folders]
     for note in ex.require_comparable(experiments + [experiment for _, experiment in baselines]):
         print(f"perfgate history: note: {note}", file=sys.stderr)
-    subs = ex.all_subexperiments(experiments)
-    uncovered = [sub for sub in subs if sub not in set(requirement_table[s.EXPERIMENT_TYPE])]
-    if uncovered:
-        print(f"perfgate history: note: {requirements} has no requirements for {', '.join(uncovered)}; "
-              f"their payload histories are drawn without a requirement line", file=sys.stderr)
-    lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
-    described = describe(experiments)
-    verdicts = [history_ab.read_verdict(e.path) for e in experiments]  # the A/B of each run, where it has one
 
-    workers = _workers(len(subs))
+    workers = _workers(len(ex.all_subexperiments(experiments)))
     # output: a plot worker killed mid-write leaves its temporary PNG below the plots folder
     with worker_pool(workers, _pool_context(), output=plots) if workers > 1 else contextlib.nullcontext() as executor:
         indexed = index_folder(experiments_results)
-        tables = _map(executor, _load_sub, [(experiments, sub, indexed) for sub in subs])
+        subs, tables, summary_damage = _load_all(executor, experiments, indexed)
+        if summary_damage:  # read again without them (from the index now: quick), so positions stay contiguous
+            damaged += summary_damage
+            skipped = {d.folder for d in summary_damage}
+            readable = [e for e in readable if e.path not in skipped]
+            if not readable:
+                raise InputError(f"every experiment of the results store is damaged, e.g. {damaged[0].problem}",
+                                 ex.experiments_folder(experiments_results))
+            experiments, newest_position = in_commit_order(readable)
+            subs, tables, _ = _load_all(executor, experiments, indexed)
+        for damage in damaged:
+            print(f"perfgate history: warning: {damage.line()}", file=sys.stderr)
+        uncovered = [sub for sub in subs if sub not in set(requirement_table[s.EXPERIMENT_TYPE])]
+        if uncovered:
+            print(f"perfgate history: note: {requirements} has no requirements for {', '.join(uncovered)}; "
+                  f"their payload histories are drawn without a requirement line", file=sys.stderr)
+        lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
+        described = describe(experiments)
+        verdicts = [history_ab.read_verdict(e.path) for e in experiments]  # the A/B of each run, where it has one
         by_sub = dict(zip(subs, tables))
         tested = _map(executor, _test_sub, [(sub, table, alpha) for sub, table in by_sub.items()])
         changes = cp.decide([row for found, _ in tested for row in found], sum(untested for _, untested in tested),
@@ -287,7 +330,9 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
             from .plotting.history_marks import commit_tick_labels
 
             ticks = commit_tick_labels([e.created for e in experiments], [e.label for e in experiments],
-                                       [e.commit for e in experiments])
+                                       [e.commit for e in experiments],
+                                       [e.metadata.fastdds.version if e.metadata and e.metadata.fastdds else None
+                                        for e in experiments])
             drawn = sum(_map(executor, _draw_sub,
                              [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub),
                                history_ab.marks(verdicts, sub))
@@ -296,6 +341,8 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
 
     throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]
+    if damaged:
+        print(f"history: {len(damaged)} damaged experiment(s) skipped: {', '.join(d.folder.name for d in damaged)}")
     print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "
           f"{len(subs)} sub-experiments; {drawn} plots in {plots}" if draw else
           f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")

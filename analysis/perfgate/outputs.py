@@ -29,6 +29,8 @@ def require_writable(path: Path, what: str, *, folder: bool = False) -> Path:
     path = Path(path)
     if path.exists() and path.is_dir() != folder:
         raise InputError(f"the {what} is {'a file' if folder else 'a folder'}", path)
+    if path.exists() and not folder and not path.is_file():
+        raise InputError(f"the {what} is {special_kind(path)}, not a file", path)
     existing = path if folder else path.parent
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -40,6 +42,31 @@ def require_writable(path: Path, what: str, *, folder: bool = False) -> Path:
     except OSError as error:
         raise InputError(f"the {what} cannot be written in {existing}: {error.strerror or error}", path) from None
     return path
+
+
+def require_appendable(path: str, option: str) -> Path:
+    """A file that is appended to (GitHub's $GITHUB_STEP_SUMMARY, shared by a job's steps), given by
+    `option` (`summary_markdown`): an existing file or device (/dev/stdout) is used as it is; "", a
+    folder, or a new file where none can be made, is InputError before anything is measured."""
+    require_paths(**{option: path})
+    what = f"--{option.replace('_', '-')} file"
+    if Path(path).is_dir():
+        raise InputError(f"the {what} is a folder", path)
+    if not Path(path).exists():
+        require_writable(Path(path), what)
+    return Path(path)
+
+
+def special_kind(path: Path) -> str:
+    """What a path that exists but is neither a regular file nor a folder is: a device (/dev/full,
+    /dev/null), a named pipe or a socket. Outputs are written beside and renamed over: as root, the
+    rename would replace the device itself with a regular file."""
+    path = Path(path)
+    if path.is_char_device() or path.is_block_device():
+        return "a device"
+    if path.is_fifo():
+        return "a named pipe"
+    return "a socket" if path.is_socket() else "not a regular file"
 
 
 def require_not_input(output: Path, inputs, what: str) -> None:

@@ -14,7 +14,7 @@ import pandas as pd
 from . import files, outputs
 from . import schema as s
 from .errors import InputError
-from .pools import worker_pool
+from .pools import stop_requested, worker_pool
 
 
 def summarise(raw: pd.DataFrame) -> pd.DataFrame:
@@ -107,6 +107,8 @@ def _draw_payload_plots(batch: list[PayloadPlots]) -> None:
 
     plotter = PayloadPlotter()  # one per batch: it reuses its figures from payload to payload
     for task in batch:
+        if stop_requested():
+            return
         plotter.histogram(task.latencies, task.median, task.p99, task.sub, task.payload,
                           s.histogram_png(task.plots_dir, task.sub, task.payload))
         plotter.series(task.latencies, task.median, task.p99, task.sub, task.payload,

@@ -76,30 +76,13 @@ def _limits(value, keys: list[str], names: dict[str, str], text: str, path: Path
             for key, number in _object(value, keys, tuple(names), text, path).items()}
 
 
-def _no_repeated_keys(text: str, path: Path) -> None:
-    """A key given twice in one object: JSON keeps the last silently, so a limit could be loosened
-    by a line a reviewer reads as the other one."""
-    def refuse_repeats(pairs):
-        seen = set()
-        for key, _ in pairs:
-            if key in seen:
-                occurrences = [number for number, line in enumerate(text.splitlines(), 1) if f'"{key}"' in line]
-                raise InputError(f"key {key!r} is given twice in one object (the last would silently win)", path,
-                                 occurrences[1] if len(occurrences) > 1 else None)
-            seen.add(key)
-        return dict(pairs)
-
-    json.loads(text, object_pairs_hook=refuse_repeats)
-
-
 def read_resource_requirements(path: Path) -> ResourceRequirements:
     """InputError (exit 2), one line naming the file and the key's line, for anything but the schema."""
     path = Path(path)
     data = files.read_json_object(path, "resource requirements")
     if data is None:
         raise InputError("resource requirements file not found", path)
-    text = path.read_text(encoding="utf-8")
-    _no_repeated_keys(text, path)
+    text = path.read_text(encoding="utf-8")  # for the line of each key (files.read_json_object refused repeats)
     _object(data, [], TOP_KEYS, text, path)
     platform = data.get("platform")
     if not isinstance(platform, str) or not platform:

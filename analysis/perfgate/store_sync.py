@@ -39,6 +39,7 @@ from pathlib import Path
 from . import schema as s
 from . import store as results_store
 from .errors import IncompleteError, InputError
+from .fastdds_build.git import check_git_url
 
 DEFAULT_BRANCH = "perfgate-results"
 CACHE_DIR = ".perfgate-git"  # in the store's root, beside experiments/: never pushed, never an experiment
@@ -254,10 +255,22 @@ def pull(store_dir: Path, remote: str, branch: str) -> str:
     return f"pulled {len(missing)} experiment(s) from {remote} branch {branch} into {experiments}"
 
 
+def require_branch_name(branch: str) -> None:
+    """--branch as git accepts a branch name (`git check-ref-format --branch`): '' would pull from no
+    branch and say there was nothing to pull; `../x`, `a..b` or `-b` are refused before any git call."""
+    valid = bool(branch) and not branch.startswith("-") and subprocess.run(
+        ["git", "check-ref-format", f"refs/heads/{branch}"], capture_output=True).returncode == 0
+    if not valid:
+        raise InputError(f"--branch {ascii(branch)} is not a git branch name")
+
+
 def command_store(action: str, store: str, remote: str | None = None, branch: str = DEFAULT_BRANCH) -> int:
+    source = "--remote" if remote else f"${s.STORE_REMOTE_ENV}"
     remote = remote or os.environ.get(s.STORE_REMOTE_ENV) or None
     if remote is None:
         raise InputError(f"give --remote URL (or set {s.STORE_REMOTE_ENV}): the git repository that keeps the store")
+    remote = check_git_url(remote, source)  # git would read `-o...` as an option of ls-remote
+    require_branch_name(branch)
     store_dir = Path(store)
     if action == "pull":
         store_dir.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ import pandas as pd
 
 from . import files
 from . import schema as s
+from .errors import InputError
 
 INDEX_DIR = ".perfgate-summary-index"
 FOLDER = "Folder"
@@ -77,9 +78,11 @@ class IndexedSummaries:
         self.path = index_path(experiments_folder, sub) if experiments_folder is not None else None
         self.table = read_index(self.path) if self.path is not None else empty_index()
 
-    def load(self, folders: list[str], summary_files: list[Path]) -> pd.DataFrame:
+    def load(self, folders: list[str], summary_files: list[Path], problems: dict[str, str] | None = None) -> pd.DataFrame:
         """Folder and the summary columns of every folder's summary file, folders in the given order,
-        rows in file order; the index is brought up to date (and written, when it can be)."""
+        rows in file order; the index is brought up to date (and written, when it can be). With
+        `problems`, a summary that does not read is left out and its error line kept there under its
+        folder (store_check: history skips a damaged experiment); without, it is raised."""
         if not folders:  # every run of this sub-experiment has raw measurements only (older tooling)
             return empty_index().drop(columns=[SIZE, MTIME])
         wanted = pd.DataFrame({FOLDER: folders, "_order": range(len(folders))})
@@ -92,7 +95,13 @@ class IndexedSummaries:
         by_folder = dict(zip(folders, zip(summary_files, keys)))
         for folder in missing:
             path, (size, mtime) = by_folder[folder]
-            summary = files.read_summary(path)
+            try:
+                summary = files.read_summary(path)
+            except InputError as error:
+                if problems is None:
+                    raise
+                problems[folder] = str(error)
+                continue
             summary.insert(0, MTIME, mtime)
             summary.insert(0, SIZE, size)
             summary.insert(0, FOLDER, folder)
@@ -114,5 +123,5 @@ class IndexedSummaries:
             return
         try:
             write_index(self.path, self.table)
-        except OSError:
-            pass  # a read-only store: the next history reads the files again
+        except (OSError, InputError):
+            pass  # a read-only store, a full disk: the next history reads the files again

@@ -67,6 +67,7 @@ def test_arm_specs(tmp_path):
     (["--baseline", "/nonexistent/fastdds"], "--baseline: not 'system' and not a folder"),
     (["--candidate", "{empty}"], "--candidate: neither a `perfgate build` workspace"),
     (["--rounds", "0"], "must be positive"),
+    (["--rounds", "1000000000"], "--rounds must be from 1 to 1000 (each round measures both builds)"),
     (["--inject-delay-ns", "-5"], "whole nanoseconds"),
     (["--inject-delay-ns", "interprocess_reliable=100"], "names 'interprocess_reliable', which this A/B does not"),
     (["--subexperiments", "nonsense"], "unknown sub-experiment 'nonsense'"),

@@ -106,6 +106,25 @@ def test_requirements_that_do_not_cover_a_requested_payload_stop_the_gate_before
     assert not (workspace / "out").exists()
 
 
+def test_a_damaged_stored_experiment_stops_the_gate_before_measuring(workspace, fastdds_fixtures, capsys):
+    # history would skip it (store_check); a gate adding to that store is refused first, not after measuring
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    stored = workspace / "store" / s.STORE_EXPERIMENTS_DIR
+    for name in ("older", "damaged"):
+        (stored / name).mkdir(parents=True)
+        shutil.copy(fastdds_fixtures / "v193" / "summary_intraprocess.csv", stored / name / s.summary_csv_name(GATED[0]))
+    bad = stored / "damaged" / s.summary_csv_name(GATED[0])
+    bad.write_text(bad.read_text().replace("\n16,", "\n-16,", 1))
+    assert gate(*gate_arguments("out", "first"), "--store", "store") == s.EXIT_USAGE
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith("perfgate gate: error: the results store holds a damaged experiment: "
+                           f"store/experiments/damaged/{s.summary_csv_name(GATED[0])}:2: ")
+    assert line.endswith("repair or remove store/experiments/damaged before gating into this store "
+                         "(perfgate history skips it)")
+    assert not (workspace / "out").exists()
+    assert sorted(p.name for p in stored.iterdir() if not p.name.startswith(".")) == ["damaged", "older"]
+
+
 def test_a_label_already_in_the_store_stops_the_gate_before_measuring(workspace, fastdds_fixtures, capsys):
     write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
     stored = workspace / "store" / s.STORE_EXPERIMENTS_DIR / "first"
@@ -416,12 +435,18 @@ def test_promote_baseline_refuses_a_folder_without_metadata_or_a_bad_platform_na
     assert not (workspace / "baselines").exists() and not (workspace / "elsewhere").exists()
 
 
-def test_the_machine_wide_pinning_comes_from_the_environment(workspace, monkeypatch, capsys):
+@pytest.mark.parametrize("value, message", [
+    ("4096", "--pin-cpus: CPU 4096 is not available"),
+    # no option parser sees the variable: an empty item (a CPU lost in a script) is refused here too
+    ("0,", "--pin-cpus '0,' has an empty item"), (",0", "--pin-cpus ',0' has an empty item"),
+    ("0,,1", "--pin-cpus '0,,1' has an empty item"),
+])
+def test_the_machine_wide_pinning_comes_from_the_environment(workspace, monkeypatch, capsys, value, message):
     # an impossible CPU in $PERFGATE_PIN_CPUS proves the gate read it: refused before anything is measured
     write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
-    monkeypatch.setenv(s.PIN_CPUS_ENV, "4096")
+    monkeypatch.setenv(s.PIN_CPUS_ENV, value)
     assert gate(*gate_arguments("out", "first")) == s.EXIT_USAGE
-    assert "--pin-cpus: CPU 4096 is not available" in one_error_line(capsys.readouterr().err)
+    assert message in one_error_line(capsys.readouterr().err)
     assert not (workspace / "out").exists()
 
 
@@ -459,6 +484,53 @@ def test_an_interrupted_gate_still_writes_its_reports_marked_incomplete(workspac
     assert files.read_metadata(workspace / "out")["interrupted"] is True
     assert not (workspace / "store" / s.STORE_EXPERIMENTS_DIR / "cut").exists()  # never in the history
     assert live_processes_of(run_id) == []
+
+
+@pytest.mark.fastdds
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT])
+def test_a_gate_stopped_while_drawing_the_history_ends_its_workers_and_still_reports(workspace, signal_number):
+    """Stopped while its plot workers draw (here the history's, the longest plotting step): no worker
+    outlives the gate, no temporary or empty PNG is left, the reports are written, exit 3."""
+    from history_synthetic import write_store
+    from perfgate.platform_info import this_machine
+
+    write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
+    write_store(workspace / "store", 30, 20)  # 30 earlier runs: enough history plots to stop the gate among them
+    for metadata_path in (workspace / "store" / s.STORE_EXPERIMENTS_DIR).glob(f"*/{s.METADATA_FILE}"):
+        record = json.loads(metadata_path.read_text())
+        record["platform"]["id"] = this_machine().id
+        metadata_path.write_text(json.dumps(record))
+    history_plots = workspace / "store" / s.STORE_HISTORY_DIR
+    gate_process = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "gate", *gate_arguments("out", "drawn"),
+                                     "--store", "store"], cwd=workspace, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 600  # a quick run of two sub-experiments, then the history, on a loaded machine
+    while time.monotonic() < deadline and gate_process.poll() is None and not list(history_plots.rglob("*.png")):
+        time.sleep(0.01)
+    assert gate_process.poll() is None, gate_process.communicate()
+    group = [int(p.name) for p in Path("/proc").glob("[0-9]*") if process_group(int(p.name)) == gate_process.pid]
+    assert len(group) > 1  # the gate and its plot workers
+    gate_process.send_signal(signal_number)
+    stdout, stderr = gate_process.communicate(timeout=120)
+    assert gate_process.returncode == s.EXIT_INCOMPLETE, stdout + stderr
+    assert "history: interrupted (SIGINT or SIGTERM)" in stderr and "Traceback" not in stderr
+    assert "interrupted" in (workspace / "out" / s.REPORT_MARKDOWN).read_text()
+    assert "interrupted" in (workspace / "out" / s.REPORT_HTML).read_text()
+    ET.parse(workspace / "out" / s.JUNIT_FILE)
+    assert [pid for pid in group if process_group(pid) == gate_process.pid] == []
+    left = [p for p in workspace.rglob("*") if p.is_file() and (".tmp" in p.name or p.suffix == ".png"
+                                                                 and p.stat().st_size == 0)]
+    assert left == []
+
+
+def process_group(pid: int) -> int | None:
+    """The process group of a live (not zombie) process; None for a dead one."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else int(fields[2])
 
 
 def test_requirements_derived_on_another_platform_are_applied_with_a_warning(tmp_path):

@@ -102,16 +102,70 @@ def test_history_without_plots_draws_nothing_and_accepts_underscore_options(stor
     assert sorted(p.name for p in plots.iterdir()) == ["change_points.csv", "otava"]
 
 
-def test_history_stops_before_drawing_when_one_summary_is_bad(store, requirements_csv, tmp_path, capsys):
-    bad = store / s.STORE_EXPERIMENTS_DIR / "b_run" / s.summary_csv_name("interprocess_reliable")
+def damage_summary(folder: Path) -> Path:
+    bad = folder / s.summary_csv_name("interprocess_reliable")
     bad.write_text(bad.read_text().replace("\n32,", "\n32x,", 1))
+    return bad
+
+
+def damage_metadata(folder: Path) -> Path:
+    (folder / s.METADATA_FILE).write_text('{"label": "b", ')
+    return folder / s.METADATA_FILE
+
+
+def damage_verdict(folder: Path) -> Path:
+    (folder / s.AB_DIR).mkdir()
+    (folder / s.AB_DIR / s.VERDICT_JSON).write_text("{}")
+    return folder / s.AB_DIR / s.VERDICT_JSON
+
+
+def damage_throughput(folder: Path) -> Path:
+    (folder / s.throughput_csv_name("intraprocess_best_effort")).write_text("Payload [Bytes]\n16\n")
+    return folder / s.throughput_csv_name("intraprocess_best_effort")
+
+
+@pytest.mark.parametrize("damage, problem", [
+    (damage_summary, ":3: 'Bytes' is not a finite number: '32x'"),
+    (damage_metadata, ":1: malformed JSON"),
+    (damage_verdict, ": the A/B verdict has verdict.json but no verdict.csv"),
+    (damage_throughput, ":1: missing column(s)"),
+])
+def test_history_reports_a_damaged_experiment_and_skips_it(store, requirements_csv, tmp_path, capsys, damage, problem):
+    # one bad folder among the nightly runs (a copy cut short, a hand edit) must not stop every later history
+    folder = store / s.STORE_EXPERIMENTS_DIR / "b_run"
+    bad = damage(folder)
     plots = tmp_path / "history_plots"
-    code = cli.main(["history", "--requirements", str(requirements_csv), "--experiments-results", str(store),
-                     "--plots-directory", str(plots)])
-    assert code == s.EXIT_USAGE
+    arguments = ["history", "--requirements", str(requirements_csv), "--experiments-results", str(store),
+                 "--plots-directory", str(plots), "--no-plots"]
+    assert cli.main(arguments) == s.EXIT_OK
+    captured = capsys.readouterr()
+    [warning] = [line for line in captured.err.splitlines() if "warning" in line]
+    assert warning.startswith(f"perfgate history: warning: {bad}{problem}") and warning.endswith(
+        "; experiment b_run skipped")
+    assert "Traceback" not in captured.err
+    assert "history: 1 damaged experiment(s) skipped: b_run" in captured.out
+    assert "history: 3 experiments, 2 sub-experiments; plots skipped" in captured.out
+    assert "run-2" not in (plots / "otava" / "interprocess_reliable.csv").read_text()  # b_run is run-2
+    assert "run-3" in (plots / "otava" / "interprocess_reliable.csv").read_text()
+
+
+def test_a_repaired_summary_is_read_again_and_every_experiment_damaged_is_an_error(store, requirements_csv,
+                                                                                     tmp_path, capsys):
+    bad = damage_summary(store / s.STORE_EXPERIMENTS_DIR / "b_run")
+    arguments = ["history", "--requirements", str(requirements_csv), "--experiments-results", str(store),
+                 "--plots-directory", str(tmp_path / "plots"), "--no-plots"]
+    assert cli.main(arguments) == s.EXIT_OK
+    assert "1 damaged experiment(s) skipped: b_run" in capsys.readouterr().out
+    bad.write_text(bad.read_text().replace("\n32x,", "\n32,", 1))  # repaired: the index never learnt it
+    assert cli.main(arguments) == s.EXIT_OK
+    captured = capsys.readouterr()
+    assert "history: 4 experiments" in captured.out and "damaged" not in captured.out + captured.err
+    for name in ("a_run", "b_run", "c_run", "d_run"):
+        damage_summary(store / s.STORE_EXPERIMENTS_DIR / name)
+    assert cli.main(arguments) == s.EXIT_USAGE
     error = capsys.readouterr().err.strip()
-    assert error == f"perfgate history: error: {bad}:3: 'Bytes' is not a finite number: '32x'"
-    assert not plots.exists()
+    assert error.startswith(f"perfgate history: error: {store / s.STORE_EXPERIMENTS_DIR}: every experiment of the "
+                            "results store is damaged, e.g. ") and "\n" not in error
 
 
 def test_history_refuses_mixed_platforms(store, requirements_csv, tmp_path, capsys, real_summary):
@@ -144,7 +198,8 @@ def test_tick_labels_say_as_much_of_the_time_as_tells_the_runs_apart():
 
     start = datetime(2026, 11, 21, 3, 52, 10)
     seconds_apart = [start, start + timedelta(seconds=40), None]
-    assert experiment_tick_labels(seconds_apart, ["a", "b", "legacy-run"]) == ["03:52:10", "03:52:50", "legacy-run"]
+    assert experiment_tick_labels(seconds_apart, ["a", "b", "legacy-run"]) == ["11-21 03:52:10", "11-21 03:52:50",
+                                                                            "legacy-run"]
     hours_apart = [start, start + timedelta(hours=5)]
     assert experiment_tick_labels(hours_apart, ["a", "b"]) == ["11-21 03:52", "11-21 08:52"]
     days_apart = [start, start + timedelta(days=3)]

@@ -23,8 +23,13 @@ def store(tmp_path):
 
 
 def load(store):
-    experiments = ex.load_store(store)
-    return history._load_sub(experiments, SUB, history.index_folder(store))
+    return load_sub(ex.load_store(store), history.index_folder(store))
+
+
+def load_sub(experiments, indexed):
+    table, damaged = history._load_sub(experiments, SUB, indexed)
+    assert damaged == []
+    return table
 
 
 def counting_reads(monkeypatch) -> list:
@@ -77,7 +82,7 @@ def test_a_folder_of_experiments_that_is_no_store_gets_no_index(store, tmp_path)
     plain = tmp_path / "runs"
     shutil.copytree(store / s.STORE_EXPERIMENTS_DIR, plain)
     assert history.index_folder(plain) is None
-    table = history._load_sub(ex.load_store(plain), SUB, None)
+    table = load_sub(ex.load_store(plain), None)
     assert len(table) == 24 and not (plain / si.INDEX_DIR).exists()
 
 
@@ -88,6 +93,6 @@ def test_a_store_of_raw_measurements_only_is_summarised_and_not_indexed(tmp_path
         folder.mkdir(parents=True)
         shutil.copy(fastdds_fixtures / "v193" / "measurements_interprocess.csv", folder / s.raw_csv_name(SUB))
     store = tmp_path / "store"
-    table = history._load_sub(ex.load_store(store), SUB, history.index_folder(store))
+    table = load(store)
     assert sorted(set(table[ex.ORDER])) == [0, 1] and len(table) == 2 * table[s.BYTES].nunique()
     assert not si.index_path(store / s.STORE_EXPERIMENTS_DIR, SUB).exists()

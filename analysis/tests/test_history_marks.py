@@ -21,6 +21,9 @@ def test_tick_labels_put_the_short_commit_before_the_date():
     created = [datetime(2026, 1, 1, tzinfo=timezone.utc), datetime(2026, 1, 9, tzinfo=timezone.utc), None]
     assert commit_tick_labels(created, ["a", "b", "old-run"], ["0123456789abcdef", None, "fedcba9876"]) == \
         ["0123456 2026-01-01", "2026-01-09", "fedcba9 old-run"]
+    # the system's package records no commit: its version says which Fast DDS it was
+    assert commit_tick_labels(created, ["a", "b", "old-run"], [None, None, None], ["2.9.1", None, None]) == \
+        ["v2.9.1 2026-01-01", "2026-01-09", "old-run"]
 
 
 def test_change_marks_per_payload_and_merged_per_position():

@@ -126,3 +126,44 @@ def test_a_history_plot_worker_killed_while_writing_leaves_no_temporary_file(tmp
     assert lines[0].startswith(f"perfgate history: error: {plots}: a worker process died")
     assert not killed.exists() and temporary_files(tmp_path) == []
     assert all(png.stat().st_size > 0 for png in plots.rglob("*.png"))
+
+
+def children_of(pid: int) -> set[int]:
+    return {int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()}
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="history draws in worker processes only with 2 CPUs or more")
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT])
+def test_a_history_stopped_while_drawing_ends_its_workers_and_leaves_no_temporary_file(tmp_path, signal_number):
+    # SIGTERM's default action killed the main process alone: its two plot workers drew on, orphaned
+    write_store(tmp_path / "store", 30, 20)
+    requirements = tmp_path / "requirements.csv"
+    files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 100.0, s.P99: 200.0,
+                                                 s.MAX: 900.0} for sub in HISTORY_SUBS[:2]]))
+    plots = tmp_path / "plots"
+    command = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "history", "--requirements", str(requirements),
+                                "--experiments-results", str(tmp_path / "store"), "--plots-directory", str(plots)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    end = time.monotonic() + 120
+    while time.monotonic() < end and command.poll() is None and not list(plots.rglob("*.png")):
+        time.sleep(0.01)
+    workers = children_of(command.pid)
+    assert len(workers) == 2, command.communicate()
+    command.send_signal(signal_number)
+    _, err = command.communicate(timeout=120)
+    assert command.returncode == 130, err
+    assert err.strip().splitlines() == ["perfgate history: interrupted"]
+    assert not any(alive(pid) for pid in workers)
+    assert temporary_files(tmp_path) == []
+    drawn = list(plots.rglob("*.png"))
+    assert drawn and all(png.stat().st_size > 0 for png in drawn)
+    assert len(drawn) < 2 * (4 + 2 * 3)  # stopped: the workers returned early instead of drawing everything

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perfgate.pools import worker_pool
+from perfgate.pools import stop_requested, worker_pool
 
 TASKS = 40
 
@@ -50,3 +50,30 @@ def test_workers_leave_stop_signals_to_the_main_process(tmp_path):
             os.kill(pid, signal.SIGINT)
         assert len({future.result() for future in futures}) >= 1  # every task finished, no broken pool
     assert len(list(tmp_path.glob("done-*"))) == 6
+
+
+def many_files_task(folder: str, count: int) -> int:
+    """A long task as the plot tasks are: many files, asking between two whether to stop."""
+    written = 0
+    for index in range(count):
+        if stop_requested():
+            break
+        time.sleep(0.05)
+        Path(folder, f"file-{index}").write_text("")
+        written += 1
+    return written
+
+
+def test_a_long_task_under_way_returns_early_when_the_main_process_stops(tmp_path):
+    assert not stop_requested()  # the main process is no worker
+    with pytest.raises(KeyboardInterrupt):
+        with worker_pool(2) as pool:
+            futures = [pool.submit(many_files_task, str(tmp_path), TASKS) for _ in range(2)]
+            while not list(tmp_path.glob("file-*")):
+                time.sleep(0.01)
+            raise KeyboardInterrupt
+    assert all(future.done() for future in futures)
+    assert sum(future.result() for future in futures) < TASKS  # neither ran to the end
+    (tmp_path / "whole").mkdir()
+    with worker_pool(2) as pool:  # a pool that is not stopped runs its tasks whole
+        assert pool.submit(many_files_task, str(tmp_path / "whole"), 3).result() == 3

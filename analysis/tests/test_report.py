@@ -12,6 +12,7 @@ import html
 import html.parser
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -327,6 +328,18 @@ def test_write_reports_writes_both_files_and_appends_to_the_step_summary(plotted
     assert step_summary.read_text() == "earlier step\n" + markdown_path.read_text()
     assert html_path.stat().st_size < 5_000_000
     assert not [p for p in results.experiment_dir.iterdir() if p.name.startswith(".")]  # no temporary leftovers
+
+
+def test_an_interrupted_gates_report_embeds_its_plots_as_they_are(plotted_experiment, monkeypatch):
+    # a stopped gate has seconds left: no plot is re-encoded, however large the page grows
+    results = plotted_experiment["results"]
+    pngs = sorted((results.experiment_dir / s.PLOTS_DIR).rglob("*.png"))
+    monkeypatch.setattr(report, "IMAGE_BUDGET", 1)  # every page is over it: a finished gate's is shrunk
+    html_path, _ = report.write_reports(results, interrupted=True)
+    sources = re.findall(r'<img src="data:image/png;base64,([^"]+)"', html_path.read_text())
+    assert sorted(base64.b64decode(source) for source in sources) == sorted(p.read_bytes() for p in pngs)
+    report.write_reports(results)
+    assert "data:image/webp;base64" in html_path.read_text()  # shrunk when not interrupted
 
 
 def test_report_md_as_written_shows_on_github_what_the_text_says(plotted_experiment):

@@ -50,9 +50,12 @@ def test_default_run_is_the_ten_then_the_floor(tmp_path):
     ({"subexperiments": ["floor_udp", "floor_udp"]}, "'floor_udp' is named twice"),
     ({"payloads": [16, 32, 16]}, "names a payload twice"),
     ({"samples": 1}, "at least 2"),
-    ({"warmup": -1}, "zero or more"),
+    ({"warmup": -1}, "from 0 to 100000000"),
+    ({"warmup": 100_000_001}, "from 0 to 100000000"),
+    ({"samples": 100_000_001}, "at most 100000000"),
     ({"pin_cpus": "0,1,2"}, "one or two CPU numbers"),
     ({"pin_cpus": "0,4096"}, "CPU 4096 is not available"),
+    ({"pin_cpus": "0,"}, "'0,' has an empty item"),
     ({"harness": "/nonexistent/perfgate-latency"}, "harness executable not found"),
 ])
 def test_bad_options_are_usage_errors(tmp_path, overrides, message):

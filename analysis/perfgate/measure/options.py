@@ -62,6 +62,9 @@ class RunOptions:
     command: str = "run"  # the perfgate command measuring, which every message names (`perfgate <command>: ...`)
 
 
+MAX_HARNESS_COUNT = 100_000_000  # samples and warm-up round trips the harness takes (native/src/options.cpp)
+
+
 def default_timeout(samples: int, warmup: int, payloads: int, subscribers: int = 1) -> float:
     """One-to-many: the publisher writes to every subscriber, and the round trip grew with them here
     (16 subscribers with security, under load: 5 ms, 17 times one subscriber's), so the budget scales."""
@@ -83,7 +86,9 @@ def parse_pin_cpus(text: str | None, allowed: set[int], isolated: list[int] | No
         if pin is not None and shutil.which("taskset") is None:
             return None  # auto never fails a run: it pins where it can
         return pin
-    parts = [p.strip() for p in text.split(",") if p.strip()]
+    parts = [p.strip() for p in text.split(",")]
+    if "" in parts:  # `0,` from $PERFGATE_PIN_CPUS (which no option parser sees) would pin both sides to CPU 0
+        raise InputError(f"--pin-cpus {text!r} has an empty item (one or two CPU numbers separated by a comma)")
     if not 1 <= len(parts) <= 2 or not all(p.isdigit() for p in parts):
         raise InputError(f"--pin-cpus takes auto, none, or one or two CPU numbers (PUB,SUB), got {text!r}")
     cpus = [int(p) for p in parts]
@@ -172,9 +177,11 @@ def resolve_options(*, output, samples, payloads, subexperiments, label, warmup,
         raise InputError(f"--payloads names a payload twice: {','.join(map(str, payloads))}")
     if samples is None or samples < 2:
         raise InputError(f"--samples must be at least 2 (a payload needs two samples), got {samples}")
+    if samples > MAX_HARNESS_COUNT:  # the harness would refuse it after the run started: say so before
+        raise InputError(f"--samples must be at most {MAX_HARNESS_COUNT} (the harness's limit), got {samples}")
     warmup = DEFAULT_WARMUP if warmup is None else int(warmup)
-    if warmup < 0:
-        raise InputError(f"--warmup must be zero or more, got {warmup}")
+    if not 0 <= warmup <= MAX_HARNESS_COUNT:
+        raise InputError(f"--warmup must be from 0 to {MAX_HARNESS_COUNT} (the harness's limit), got {warmup}")
     if timeout is not None and not float(timeout) > 0:  # 0 is not "no limit": refused, never quietly replaced
         raise InputError(f"--timeout must be more than zero seconds, got {timeout}")
     if harness is not None and not Path(harness).is_file():

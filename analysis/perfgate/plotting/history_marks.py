@@ -31,10 +31,15 @@ AB_STYLES = {"regression": ("v", FAILED_COLOUR, FAILED_COLOUR, 8), "improvement"
              "incomplete": ("x", "#ff7f0e", "#ff7f0e", 7), "passed": ("o", "none", "#7f7f7f", 6)}
 
 
-def commit_tick_labels(created: list[datetime | None], labels: list[str], commits: list[str | None]) -> list[str]:
-    """`<short hash> <date>` per experiment; the date (or short label) alone where no commit is recorded."""
+def commit_tick_labels(created: list[datetime | None], labels: list[str], commits: list[str | None],
+                       versions: list[str | None] | None = None) -> list[str]:
+    """`<short hash> <date>` per experiment; where no commit is recorded (the system's package),
+    `v<version> <date>`, so that every tick says which Fast DDS it measured; the date (or short label)
+    alone where neither is recorded."""
     dates = experiment_tick_labels(created, labels)
-    return [f"{commit[:SHORT_HASH_CHARACTERS]} {date}" if commit else date for commit, date in zip(commits, dates)]
+    versions = versions or [None] * len(dates)
+    return [f"{commit[:SHORT_HASH_CHARACTERS]} {date}" if commit else f"v{version} {date}" if version else date
+            for commit, version, date in zip(commits, versions, dates)]
 
 
 class MarkedHistoryFigures(HistoryFigures):

@@ -33,14 +33,19 @@ def short_label(label: str, width: int = SHORT_LABEL_CHARACTERS) -> str:
     return f"{label[:head]}…{label[-(width - 1 - head):]}"
 
 
+PAYLOAD_MARKERS = "os^DvP<X>h*"  # eleven: one per payload of the contract
+PAYLOAD_LINE_STYLES = ("-", "--", "-.")
+
+
 def experiment_tick_labels(created: list[datetime | None], labels: list[str]) -> list[str]:
     """Tick text per experiment: its UTC date (with the time when runs span under two days, to the
-    second when under an hour, as repeated runs of one commit do), or its short label when it has no
-    creation time. One line: tick labels are most of a plot's drawing time.
+    second when under an hour, as repeated runs of one commit do; the day always, since a time alone
+    does not say when), or its short label when it has no creation time. One line: tick labels are
+    most of a plot's drawing time.
     """
     times = [c for c in created if c is not None]
     span_s = (max(times) - min(times)).total_seconds() if times else 0
-    date_format = "%Y-%m-%d" if span_s >= 2 * 86400 else "%m-%d %H:%M" if span_s >= 3600 else "%H:%M:%S"
+    date_format = "%Y-%m-%d" if span_s >= 2 * 86400 else "%m-%d %H:%M" if span_s >= 3600 else "%m-%d %H:%M:%S"
     return [c.strftime(date_format) if c is not None else short_label(label) for c, label in zip(created, labels)]
 
 
@@ -86,9 +91,12 @@ class HistoryFigures:
         axes.grid(True, which="major", alpha=0.3)
         colours = colormaps["viridis"](np.linspace(0, 0.92, max(len(values.columns), 1)))
         positions = values.index.to_numpy()
-        for colour, payload in zip(colours, values.columns):
+        # neighbouring payloads get neighbouring colours: a marker and a line style of their own tell them apart
+        for index, (colour, payload) in enumerate(zip(colours, values.columns)):
             axes.plot(positions, values[payload].to_numpy(dtype=float), color=colour, linewidth=1.0,
-                      marker=None if self.many else "o", markersize=3, label=f"{payload} B")
+                      linestyle=PAYLOAD_LINE_STYLES[index % len(PAYLOAD_LINE_STYLES)],
+                      marker=None if self.many else PAYLOAD_MARKERS[index % len(PAYLOAD_MARKERS)], markersize=4,
+                      label=f"{payload} B")
         latency_yaxis(axes, values.to_numpy())
         self._experiment_axis(axes)
         # largest payload first: in the legend as in the plot, it is usually the top line

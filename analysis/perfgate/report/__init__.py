@@ -18,9 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import files
+from ..errors import InputError
 from .. import schema as s
 from .columns import Column, metadata_items
-from .html import CSS, MAX_IMAGE_WIDTH, _e, _html_table, embedded_images, html_page, shrink_image
+from .html import CSS, IMAGE_BUDGET, MAX_IMAGE_WIDTH, _e, _html_table, embedded_images, html_page, shrink_image
 from .markdown import (MARKDOWN_LIMIT, MAX_ANNOTATIONS, _md, _md_table, annotations, escape_command_data,
                        escape_command_property, markdown_summary)
 from ..outcome import INCOMPLETE, PASS, REGRESSION
@@ -36,16 +37,24 @@ __all__ = [
 ]
 
 
-def write_reports(results: ExperimentResults, summary_markdown: Path | None = None) -> tuple[Path, Path]:
+def write_reports(results: ExperimentResults, summary_markdown: Path | None = None,
+                  interrupted: bool = False) -> tuple[Path, Path]:
     """Write report.html and report.md into the experiment folder; append the Markdown to
-    `summary_markdown` too (GitHub's $GITHUB_STEP_SUMMARY is one file shared by a job's steps)."""
+    `summary_markdown` too (GitHub's $GITHUB_STEP_SUMMARY is one file shared by a job's steps).
+    `interrupted`: the gate was stopped and has seconds left (a CI job's grace period), so the plots
+    are embedded as they are, never shrunk (shrinking a full run's plots takes 12 s of CPU)."""
     html_path = results.experiment_dir / s.REPORT_HTML
     markdown_path = results.experiment_dir / s.REPORT_MARKDOWN
-    page = html_page(results, embedded_images(results.experiment_dir / s.PLOTS_DIR))
+    page = html_page(results, embedded_images(results.experiment_dir / s.PLOTS_DIR,
+                                              budget=None if interrupted else IMAGE_BUDGET))
     markdown = markdown_summary(results)
     files.write_text(html_path, page)
     files.write_text(markdown_path, markdown)
-    if summary_markdown is not None:
-        with open(summary_markdown, "a", encoding="utf-8") as handle:
-            handle.write(markdown)
+    if summary_markdown is not None:  # after both reports: a full disk there still leaves them written
+        try:
+            with open(summary_markdown, "a", encoding="utf-8") as handle:
+                handle.write(markdown)
+        except OSError as error:
+            raise InputError(f"the Markdown summary cannot be appended: {error.strerror or error}",
+                             summary_markdown) from None
     return html_path, markdown_path

@@ -253,11 +253,12 @@ def shrink_image(data: bytes) -> tuple[str, bytes]:
     return ("image/webp", shrunk) if len(shrunk) < len(data) else ("image/png", data)
 
 
-def embedded_images(plots_dir: Path, budget: int = IMAGE_BUDGET) -> dict[Path, str]:
-    """Every PNG under the plots folder as a data URI; shrunk when together they exceed `budget` bytes."""
+def embedded_images(plots_dir: Path, budget: int | None = IMAGE_BUDGET) -> dict[Path, str]:
+    """Every PNG under the plots folder as a data URI; shrunk when together they exceed `budget` bytes
+    (None: never shrunk)."""
     paths = sorted(Path(plots_dir).rglob("*.png"), key=_natural_key) if Path(plots_dir).is_dir() else []
     images = {path: ("image/png", path.read_bytes()) for path in paths}
-    if sum(len(data) for _, data in images.values()) > budget:
+    if budget is not None and sum(len(data) for _, data in images.values()) > budget:
         # 30-40 ms an image (WebP encoding), so a full run's 300 plots take 12 s on one CPU
         workers = min(len(os.sched_getaffinity(0)), len(images))
         with worker_pool(workers) as pool:
