@@ -78,6 +78,20 @@ def test_a_malformed_stat_is_refused():
     assert resources.read_process(2 ** 22 + 1) is None  # above pid_max: no such process
 
 
+def test_a_process_read_while_it_exits_is_no_reading(tmp_path):
+    # Between giving up its address space and turning zombie, an exiting process's stat still says
+    # running while its statm reads zero: that is no memory it used (the 1-in-N rss 0 sample of a real run).
+    stat = "4242 (perfgate-latency) R " + " ".join(["0"] * 10) + " 7 3 " + " ".join(["0"] * 6) + " 555 0 0"
+    (tmp_path / "4242").mkdir()
+    (tmp_path / "4242" / "stat").write_text(stat)
+    (tmp_path / "4242" / "statm").write_text("0 0 0 0 0 0 0")
+    assert resources.parse_stat(stat).cpu_ticks == 10
+    assert resources.read_process(4242, proc=tmp_path) is None
+    (tmp_path / "4242" / "statm").write_text("25000 3000 900 10 0 2000 0")
+    reading = resources.read_process(4242, proc=tmp_path)
+    assert (reading.vsz_kb, reading.rss_kb) == (25000 * resources.PAGE_KB, 3000 * resources.PAGE_KB)
+
+
 def test_cpu_percent_is_one_cpu_at_100():
     assert resources.cpu_percent(100, 100 + resources.CLOCK_TICKS, 1.0) == pytest.approx(100.0)
     assert resources.cpu_percent(0, resources.CLOCK_TICKS // 10, 0.2) == pytest.approx(50.0)

@@ -99,7 +99,9 @@ def read_process(pid: int, proc: Path = Path("/proc")) -> Reading | None:
         vsz_kb, rss_kb = parse_statm((proc / str(pid) / "statm").read_text())
     except (OSError, ValueError):
         return None
-    if stat.state in GONE_STATES:
+    # a process that is exiting gives up its address space before it turns zombie: read between the two,
+    # its memory is zero (statm of a task without one), which is no measurement of what it used
+    if stat.state in GONE_STATES or vsz_kb == 0:
         return None
     return Reading(stat, vsz_kb, rss_kb, time.monotonic())
 
