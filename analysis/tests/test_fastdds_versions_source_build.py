@@ -10,7 +10,7 @@ says, <V> being MASTER or 2_14:
                                            built with --source; else
     PERFGATE_FASTDDS_<V>_GIT_URL, _COMMIT  --git-url and --commit
     PERFGATE_FASTDDS_<V>_WORKSPACE=WS      the workspace (default: a temporary one, built from scratch;
-                                           a kept one makes a second run rebuild nothing)
+                                           in a kept one a second run's colcon finds nothing to rebuild)
     PERFGATE_FASTCDR_URL=URL               --fastcdr-url: where the pinned Fast CDR commit is fetched
                                            (default: the URL in the source's .gitmodules)
 
@@ -102,7 +102,11 @@ def workspace(version, tmp_path_factory) -> Path:
     origin = ["--source", source] if source else [
         "--git-url", setting(version, "GIT_URL") or DEFAULT_GIT_URL, "--commit", setting(version, "COMMIT") or version.commit]
     fastcdr = ["--fastcdr-url", os.environ["PERFGATE_FASTCDR_URL"]] if os.environ.get("PERFGATE_FASTCDR_URL") else []
-    built = perfgate("build", "--workspace", str(folder), *origin, *fastcdr, "--junit", str(folder / "build-junit.xml"))
+    # --keep-installs 0: colcon always runs (a kept workspace: it finds nothing to rebuild), so the
+    # workspace's record is its build tree's, which the upstream engine needs (a reused kept install
+    # it refuses)
+    built = perfgate("build", "--workspace", str(folder), *origin, *fastcdr, "--keep-installs", "0",
+                     "--junit", str(folder / "build-junit.xml"))
     print(built.stdout[-2000:])
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     return folder
