@@ -99,8 +99,8 @@ def version(request) -> Version:
 def workspace(version, tmp_path_factory) -> Path:
     folder = Path(setting(version, "WORKSPACE") or tmp_path_factory.mktemp(f"workspace-{version.key}"))
     source = setting(version, "SOURCE")
-    origin = ["--source", source] if source else [
-        "--git-url", setting(version, "GIT_URL") or DEFAULT_GIT_URL, "--commit", setting(version, "COMMIT") or version.commit]
+    origin = ["--source", source] if source else ["--git-url", setting(version, "GIT_URL") or DEFAULT_GIT_URL,
+                                                  "--commit", setting(version, "COMMIT") or version.commit]
     fastcdr = ["--fastcdr-url", os.environ["PERFGATE_FASTCDR_URL"]] if os.environ.get("PERFGATE_FASTCDR_URL") else []
     # --keep-installs 0: colcon always runs (a kept workspace: it finds nothing to rebuild), so the
     # workspace's record is its build tree's, which the upstream engine needs (a reused kept install
