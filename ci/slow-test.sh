@@ -3,12 +3,13 @@
 # DDS source"): installs what a colcon build of Fast DDS needs, fetches Debian's Fast DDS 2.9.1 source
 # (`apt-get source fastdds`, adding a deb-src entry for the installed suite if there is none), builds
 # it from scratch and again after touching one file (benchmarks/bench_build.py prints both times),
-# then runs `pytest -m slow` on that workspace: both engines, two sub-experiments each. Then Fast DDS 3.x
-# (test_fastdds3_source_build.py: v3.6.2 from eProsima's repository unless PERFGATE_FASTDDS3_SOURCE or
-# PERFGATE_FASTDDS3_GIT_URL/_COMMIT say otherwise), Fast CDR 2 from its submodule pin, every
-# sub-experiment through both engines, in its own workspace (kept: a second run rebuilds nothing).
+# then runs `pytest -m slow` on that workspace: both engines, two sub-experiments each. Then Fast DDS
+# master and v2.14.6 (test_fastdds_versions_source_build.py: from eProsima's repository unless
+# PERFGATE_FASTDDS_<MASTER|2_14>_SOURCE or _GIT_URL/_COMMIT, and PERFGATE_FASTCDR_URL, say otherwise),
+# Fast CDR 2 from each commit's submodule pin, every sub-experiment each defines through both engines,
+# each in its own workspace (kept: a second run rebuilds nothing).
 # First, the wheel test: perfgate installed from a wheel into a fresh venv builds its harness and runs.
-# About 12 minutes on 2 cores, plus about 15 for 3.x the first time.
+# About 12 minutes on 2 cores, plus 30 to 60 for master and 2.14 the first time.
 # Work folder: $PERFGATE_SLOW_DIR (default ~/.cache/perfgate/slow-test).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,5 +43,6 @@ rm -rf "$workspace"
 .venv/bin/python benchmarks/bench_build.py --source "$source_dir" --workspace "$workspace"
 PERFGATE_FASTDDS_SOURCE="$source_dir" PERFGATE_FASTDDS_WORKSPACE="$workspace" \
   .venv/bin/python -m pytest -m slow -v analysis/tests/test_fastdds_source_build.py "$@"
-PERFGATE_FASTDDS3_WORKSPACE="${PERFGATE_FASTDDS3_WORKSPACE:-$work/workspace3}" \
-  .venv/bin/python -m pytest -m slow -v -s analysis/tests/test_fastdds3_source_build.py "$@"
+PERFGATE_FASTDDS_MASTER_WORKSPACE="${PERFGATE_FASTDDS_MASTER_WORKSPACE:-$work/workspace-master}" \
+PERFGATE_FASTDDS_2_14_WORKSPACE="${PERFGATE_FASTDDS_2_14_WORKSPACE:-$work/workspace-2.14}" \
+  .venv/bin/python -m pytest -m slow -v -s analysis/tests/test_fastdds_versions_source_build.py "$@"

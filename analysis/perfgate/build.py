@@ -44,8 +44,8 @@ from .fastdds_build.record import (build_junit_xml, fastdds_metadata, harness_pa
                                    junit_properties, read_record, record_path)
 from .fastdds_build.workspace import (FOONATHAN_DIR, SOURCE_DIR, STATE_DIR, place_fastcdr, prepare_sources,
                                       workspace_lock)
-from .fastdds_source import (dependency_plan, detect_fastdds, fastcdr_major_needed, installed_cmake_version,
-                             read_submodule_pin)
+from .fastdds_source import (BUNDLED_SQLITE, dependency_plan, detect_fastdds, fastcdr_major_needed,
+                             installed_cmake_version, read_submodule_pin, source_cmake_options)
 from .harness import FLOOR_EXECUTABLE, LATENCY_EXECUTABLE, NATIVE_DIR, source_digest
 
 
@@ -183,7 +183,13 @@ def _build(workspace: Path, source: Path | None, git_url: str | None, commit: st
         # known only now: a workflow that always passes its mirror builds versions that take the system's
         print(f"perfgate build: note: --fastcdr-url not used: Fast CDR {_fastcdr_origin(plan['fastcdr'])}", flush=True)
     plan["fastcdr"] = place_fastcdr(workspace, plan["fastcdr"], fastcdr_major_needed(identity))
-    cmake_args = cmake_arguments(ccache, identity.package, cmake_version(), write_warnings_launcher(workspace))
+    source_options = source_cmake_options(checkout)
+    if source_options:
+        print("perfgate build: note: the source lacks the bundled SQLite (" + BUNDLED_SQLITE + "): built with "
+              + " ".join(f"-D{name}={value}" for name, value in source_options.items())
+              + " (docs/build.md \"A source without the bundled SQLite\")", flush=True)
+    cmake_args = cmake_arguments(ccache, identity.package, cmake_version(), write_warnings_launcher(workspace),
+                                 source_options)
     command = colcon_build_command(workspace, cmake_args)
     environment = build_environment(dict(os.environ), workspace, jobs, ccache)
     record.update(cmake_args=cmake_args, colcon_command=command, jobs=jobs, harness_source=source_digest(NATIVE_DIR),

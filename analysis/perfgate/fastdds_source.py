@@ -5,7 +5,9 @@
 - which Fast CDR major it needs (1 up to Fast DDS 2.11, 2 from 2.12 on) and which Fast CDR its commit
   pins: the git submodule thirdparty/fastcdr (its URL in .gitmodules, its commit in the tree);
 - where Fast CDR and foonathan memory come from for a build (dependency_plan): a source given by
-  option, else the system's where it fits, else (Fast CDR) the commit's own pin.
+  option, else the system's where it fits, else (Fast CDR) the commit's own pin;
+- which of its own CMake options the source needs set (source_cmake_options): SQLite support off
+  when the bundled SQLite source is missing.
 
 Pure functions over texts; the readers of files and of git are thin.
 """
@@ -107,6 +109,34 @@ def detect_fastdds(source_dir: Path) -> FastddsSource:
     if not (source_dir / "CMakeLists.txt").is_file():
         raise InputError("not a Fast DDS source: no CMakeLists.txt", source_dir)
     return fastdds_identity(*package_identity(source_dir), source_dir)
+
+
+# Fast DDS compiles its persistence service with a bundled SQLite amalgamation (8-9 MB) when its
+# option SQLITE3_SUPPORT is ON, the default, and has no switch for a system SQLite (Debian patches its
+# CMake files for that, and then lists no bundled file). A checkout without that file (a sparse one,
+# or a copy that drops large files) configures only with SQLITE3_SUPPORT=OFF; the latency tests and
+# the harness use no persistence (no TRANSIENT or PERSISTENT durability), so they measure the same code.
+BUNDLED_SQLITE = "src/cpp/rtps/persistence/sqlite3.c"
+SQLITE_OPTION = "SQLITE3_SUPPORT"
+# where Fast DDS lists its library's sources: src/cpp/CMakeLists.txt up to 3.x, src/cpp/source.cmake later
+SOURCE_LISTS = ("src/cpp/CMakeLists.txt", "src/cpp/source.cmake")
+
+
+def sqlite_option_needed(top_cmake_lists: str, source_lists: list[str], bundled_present: bool) -> dict[str, str]:
+    """{SQLITE_OPTION: "OFF"} when the source defines that option and lists the bundled SQLite, which
+    it lacks; {} otherwise."""
+    defines = re.search(rf"^\s*option\(\s*{SQLITE_OPTION}\b", top_cmake_lists, re.MULTILINE) is not None
+    lists = any(BUNDLED_SQLITE.removeprefix("src/cpp/") in text for text in source_lists)
+    return {SQLITE_OPTION: "OFF"} if defines and lists and not bundled_present else {}
+
+
+def source_cmake_options(source_dir: Path) -> dict[str, str]:
+    """The CMake options this Fast DDS source needs to configure at all (see BUNDLED_SQLITE)."""
+    source_dir = Path(source_dir)
+    top = source_dir / "CMakeLists.txt"
+    lists = [(source_dir / name).read_text(errors="replace") for name in SOURCE_LISTS if (source_dir / name).is_file()]
+    return sqlite_option_needed(top.read_text(errors="replace") if top.is_file() else "", lists,
+                                (source_dir / BUNDLED_SQLITE).is_file())
 
 
 def fastcdr_major_needed(fastdds: FastddsSource) -> int:

@@ -438,3 +438,77 @@ def test_a_failed_builds_junit_with_compiler_colours_is_xml(coloured_broken_buil
     assert gate.returncode == s.EXIT_INCOMPLETE
     ET.parse(output / s.JUNIT_FILE)
     assert "missing_symbol" in (output / s.REPORT_MARKDOWN).read_text()
+
+
+# --- a source without the bundled SQLite (a sparse checkout) -------------------------------------
+# Fast DDS' shapes: the option in the top CMakeLists.txt, the bundled file in the library's source
+# list (src/cpp/CMakeLists.txt up to 3.x, src/cpp/source.cmake on master), compiled only when ON.
+SQLITE_TOP = """cmake_minimum_required(VERSION 3.16)
+project(fastrtps VERSION "2.14.6" LANGUAGES C CXX)
+option(SQLITE3_SUPPORT "Activate SQLITE3 support" ON)
+add_subdirectory(src/cpp)
+"""
+SQLITE_LIST = """set(sqlite3_source_files
+    rtps/persistence/SQLite3PersistenceService.cpp
+    rtps/persistence/sqlite3.c
+)
+set(sources ${PROJECT_SOURCE_DIR}/participant.cpp)
+if(SQLITE3_SUPPORT)
+    list(APPEND sources ${sqlite3_source_files})
+endif()
+add_library(fastrtps SHARED ${sources})
+install(TARGETS fastrtps)
+"""
+
+
+def sqlite_source(folder: Path, list_file: str = "src/cpp/CMakeLists.txt", bundled: bool = False) -> Path:
+    source = make_source(folder, "fastrtps", "2.14.6", "2.14.6")
+    (source / "CMakeLists.txt").write_text(SQLITE_TOP)
+    (source / list_file).parent.mkdir(parents=True, exist_ok=True)
+    (source / list_file).write_text(SQLITE_LIST if list_file == "src/cpp/CMakeLists.txt" else
+                                    f"# the sources\n{SQLITE_LIST}")
+    if list_file != "src/cpp/CMakeLists.txt":
+        (source / "src" / "cpp" / "CMakeLists.txt").write_text(f"include({list_file.split('/')[-1]})\n")
+    persistence = source / "src" / "cpp" / "rtps" / "persistence"
+    persistence.mkdir(parents=True)
+    (persistence / "SQLite3PersistenceService.cpp").write_text("int persistence() { return 1; }\n")
+    if bundled:
+        (persistence / "sqlite3.c").write_text("int sqlite3_stand_in(void) { return 3; }\n")
+    return source
+
+
+@pytest.mark.parametrize("list_file", ["src/cpp/CMakeLists.txt", "src/cpp/source.cmake"])
+def test_sqlite_support_is_turned_off_only_where_the_bundled_sqlite_is_missing(tmp_path, list_file):
+    missing = sqlite_source(tmp_path / "missing", list_file)
+    assert fastdds_source.source_cmake_options(missing) == {"SQLITE3_SUPPORT": "OFF"}
+    assert fastdds_source.source_cmake_options(sqlite_source(tmp_path / "bundled", list_file, bundled=True)) == {}
+    # Debian's repacked source lists no bundled SQLite (its patches link the system's): nothing to turn off
+    debian = sqlite_source(tmp_path / "debian", list_file)
+    listing = debian / list_file
+    listing.write_text(listing.read_text().replace("    rtps/persistence/sqlite3.c\n", ""))
+    assert fastdds_source.source_cmake_options(debian) == {}
+    # a source without the option (not Fast DDS' shape) is left alone
+    assert fastdds_source.source_cmake_options(tmp_path / "missing" / "src") == {}
+    args = colcon.cmake_arguments(ccache=False, source_options={"SQLITE3_SUPPORT": "OFF"})
+    assert args == [f"-D{k}={v}" for k, v in colcon.CMAKE_OPTIONS.items()] + ["-DSQLITE3_SUPPORT=OFF"]
+
+
+@pytest.mark.compiles
+def test_a_source_without_the_bundled_sqlite_builds_with_sqlite_support_off(tmp_path):
+    source = sqlite_source(tmp_path / "source", "src/cpp/source.cmake")
+    # what CMake says without the option: the source cannot even be configured
+    plain = subprocess.run(["cmake", "-S", str(source), "-B", str(tmp_path / "plain")], capture_output=True, text=True)
+    assert plain.returncode != 0 and "sqlite3.c" in plain.stderr
+    workspace = tmp_path / "ws"
+    done = perfgate("build", "--workspace", str(workspace), "--source", str(source), "--no-ccache",
+                    "--fastcdr-source", str(make_source(tmp_path / "fastcdr", "fastcdr", "2.3.5", "2.3.5")))
+    assert "the source lacks the bundled SQLite (src/cpp/rtps/persistence/sqlite3.c): built with " \
+           "-DSQLITE3_SUPPORT=OFF" in done.stdout
+    record = build_record.read_record(workspace)
+    assert "-DSQLITE3_SUPPORT=OFF" in record["cmake_args"]
+    # Fast DDS' package built (the stand-in offers the harness no CMake package: what happens to the
+    # harness is test_a_harness_built_against_the_system_fast_dds_fails_the_build's concern)
+    assert record.get("failed_package") != "fastrtps", record.get("log_tail")
+    assert (workspace / "install" / "lib" / "libfastrtps.so").exists()
+    cache = (workspace / "build" / "fastrtps" / "CMakeCache.txt").read_text()
+    assert "SQLITE3_SUPPORT:BOOL=OFF" in cache

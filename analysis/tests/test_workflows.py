@@ -619,6 +619,17 @@ def test_fastdds_compatibility_matrix_builds_2x_3x_and_master_on_hosted_runners(
     build = next(step for step in steps(job) if "ci/build_fastdds.sh" in step.get("run", ""))
     assert build["env"]["FASTDDS_REF"] == "${{ matrix.fastdds-ref }}"
     assert set(re.findall(r"(--[a-z][a-z-]+)", build["run"])) <= {"--workspace", "--git-url", "--commit", "--junit"}
+    # then both engines on that workspace: every sub-experiment the version defines
+    runs = [line for step in steps(job) for line in step.get("run", "").replace("\\\n", " ").splitlines()
+            if "perfgate run" in line]
+    harness = [line for line in runs if "--engine" not in line]
+    assert any("--subexperiments" not in line for line in harness)  # the ten and the floors
+    named = {sub for line in harness for listed in re.findall(r"--subexperiments\s+(\S+)", line)
+             for sub in listed.split(",")}
+    assert named == {"interprocess_best_effort_shm", "interprocess_reliable_shm",
+                     "interprocess_best_effort_zero_copy", "interprocess_reliable_zero_copy"}
+    assert any("--engine upstream" in line and "--subexperiments" not in line for line in runs)
+    assert all('--workspace "$RUNNER_TEMP/ws"' in line for line in runs)
 
 
 # --- the history page ---------------------------------------------------------------------------------

@@ -227,6 +227,11 @@ public:
     bool is_bounded() const override { return plain(); }
 
     bool is_plain() const override { return plain(); }
+#if FASTRTPS_VERSION_MAJOR > 2 || (FASTRTPS_VERSION_MAJOR == 2 && FASTRTPS_VERSION_MINOR >= 12)
+    // 2.12 (Fast CDR 2) added the per-representation overload, and its loan_sample and data sharing
+    // ask only that one, whose default says "not plain": without it no sample is ever loaned.
+    bool is_plain(dds::DataRepresentationId_t) const override { return plain(); }
+#endif
 #endif
 
 private:

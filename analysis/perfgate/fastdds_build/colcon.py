@@ -48,11 +48,13 @@ _FAILED_LINE = re.compile(r"^Failed\s+<<<\s+(\S+)", re.MULTILINE)
 
 # --- the colcon command -------------------------------------------------------------------------
 def cmake_arguments(ccache: bool, package: str | None = None, cmake_version: tuple[int, ...] | None = None,
-                    warnings_launcher: Path | None = None) -> list[str]:
-    """colcon's --cmake-args: CMAKE_OPTIONS; the Fast DDS package the harness must build against
-    (native/CMakeLists.txt: never a system copy of another major); warnings not fatal (see above:
-    --compile-no-warning-as-error where CMake knows it, and the launcher); ccache."""
-    args = [f"-D{name}={value}" for name, value in CMAKE_OPTIONS.items()]
+                    warnings_launcher: Path | None = None, source_options: dict[str, str] | None = None) -> list[str]:
+    """colcon's --cmake-args: CMAKE_OPTIONS and the options the source needs (fastdds_source.
+    source_cmake_options); the Fast DDS package the harness must build against (native/CMakeLists.txt:
+    never a system copy of another major); warnings not fatal (see above: --compile-no-warning-as-error
+    where CMake knows it, and the launcher); ccache."""
+    options = {**CMAKE_OPTIONS, **(source_options or {})}
+    args = [f"-D{name}={value}" for name, value in options.items()]
     if package is not None:
         args.append(f"-DPERFGATE_FASTDDS_PACKAGE={package}")
     if cmake_version is not None and cmake_version >= NO_WARNING_AS_ERROR_SINCE:
