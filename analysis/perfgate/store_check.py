@@ -23,7 +23,7 @@ from . import experiments as ex
 from . import history_ab
 from . import schema as s
 from .errors import InputError
-from .summary_index import FOLDER, IndexedSummaries
+from .summary_index import IndexedSummaries
 from .throughput_files import read_throughput
 
 
