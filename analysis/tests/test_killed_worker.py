@@ -107,17 +107,23 @@ def test_abandoned_picks_dead_writers_of_perfgate_temporaries_only():
     assert temporaries.process_alive(os.getpid()) and not temporaries.process_alive(dead_pid())
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="history draws in worker processes only with 2 CPUs or more")
-@pytest.mark.heavy
-def test_a_history_plot_worker_killed_while_writing_leaves_no_temporary_file(tmp_path):
-    write_store(tmp_path / "store", 30, 20)  # two sub-experiments: two plot workers
+def start_history_of_two_subexperiments(tmp_path: Path, **popen_options) -> tuple[subprocess.Popen, Path]:
+    """`perfgate history` started on a store of two sub-experiments (two plot workers); its plots folder."""
+    write_store(tmp_path / "store", 30, 20)
     requirements = tmp_path / "requirements.csv"
     files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 100.0, s.P99: 200.0,
                                                  s.MAX: 900.0} for sub in HISTORY_SUBS[:2]]))
     plots = tmp_path / "plots"
     command = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "history", "--requirements", str(requirements),
                                 "--experiments-results", str(tmp_path / "store"), "--plots-directory", str(plots)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen_options)
+    return command, plots
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="history draws in worker processes only with 2 CPUs or more")
+@pytest.mark.heavy
+def test_a_history_plot_worker_killed_while_writing_leaves_no_temporary_file(tmp_path):
+    command, plots = start_history_of_two_subexperiments(tmp_path)
     killed = kill_a_worker_while_it_writes(command, plots)
     _, err = command.communicate(timeout=120)
     assert command.returncode == s.EXIT_INCOMPLETE, err
@@ -141,18 +147,12 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="history draws in worker processes only with 2 CPUs or more")
+@pytest.mark.heavy
 @pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT])
 def test_a_history_stopped_while_drawing_ends_its_workers_and_leaves_no_temporary_file(tmp_path, signal_number):
     # SIGTERM's default action killed the main process alone: its two plot workers drew on, orphaned
-    write_store(tmp_path / "store", 30, 20)
-    requirements = tmp_path / "requirements.csv"
-    files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 100.0, s.P99: 200.0,
-                                                 s.MAX: 900.0} for sub in HISTORY_SUBS[:2]]))
-    plots = tmp_path / "plots"
-    command = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "history", "--requirements", str(requirements),
-                                "--experiments-results", str(tmp_path / "store"), "--plots-directory", str(plots)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    command, plots = start_history_of_two_subexperiments(
+        tmp_path, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     end = time.monotonic() + 120
     while time.monotonic() < end and command.poll() is None and not list(plots.rglob("*.png")):
         time.sleep(0.01)
