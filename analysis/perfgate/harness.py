@@ -11,15 +11,12 @@ builds (with --test also the GoogleTest unit tests, warnings as errors, and runs
 from __future__ import annotations
 
 import argparse
-import contextlib
 import fcntl
 import hashlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +25,7 @@ from typing import Iterator
 from .errors import IncompleteError, PerfgateError
 # one way to make a build log's tail printable (GCC colours, control characters), Fast DDS' or the harness's
 from .fastdds_build.logs import log_tail
+from .process_group import own_group
 from .schema import EXIT_INCOMPLETE, EXIT_OK
 
 
@@ -168,41 +166,9 @@ def _build(source_dir: Path, build_dir: Path, fastdds_prefix: Path | None, with_
 
 
 def _build_step(command: list[str], log) -> int:
-    """One cmake step in a process group of its own, ended whole when perfgate is stopped: Ctrl-C or a
-    cancelled CI job's SIGTERM during a first-use build would otherwise leave make and the compilers
-    running, reparented to init (found by an adversarial pass).
-
-    SIGINT and SIGTERM are held back while the process starts: raised inside Popen (after the fork,
-    before it returns) the KeyboardInterrupt would lose the new group's pid, and SIGTERM's default
-    action between Popen and a handler would end perfgate with the group still running. A signal
-    ignored when perfgate started (a background job's SIGINT) stays ignored."""
-    held: list[int] = []
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            if signal.getsignal(signum) is not signal.SIG_IGN:
-                previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
-
-    def stop(signum, frame):
-        raise KeyboardInterrupt
-
-    process = None
-    try:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        for signum in previous:
-            signal.signal(signum, stop)
-        if held:
-            raise KeyboardInterrupt
+    """One cmake step, ended whole with perfgate (process_group)."""
+    with own_group(command, stdout=log, stderr=subprocess.STDOUT) as process:
         return process.wait()
-    except BaseException:
-        if process is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        raise
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 @contextmanager

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -342,3 +343,28 @@ def make_workspace(root: Path, scheme: str = "{name}", package: str = "fastrtps"
               "cmake_args": colcon.cmake_arguments(ccache=False)}
     build_record.record_path(root).write_text(json.dumps(record))
     return work_dir
+
+
+# --- processes a stopped build may leave -----------------------------------------------------------
+def processes_working_in(folder: Path) -> dict[int, str]:
+    """Live (not zombie) processes whose working folder is inside `folder`, with their command lines:
+    cmake, make, colcon and the compilers of a build there."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")).is_relative_to(folder) and \
+                        (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+    return found
+
+
+def terminal_signals() -> None:
+    """In the child before exec: SIGINT and SIGTERM as a terminal's process has them. A test runner
+    started as a background job has SIGINT ignored, which every child inherits and Python keeps: the
+    build then never sees the SIGINT and finishes, exit 0: the SIGINT variant's exit 0 in 1 run of 7,
+    reproduced by starting the build with SIGINT ignored (it built to the end, exit 0, 42 s later)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml
 
-from conftest import BROKEN, PACKAGE_XML, git_in, make_source
+from conftest import BROKEN, PACKAGE_XML, git_in, make_source, processes_working_in, terminal_signals
 from perfgate import cli, fastdds_source, files
 from perfgate import schema as s
 from perfgate.errors import IncompleteError, InputError
@@ -476,3 +477,27 @@ def test_the_gate_workflow_builds_fast_dds_before_the_gate():
     assert '--workspace "$PERFGATE_WORKSPACE"' in step["run"]
     assert "(inputs.fastdds-ref != '' && 'workspace')" in gate["env"]["FASTDDS"]
     assert '--fastdds "$FASTDDS"' in gate["run"] and "--fastdds" in perfgate("gate", "--help").stdout
+
+
+# --- stopped while building ---------------------------------------------------------------------------
+@pytest.mark.compiles
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])  # a cancelled CI job; Ctrl-C sent to perfgate
+def test_a_stopped_build_leaves_nothing_building(tmp_path, signum):
+    # A SIGTERM reached perfgate alone: colcon, make and the compilers built on, reparented to init.
+    source = make_source(tmp_path / "source")
+    with open(source / "CMakeLists.txt", "a") as cmake:  # a build step that is still running when the signal comes
+        cmake.write("add_custom_target(long_step ALL COMMAND sleep 300)\n")
+    workspace = (tmp_path / "ws").resolve()
+    build = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "build", "--workspace", str(workspace),
+                              "--source", str(source), "--no-ccache"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, preexec_fn=terminal_signals)
+    deadline = time.monotonic() + 300  # until the long step runs; not a timing assertion
+    while build.poll() is None and time.monotonic() < deadline and \
+            not any(line.startswith("sleep 300") for line in processes_working_in(workspace).values()):
+        time.sleep(0.05)
+    assert build.poll() is None, build.communicate()
+    build.send_signal(signum)
+    _, err = build.communicate(timeout=60)
+    assert build.returncode == 130, err
+    assert "Traceback" not in err
+    assert processes_working_in(workspace) == {}

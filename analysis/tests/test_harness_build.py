@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import processes_working_in, terminal_signals
 from perfgate import harness as h
 from perfgate.errors import IncompleteError
 
@@ -93,39 +94,16 @@ def test_the_version_of_a_broken_executable_is_an_incomplete_error(tmp_path):
         h.fastdds_version(h.HarnessPaths(fake, fake, tmp_path))
 
 
-def _processes_working_in(folder: Path) -> list[int]:
-    """Live processes whose working folder is inside `folder` (make and the compilers of a build there)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if Path(os.readlink(entry / "cwd")).is_relative_to(folder) and \
-                        (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-def _default_signals() -> None:
-    """In the child before exec: SIGINT and SIGTERM as a terminal's process has them. A test runner
-    started as a background job has SIGINT ignored, which every child inherits and Python keeps: the
-    build then never sees the SIGINT and finishes, exit 0: the SIGINT variant's exit 0 in 1 run of 7,
-    reproduced by starting the build with SIGINT ignored (it built to the end, exit 0, 42 s later)."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_DFL)
-
-
 @pytest.mark.compiles
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])  # a cancelled CI job; Ctrl-C
 def test_a_stopped_first_use_build_leaves_no_compiler_running(tmp_path, signum):
     cache = (tmp_path / "cache").resolve()
     build = subprocess.Popen([sys.executable, "-m", "perfgate.harness", "build"], env={**os.environ, h.CACHE_ENV: str(cache)},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=terminal_signals)
     deadline = time.monotonic() + 120  # until cmake's or make's children run there; not a timing assertion
     working = []
     while not working and build.poll() is None and time.monotonic() < deadline:
-        working = _processes_working_in(cache)
+        working = list(processes_working_in(cache))
         time.sleep(0.05)
     # what was seen, not a second look: a configure step's try-compile lives milliseconds (asked again,
     # the answer was "none" in 2 runs of 27)
@@ -133,4 +111,4 @@ def test_a_stopped_first_use_build_leaves_no_compiler_running(tmp_path, signum):
     build.send_signal(signum)
     build.communicate(timeout=60)
     assert build.returncode != 0
-    assert _processes_working_in(cache) == []
+    assert processes_working_in(cache) == {}

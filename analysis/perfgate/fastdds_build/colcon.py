@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import files
 from ..errors import InputError
 from ..fastdds_source import release
+from ..process_group import own_group
 from .workspace import CCACHE_DIR, STATE_DIR
 
 # What every build gets: Release, DDS Security, the performance tests (test/performance), and an
@@ -165,11 +166,12 @@ def run_colcon(command: list[str], environment: dict[str, str], log_path: Path) 
     output: list[str] = []
     with open(log_path, "w") as log:
         log.write(f"$ {' '.join(command)}\n")
-        process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, errors="replace")
-        for line in process.stdout:
-            output.append(line)
-            log.write(line)
-            print(line, end="", flush=True)
-        code = process.wait()
+        # ended whole with perfgate: a cancelled job's SIGTERM would otherwise leave colcon compiling
+        with own_group(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, errors="replace") as process:
+            for line in process.stdout:
+                output.append(line)
+                log.write(line)
+                print(line, end="", flush=True)
+            code = process.wait()
     return code, "".join(output)
