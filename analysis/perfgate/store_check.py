@@ -21,10 +21,9 @@ import pandas as pd
 
 from . import experiments as ex
 from . import history_ab
-from . import schema as s
 from .errors import InputError
 from .summary_index import IndexedSummaries
-from .throughput_files import read_throughput
+from .throughput_files import read_throughput, table_paths
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ def check_folder(folder: Path) -> ex.Experiment:
     tables); InputError on the first problem."""
     experiment = ex.describe_experiment(folder)
     history_ab.read_verdict(folder)
-    for path in sorted(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv")):
+    for path in table_paths(folder).values():  # not check-throughput's report, which is named alike
         read_throughput(path)
     return experiment
 

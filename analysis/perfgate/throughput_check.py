@@ -23,9 +23,9 @@ from .model import Metadata, read_metadata
 from . import junit_writer
 from .junit import annotation_path, suite_properties
 from .junit_writer import TestCase
-from .throughput_files import (NOT_TABLES, REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_LOST,
+from .throughput_files import (REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_LOST,
                                REQUIREMENT_RECOVERY, REQUIREMENT_THROUGHPUT, read_throughput,
-                               read_throughput_requirements)
+                               read_throughput_requirements, table_paths)
 
 THROUGHPUT_CHECK = "Throughput"
 LOST_CHECK = "Lost"
@@ -205,12 +205,6 @@ def requested_requirements(required: pd.DataFrame, requested) -> tuple[pd.DataFr
                required[REQUIREMENT_DEMAND].astype(int), required[REQUIREMENT_RECOVERY].astype(int))
     asked = [key in requested for key in keys]
     return required[asked].reset_index(drop=True), len(asked) - sum(asked)
-
-
-def table_paths(experiment_dir: Path) -> dict[str, Path]:
-    """throughput name -> its table in the folder (the check's own report is not a table)."""
-    return {path.stem: path for path in sorted(experiment_dir.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
-            if path.name not in NOT_TABLES}
 
 
 def require_covered(experiment_dir: Path, requirements: pd.DataFrame, requirements_path: Path, requested) -> None:

@@ -65,6 +65,12 @@ def read_harness_throughput(path: Path) -> pd.DataFrame:
     return clean[list(s.THROUGHPUT_HARNESS_COLUMNS)]
 
 
+def table_paths(folder: Path) -> dict[str, Path]:
+    """Throughput name -> its table in the folder; NOT_TABLES, named alike, left out."""
+    return {path.stem: path for path in sorted(Path(folder).glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
+            if path.name not in NOT_TABLES}
+
+
 def read_throughput(path: Path) -> pd.DataFrame:
     """A throughput_<sub>.csv: s.THROUGHPUT_COLUMNS, the row's physical line in attrs."""
     path = Path(path)

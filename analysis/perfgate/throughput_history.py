@@ -20,7 +20,7 @@ from . import experiments as ex
 from . import files
 from . import history_files as hf
 from . import schema as s
-from .throughput_files import NOT_TABLES, read_throughput
+from .throughput_files import read_throughput, table_paths
 
 CHANGE_POINTS_CSV = "throughput_change_points.csv"
 
@@ -69,8 +69,7 @@ def change_point_lines(table: pd.DataFrame) -> list[str]:
 
 # --- the command ------------------------------------------------------------------------------------------
 def stored_tables(experiments: list[ex.Experiment]) -> list[dict[str, pd.DataFrame]]:
-    return [{path.stem: read_throughput(path) for path in sorted(e.path.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
-             if path.name not in NOT_TABLES} for e in experiments]
+    return [{name: read_throughput(path) for name, path in table_paths(e.path).items()} for e in experiments]
 
 
 def draw(name: str, values: pd.DataFrame, changes: pd.DataFrame, ticks: list[str], folder: Path) -> int:

@@ -21,8 +21,9 @@ from . import schema as s
 from .clock import utc_now
 from .errors import InputError
 from .model import Metadata, as_json, read_metadata
-from .throughput_files import (NOT_TABLES, REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_RECOVERY,
-                               REQUIREMENT_THROUGHPUT, THROUGHPUT_REQUIREMENT_COLUMNS, read_throughput)
+from .throughput_files import (REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_RECOVERY,
+                               REQUIREMENT_THROUGHPUT, THROUGHPUT_REQUIREMENT_COLUMNS, read_throughput,
+                               table_paths)
 
 MARGINS_SHOWN = (0.0, 0.25, 0.5, 1.0)
 KEY = [s.EXPERIMENT_TYPE, REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_RECOVERY]
@@ -72,8 +73,7 @@ def read_runs(results: Path) -> tuple[dict[str, dict[str, pd.DataFrame]], list[d
     runs, metadata, read = {}, [], []
     folders = [results] + sorted(p for p in results.rglob("*") if p.is_dir())
     for folder in folders:
-        paths = sorted(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv"))
-        paths = [p for p in paths if p.name not in NOT_TABLES]
+        paths = list(table_paths(folder).values())
         if paths:
             runs[str(folder.relative_to(results)) or folder.name] = {p.stem: read_throughput(p) for p in paths}
             metadata.append(read_metadata(folder) or Metadata())

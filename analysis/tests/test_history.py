@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfgate import cli, history
+from perfgate import cli, history, throughput_check
 from perfgate import experiments as ex
 from perfgate import files
 from perfgate import schema as s
@@ -147,6 +147,20 @@ def test_history_reports_a_damaged_experiment_and_skips_it(store, requirements_c
     assert "history: 3 experiments, 2 sub-experiments; plots skipped" in captured.out
     assert "run-2" not in (plots / "otava" / "interprocess_reliable.csv").read_text()  # b_run is run-2
     assert "run-3" in (plots / "otava" / "interprocess_reliable.csv").read_text()
+
+
+def test_check_throughputs_report_in_a_stored_run_is_no_damage(store, requirements_csv, tmp_path, capsys):
+    # throughput_checks.csv is named like a throughput table but is check-throughput's report, which a
+    # gate's stored run keeps: read as a table it made every stored run "damaged"
+    for folder in (store / s.STORE_EXPERIMENTS_DIR).iterdir():
+        (folder / throughput_check.THROUGHPUT_CHECKS_FILE).write_text(
+            "Experiment type,Check,Bytes,Demand,Recovery time,Requirement,Experiment,Status\n")
+    arguments = ["history", "--requirements", str(requirements_csv), "--experiments-results", str(store),
+                 "--plots-directory", str(tmp_path / "plots"), "--no-plots"]
+    assert cli.main(arguments) == s.EXIT_OK
+    captured = capsys.readouterr()
+    assert "damaged" not in captured.out + captured.err
+    assert "history: 4 experiments, 2 sub-experiments; plots skipped" in captured.out
 
 
 def test_a_repaired_summary_is_read_again_and_every_experiment_damaged_is_an_error(store, requirements_csv,
