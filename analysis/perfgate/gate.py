@@ -22,7 +22,7 @@ from typing import Callable
 from . import ab, ab_throughput, check, compare, files, history, outcome, outputs, process, report, run, store
 from . import schema as s
 from . import throughput, throughput_check
-from .errors import InputError, PerfgateError
+from .errors import IncompleteError, InputError, PerfgateError
 from .fastdds_build.failed_gate import gate_failed_build
 from .fastdds_build.record import harness_paths
 from .gate_fastdds import GateFastDDS, choose_fastdds
@@ -278,7 +278,13 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     print(f"perfgate gate: Fast DDS: {chosen.describe()}", flush=True)
     if not chosen.built:  # a `perfgate build` workspace whose build failed: the JUnit error "build" (exit 3)
         return gate_failed_build(chosen.record, output=output, label=label, summary_markdown=summary_markdown)
-    harness, prefix = harness_paths(chosen.record, chosen.workspace) if chosen.record else (None, chosen.prefix)
+    harness, prefix = None, chosen.prefix
+    if chosen.record:
+        try:
+            harness, prefix = harness_paths(chosen.record, chosen.workspace)
+        except IncompleteError as error:  # built, but its harness is gone: reported like a failed build (exit 3)
+            unusable = {**chosen.record, "status": s.BUILD_FAILED, "error": error.message, "log": str(error.path)}
+            return gate_failed_build(unusable, output=output, label=label, summary_markdown=summary_markdown)
     plan = plan_gate(output=output, quick=quick, samples=samples, payloads=payloads, subexperiments=subexperiments,
                      platform=platform, requirements=requirements, baseline=baseline, store=store, label=label,
                      history=history, harness=harness, fastdds_prefix=prefix, environment=environment,

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml
 
-from conftest import BROKEN, PACKAGE_XML, git_in, make_source, processes_working_in, terminal_signals
+from conftest import (BROKEN, PACKAGE_XML, git_in, make_source, perfgate_in_process, processes_working_in,
+                      terminal_signals)
 from perfgate import cli, fastdds_source, files
 from perfgate import schema as s
 from perfgate.errors import IncompleteError, InputError
@@ -392,6 +393,28 @@ def test_a_gate_measuring_the_runners_workspace_says_so_and_whose_build_it_is(br
     assert first == (f"perfgate gate: Fast DDS: the perfgate build workspace {workspace} (Fast DDS 2.9.1, source "
                      f"{source}, failed to build at {finished}), chosen by $PERFGATE_WORKSPACE")
     assert files.read_metadata(tmp_path / "out")["build_failed"]["failed_package"] == "fastrtps"
+
+
+def test_a_gate_on_a_built_workspace_whose_harness_is_gone_reports_it_in_junit(tmp_path):
+    # a record that says built, its harness removed since (a cleaned cache, a half-copied workspace):
+    # nothing can be measured, and CI still gets its JUnit file and report, exit 3
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    harness = workspace / "install" / "bin" / "perfgate-latency"
+    build_record.record_path(workspace).write_text(json.dumps({
+        "status": s.BUILD_OK, "workspace": str(workspace), "prefix": str(workspace / "install"),
+        "harness": str(harness), "fastdds": {"package": "fastrtps", "version": "2.9.1", "commit": "ab" * 20},
+        "finished_utc": "2026-11-26T10:00:00.000000Z"}))
+    output, summary = tmp_path / "experiment", tmp_path / "summary.md"
+    done = perfgate_in_process("gate", "--workspace", str(workspace), "--output", str(output),
+                               "--summary-markdown", str(summary))
+    assert done.returncode == s.EXIT_INCOMPLETE, done.stderr
+    (case,) = list(list(JUnitXml.fromfile(str(output / s.JUNIT_FILE)))[0])
+    assert case.name == s.BUILD_TESTCASE and isinstance(case.result[0], Error)
+    assert "the workspace's harness is missing: build it again" in case.result[0].message
+    assert files.read_metadata(output)["build_failed"]["log"] == str(harness)
+    assert "the workspace's harness is missing" in summary.read_text()
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.compiles
