@@ -31,6 +31,7 @@ from .history_baselines import history_baselines
 from .junit import annotation_path, build_junit_xml
 from .model import read_metadata
 from .platform_info import this_machine
+from .throughput_files import table_paths
 
 DEFAULT_FAIL_THRESHOLD = 0.1  # as `perfgate compare`
 
@@ -200,7 +201,7 @@ def run_throughput(plan: GatePlan, steps: Steps, quick: bool, fastdds: GateFastD
                               cpu_latency_request=plan.cpu_latency_request), fastdds.record))
     if plan.throughput_requirements is None:
         headline = throughput_check.measured_headline(folder, measured)
-    elif not any(folder.glob(f"{s.THROUGHPUT_PREFIX}*.csv")):
+    elif not table_paths(folder):
         headline = f"{outcome.INCOMPLETE}: no throughput measured"
     else:
         code = steps.call("throughput check", None, lambda: throughput_check.check_throughput_folder(
