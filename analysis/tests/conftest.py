@@ -29,7 +29,8 @@ from perfgate.fastdds_build import record as build_record
 from perfgate.harness import ensure_harness
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-FASTDDS_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "eprosima-fastrtps-latency"
+# eProsima's published Fast-RTPS 1.9.2/1.9.3 latency measurements (Apache-2.0; data/fastdds-published/README.md)
+FASTDDS_FIXTURES = Path(__file__).resolve().parent / "data" / "fastdds-published"
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -41,7 +42,6 @@ def pytest_collection_modifyitems(items) -> None:
 
 @pytest.fixture(scope="session")
 def fastdds_fixtures() -> Path:
-    # The published measurements sit beside the repository (CI clones main with shared/ beside it).
     # Missing fixtures are a broken checkout, not a reason to skip.
     assert FASTDDS_FIXTURES.is_dir(), f"published Fast DDS fixtures not found at {FASTDDS_FIXTURES}"
     return FASTDDS_FIXTURES
