@@ -612,11 +612,12 @@ def test_gate_uploads_and_publishes_the_ab_report(workflows, tmp_path):
     job = workflows["gate.yml"]["jobs"]["gate"]
     [upload] = [step for step in steps(job) if step.get("name", "").startswith("Upload the report")]
     uploaded = upload["with"]["path"].split()
-    assert uploaded[:3] == ["out/experiment/report.html", "out/experiment/report.md", "out/experiment/junit.xml"]
-    assert uploaded[3:-7] == [f"out/experiment/ab/{name}" for name in AB_REPORT_FILES]
+    assert uploaded[:4] == ["out/experiment/report.html", "out/experiment/report.md", "out/experiment/junit.xml",
+                            "out/experiment/metadata.json"]  # what perfgate pr-comment reads (docs/ci.md)
+    assert uploaded[4:-7] == [f"out/experiment/ab/{name}" for name in AB_REPORT_FILES]
     assert uploaded[-7:-5] == ["out/experiment/throughput/junit.xml", "out/experiment/throughput/throughput_checks.csv"]
     assert uploaded[-5:] == [f"out/experiment/throughput/ab/{name}" for name in AB_REPORT_FILES]
-    assert artifact_layout(uploaded)[:4] == ["report.html", "report.md", "junit.xml", "ab/report.html"]
+    assert artifact_layout(uploaded)[:5] == ["report.html", "report.md", "junit.xml", "metadata.json", "ab/report.html"]
     # one check of the three JUnit files (the gate's, the A/B's, the throughput check's)
     publish = workflows["gate.yml"]["jobs"]["publish"]
     assert published_junit_files(job, publish, tmp_path / "real") == {"report/junit.xml", "report/ab/junit.xml",
