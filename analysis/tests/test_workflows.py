@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import glob
+import json
 import os
 import re
 import shutil
@@ -1026,3 +1027,60 @@ def test_the_runners_paths_are_written_once(workflows, tmp_path):
         done = run_script(paths_step["run"], checkout, {"GITHUB_ENV": str(environment), **own})
         assert done.returncode == 0, done.stderr
         assert environment.read_text().splitlines() == expected
+
+
+# --- the sticky comment's script (actions/github-script), run by Node against a recording GitHub API -----
+COMMENT_HARNESS = """
+const calls = [];
+const existing = JSON.parse(process.env.EXISTING);
+const listComments = () => {};
+const github = {
+  paginate: async (method, params) => { calls.push(['list', params.issue_number]); return existing; },
+  rest: { issues: {
+    listComments,
+    updateComment: async (p) => { calls.push(['update', p.comment_id, p.body]); },
+    createComment: async (p) => { calls.push(['create', p.issue_number, p.body]); },
+  } },
+};
+const context = { repo: { owner: 'o', repo: 'perfgate' } };
+(async () => {
+  try {
+    await (async function (require, github, context) { SCRIPT })(require, github, context);
+    console.log(JSON.stringify(calls));
+  } catch (error) { console.log(JSON.stringify({ error: error.message })); }
+})();
+"""
+
+
+def run_comment_script(script: str, tmp_path: Path, body: str, existing: list[dict]):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not found (actions/github-script runs on Node 24)")
+    (tmp_path / "comment.md").write_text(body)
+    harness = tmp_path / "harness.js"
+    harness.write_text(COMMENT_HARNESS.replace("SCRIPT", script))
+    done = subprocess.run([node, str(harness)], capture_output=True, text=True, timeout=60, env={
+        "PATH": os.environ["PATH"], "RUNNER_TEMP": str(tmp_path), "PLATFORM": "reference-x64",
+        "PULL_REQUEST": "7", "EXISTING": json.dumps(existing)})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_comment_is_updated_in_place_and_only_ours(workflows, tmp_path):
+    [post] = [step for step in steps(workflows["pull-request.yml"]["jobs"]["report"])
+              if str(step.get("uses", "")).startswith("actions/github-script@")]
+    assert post["env"] == {"PLATFORM": "${{ matrix.platform }}", "PULL_REQUEST": "${{ github.event.pull_request.number }}"}
+    script = post["with"]["script"]
+    body = "<!-- perfgate:reference-x64 -->\n## perfgate on reference-x64: **PASS**\n"
+    bot, user = {"login": "github-actions[bot]"}, {"login": "mallory"}
+    # none yet: created on the pull request
+    assert run_comment_script(script, tmp_path, body, []) == [["list", 7], ["create", 7, body]]
+    # ours is updated in place; a user's comment carrying the marker, and ours of another platform, are not
+    existing = [{"id": 1, "user": user, "body": "<!-- perfgate:reference-x64 -->\nfake"},
+                {"id": 2, "user": bot, "body": "<!-- perfgate:reference-arm64 -->\n..."},
+                {"id": 3, "user": bot, "body": "<!-- perfgate:reference-x64 -->\nold"}]
+    assert run_comment_script(script, tmp_path, body, existing) == [["list", 7], ["update", 3, body]]
+    assert run_comment_script(script, tmp_path, body, existing[:2]) == [["list", 7], ["create", 7, body]]
+    # a body without this platform's marker first is never posted
+    assert run_comment_script(script, tmp_path, "## no marker\n", []) == {
+        "error": "the comment does not start with <!-- perfgate:reference-x64 -->"}
