@@ -1054,8 +1054,7 @@ const context = { repo: { owner: 'o', repo: 'perfgate' } };
 
 def run_comment_script(script: str, tmp_path: Path, body: str, existing: list[dict]):
     node = shutil.which("node")
-    if node is None:
-        pytest.skip("node not found (actions/github-script runs on Node 24)")
+    assert node, "node not found: ci/install-system.sh installs nodejs (ci/debian-test-packages.txt)"
     (tmp_path / "comment.md").write_text(body)
     harness = tmp_path / "harness.js"
     harness.write_text(COMMENT_HARNESS.replace("SCRIPT", script))
