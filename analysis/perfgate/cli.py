@@ -18,6 +18,7 @@ from . import schema as s
 from .cli_types import (demand_list, label, millisecond_list, name_list, non_negative_float, payload_list,
                         percentile, pin_request, positive_float, positive_int, probability)
 from .errors import PerfgateError
+from .pr_comment import add_command as add_pr_comment
 
 
 CPU_LATENCY_HELP = ("system (default): the system's idle policy; awake: keep idle CPUs polling while measuring "
@@ -353,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     _option(build, "--keep-as", default=None, metavar="NAME",
             help="also make WS/installs/NAME (a plain name, e.g. baseline) point at this commit's kept install; "
                  "pruning keeps what a name points to")
-
+    add_pr_comment(command, _option)
     return parser
 
 

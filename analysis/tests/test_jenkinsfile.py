@@ -406,6 +406,18 @@ def test_the_fast_dds_stage_without_an_ab_or_after_a_failed_build(calls, fastdds
     assert f"baseline Fast DDS: parent:{commits['M']} could not be fetched or built" in result.stderr
 
 
+def test_a_change_request_is_refused_before_anything_of_its_checkout_runs(calls, fastdds_history, tmp_path):
+    """A multibranch job would run a pull request's ci/ scripts, CMake and C++ on the reference agent (its
+    store, workspace and environment): the first stage refuses it (exit 2, which fails the build and skips
+    the Gate stage) before sourcing ci/runner-env.sh or building anything (docs/ci.md "Threat model")."""
+    origin, commits = fastdds_history
+    [script] = stage_scripts(calls, "Fast DDS")
+    assert script.index('if [ -n "${CHANGE_ID:-}" ]') < script.index(". ci/runner-env.sh")
+    result, built = run_fastdds_stage(script, tmp_path / "cr", origin, commits["M"], {"CHANGE_ID": "12"})
+    assert result.returncode == 2 and built == []
+    assert result.stderr.startswith("change request 12 refused: pull requests never run on the reference agent")
+
+
 def test_the_fast_dds_stage_refuses_a_baseline_it_cannot_find(calls, fastdds_history, tmp_path):
     origin, commits = fastdds_history
     [script] = stage_scripts(calls, "Fast DDS")

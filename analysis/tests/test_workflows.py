@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import glob
+import json
 import os
 import re
 import shutil
@@ -27,11 +28,17 @@ HISTORY_PAGE = REPO_ROOT / ".github" / "scripts" / "history_page.py"
 ACTIONLINT_VERSION = "v1.7.7"
 ACTIONLINT_MODULE = "github.com/rhysd/actionlint/cmd/actionlint"
 GO_CANDIDATES = ("/usr/local/go/bin/go", "/usr/lib/go/bin/go")
-EXPECTED_WORKFLOWS = {"gate.yml", "per-commit.yml", "pull-request.yml", "pull-request-report.yml",
-                      "nightly-history.yml", "tests.yml", "fastdds-compat.yml"}
+EXPECTED_WORKFLOWS = {"gate.yml", "per-commit.yml", "pull-request.yml", "nightly-history.yml", "tests.yml",
+                      "fastdds-compat.yml"}
 PINNED_USES = re.compile(r"^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w./-]+)@([0-9a-f]{40})\s+#\s*v\d+(?:\.\d+)*\s*$")
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 PR_HEAD_REFERENCES = ("github.event.pull_request.head", "github.head_ref", "refs/pull/")
+# This repository's gate workflow, called by a pull-request workflow at a fixed ref: the default branch
+# (`@main`, whose content only a reviewed merge changes) or a commit; never `./` (docs/ci.md "Pinning the gate").
+GATE_AT_A_FIXED_REF = re.compile(r"^[\w.-]+/[\w.-]+/\.github/workflows/gate\.yml@(?:main|[0-9a-f]{40})$")
+OWN_GATE_AT_MAIN = re.compile(r"^\s*uses:\s*perfgate/perfgate/\.github/workflows/gate\.yml@main\s*$")
+LABELLED = ("github.event.action == 'labeled'", "github.event.label.name == 'perf-test'")
+PULL_REQUEST_ENVIRONMENT = "github.event_name == 'pull_request_target' && 'perfgate-pull-request'"
 
 
 # --- installing the tools -------------------------------------------------------------------------
@@ -101,21 +108,28 @@ def runs_on_labels(job: dict) -> list[str]:
     return [runs_on] if isinstance(runs_on, str) else list(runs_on)
 
 
+def called_workflow(job: dict, folder: Path) -> Path | None:
+    """The workflow file of this repository a job calls: `./.github/workflows/<name>` or
+    `<owner>/<repo>/.github/workflows/<name>@<ref>` (a fixed ref of this repository: the file here is
+    what that ref holds once merged), when it exists here."""
+    called = str(job.get("uses", ""))
+    match = re.fullmatch(r"(?:\./|[\w.-]+/[\w.-]+/)\.github/workflows/([\w.-]+\.ya?ml)(?:@\S+)?", called)
+    if match is None or not called.startswith("./") and "@" not in called:
+        return None
+    path = folder / match.group(1)
+    return path if path.is_file() else None
+
+
 def is_self_hosted(job: dict, folder: Path) -> bool:
-    """Runs on a self-hosted runner itself, or calls a local reusable workflow that does."""
-    if "self-hosted" in runs_on_labels(job):
-        return True
-    called = job.get("uses", "")
-    if called.startswith("./.github/workflows/"):
-        return any(is_self_hosted(j, folder) for j in load(folder / Path(called).name)["jobs"].values())
-    return False
+    """Runs on a self-hosted runner itself, or calls a reusable workflow of this repository that does."""
+    return bool(called_self_hosted_jobs(job, folder))
 
 
 def called_self_hosted_jobs(job: dict, folder: Path) -> list[dict]:
-    called = job.get("uses", "")
-    if not called.startswith("./.github/workflows/"):
+    called = called_workflow(job, folder)
+    if called is None:
         return [job] if "self-hosted" in runs_on_labels(job) else []
-    return [j for j in load(folder / Path(called).name)["jobs"].values() if "self-hosted" in runs_on_labels(j)]
+    return [j for j in load(called)["jobs"].values() if "self-hosted" in runs_on_labels(j)]
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +148,9 @@ def unpinned_uses(text: str) -> list[str]:
     for line in text.splitlines():
         match = re.match(r"^\s*(?:-\s+)?uses:\s*(\S+)", line)
         if not match or match.group(1).startswith(("./", "docker://")):
+            continue
+        # this repository's own gate at its default branch: the ref the runner group allows (docs/ci.md)
+        if OWN_GATE_AT_MAIN.match(line):
             continue
         if not PINNED_USES.match(line):
             bad.append(line.strip())
@@ -156,26 +173,91 @@ def target_jobs_checking_out_head(workflow: dict) -> list[str]:
 
 
 def ungated_self_hosted_jobs(workflow: dict, folder: Path) -> list[str]:
-    """Self-hosted jobs reachable from a pull request without a maintainer's label and an approval."""
+    """Self-hosted jobs reachable from a pull request without a maintainer's label (in the calling job
+    and in the job itself) and the approval of the perfgate-pull-request environment, asked for a
+    pull_request_target event."""
     if not any(event in triggers(workflow) for event in PULL_REQUEST_EVENTS):
         return []
     bad = []
     for name, job in workflow["jobs"].items():
         for target in called_self_hosted_jobs(job, folder):
-            gate = str(target.get("if", ""))
-            labelled = "github.event.label.name == 'perf-test'" in gate and "github.event.action == 'labeled'" in gate
+            labelled = all(condition in str(target.get("if", "")) and condition in str(job.get("if", ""))
+                           for condition in LABELLED)
+            labelled = labelled and "github.event_name == 'pull_request_target'" in str(target.get("if", ""))
             environment = target.get("environment")
             environment = environment.get("name") if isinstance(environment, dict) else environment
-            approved = "perfgate-pull-request" in str(environment or "") and "pull_request" in str(environment or "")
-            if not (labelled and approved):
+            if not (labelled and PULL_REQUEST_ENVIRONMENT in str(environment or "")):
                 bad.append(name)
     return bad
 
 
+def pull_request_definitions_reaching_self_hosted(workflow: dict, folder: Path) -> list[str]:
+    """Jobs of a `pull_request` workflow that reach a self-hosted runner: GitHub reads that workflow (and
+    a `./` reusable workflow it calls) from the pull request's merge commit, so a fork rewrites its
+    conditions and environment at will. Only a workflow of the default branch may (pull_request_target)."""
+    if "pull_request" not in triggers(workflow):
+        return []
+    return [name for name, job in workflow["jobs"].items() if is_self_hosted(job, folder)]
+
+
+def gate_calls_not_at_a_fixed_ref(workflow: dict) -> list[str]:
+    """Jobs of a pull-request workflow calling gate.yml other than at a fixed ref of this repository."""
+    if not any(event in triggers(workflow) for event in PULL_REQUEST_EVENTS):
+        return []
+    calls = {name: str(job.get("uses", "")) for name, job in workflow["jobs"].items()}
+    return [name for name, called in calls.items()
+            if re.search(r"(^|/)gate\.yml(@|$)", called) and not GATE_AT_A_FIXED_REF.match(called)]
+
+
+def pull_request_jobs_given_more_than_read(workflow: dict, folder: Path) -> list[str]:
+    """Self-hosted jobs of a pull-request workflow handed secrets, or a token beyond `contents: read`
+    (pull-request code runs there and can read whatever the job holds)."""
+    if not any(event in triggers(workflow) for event in PULL_REQUEST_EVENTS):
+        return []
+    bad = []
+    for name, job in workflow["jobs"].items():
+        targets = called_self_hosted_jobs(job, folder)
+        if targets and ("secrets" in job or job.get("permissions") != {"contents": "read"}
+                        or any(target.get("permissions") != {"contents": "read"} for target in targets)):
+            bad.append(name)
+    return bad
+
+
+def unchecked_workflow_run_publishers(workflow: dict, trusted: str = ".github/workflows/pull-request.yml") -> list[str]:
+    """Jobs of a workflow_run workflow that write (checks, statuses, comments) without checking that
+    the run is the trusted workflow of the default branch (its path), of the pull_request_target event,
+    and that the commit it publishes on is the one the run measured. Any workflow of any fork can be
+    named like the trusted one."""
+    if "workflow_run" not in triggers(workflow):
+        return []
+    bad = []
+    for name, job in workflow["jobs"].items():
+        writes = [scope for scope, access in (job.get("permissions") or {}).items() if access == "write"]
+        if not writes:
+            continue
+        condition = str(job.get("if", ""))
+        compared = [step for step in steps(job) if "run" in step
+                    and "${{ github.event.workflow_run.head_sha }}" in (step.get("env") or {}).values()]
+        checked = (f"github.event.workflow_run.path == '{trusted}'" in condition
+                   and "github.event.workflow_run.event == 'pull_request_target'" in condition and bool(compared))
+        if not checked:
+            bad.append(name)
+    return bad
+
+
+def step_script(step: dict) -> str | None:
+    """What a step runs as a program: its shell script, or the JavaScript of actions/github-script."""
+    if "run" in step:
+        return step["run"]
+    if str(step.get("uses", "")).startswith("actions/github-script@"):
+        return (step.get("with") or {}).get("script", "")
+    return None
+
+
 def expressions_in_run_scripts(workflow: dict) -> list[str]:
-    """`${{ }}` spliced into shell text (script injection); values must come in through env."""
-    return [f"{name}: {step.get('name', step['run'][:40])}" for name, job in workflow["jobs"].items()
-            for step in steps(job) if "run" in step and "${{" in step["run"]]
+    """`${{ }}` spliced into shell or JavaScript text (script injection); values must come in through env."""
+    return [f"{name}: {step.get('name', step_script(step)[:40])}" for name, job in workflow["jobs"].items()
+            for step in steps(job) if step_script(step) is not None and "${{" in step_script(step)]
 
 
 def checkouts_keeping_credentials(workflow: dict) -> list[str]:
@@ -267,29 +349,152 @@ def test_no_pull_request_target_job_checks_out_the_pull_request(workflows):
     assert target_jobs_checking_out_head(bad) == ["build"]
 
 
+# The pull-request workflows as they were before issue 23: `pull_request` (read from the pull request's
+# merge commit) calling the local gate.yml, with checks write; and a workflow_run reporter that
+# published the JUnit file of any completed run named `pull-request`, a fork's own workflow included.
+INSECURE_PULL_REQUEST = """\
+on:
+  pull_request:
+    types: [labeled]
+jobs:
+  gate:
+    if: github.event.label.name == 'perf-test'
+    permissions: {contents: read, checks: write}
+    uses: ./.github/workflows/gate.yml
+    with: {perfgate-ref: "${{ github.event.pull_request.head.sha }}", publish-check: true}
+"""
+INSECURE_REPORT = """\
+on:
+  workflow_run:
+    workflows: [pull-request]
+    types: [completed]
+jobs:
+  publish:
+    if: github.event.workflow_run.event == 'pull_request' && github.event.workflow_run.conclusion != 'skipped'
+    runs-on: ubuntu-latest
+    permissions: {actions: read, checks: write}
+    steps:
+      - uses: actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c
+        with: {name: perfgate-report, run-id: "${{ github.event.workflow_run.id }}"}
+      - uses: mikepenz/action-junit-report@d9f48fc87bc235f7e214acf696ca5abc0a986f16
+        with: {report_paths: report/junit.xml, commit: "${{ github.event.workflow_run.head_sha }}"}
+"""
+
+
+def insecure(text: str) -> dict:
+    workflow = yaml.safe_load(text)
+    workflow["on"] = workflow.pop(True)
+    return workflow
+
+
+def test_no_pull_request_workflow_reaches_a_self_hosted_runner(workflows):
+    # a `pull_request` workflow is the pull request's own file: only pull_request_target may reach the runner
+    for name, workflow in workflows.items():
+        assert pull_request_definitions_reaching_self_hosted(workflow, WORKFLOWS) == [], name
+    assert triggers(workflows["pull-request.yml"]) == {"pull_request_target": {"types": ["labeled"], "branches": ["main"]}}
+    assert pull_request_definitions_reaching_self_hosted(insecure(INSECURE_PULL_REQUEST), WORKFLOWS) == ["gate"]
+    # the gate job itself refuses a pull_request event, whatever a pull request's copy of a caller says
+    gate = workflows["gate.yml"]["jobs"]["gate"]
+    assert "github.event_name == 'pull_request'" not in gate["if"] and "'pull_request_target'" in gate["if"]
+
+
 def test_self_hosted_jobs_of_pull_requests_need_a_label_and_an_approval(workflows):
     reached = [name for name, workflow in workflows.items()
-               if "pull_request" in triggers(workflow)
+               if any(event in triggers(workflow) for event in PULL_REQUEST_EVENTS)
                and any(is_self_hosted(job, WORKFLOWS) for job in workflow["jobs"].values())]
     assert reached == ["pull-request.yml"]
     for name, workflow in workflows.items():
         assert ungated_self_hosted_jobs(workflow, WORKFLOWS) == [], name
     pull_request = workflows["pull-request.yml"]
-    assert triggers(pull_request) == {"pull_request": {"types": ["labeled"]}}
-    assert pull_request["jobs"]["gate"]["if"] == "github.event.label.name == 'perf-test'"
-    bad = {"on": {"pull_request": None}, "jobs": {"measure": {"runs-on": ["self-hosted", "perfgate"]}}}
+    assert pull_request["jobs"]["gate"]["if"] == ("github.event.action == 'labeled' "
+                                                  "&& github.event.label.name == 'perf-test'")
+    assert ungated_self_hosted_jobs(insecure(INSECURE_PULL_REQUEST), WORKFLOWS) == ["gate"]
+    bad = {"on": {"pull_request_target": None}, "jobs": {"measure": {"runs-on": ["self-hosted", "perfgate"]}}}
     assert ungated_self_hosted_jobs(bad, WORKFLOWS) == ["measure"]
 
 
-def test_the_fork_report_workflow_only_reads_artifacts(workflows):
-    report = workflows["pull-request-report.yml"]
-    assert set(triggers(report)) == {"workflow_run"}
-    for job in report["jobs"].values():
-        assert not any("run" in step for step in steps(job))
-        uses = [step["uses"].split("@")[0] for step in steps(job)]
-        assert uses == ["actions/download-artifact", "mikepenz/action-junit-report"]
-        assert job["permissions"] == {"actions": "read", "checks": "write"}
-        assert "self-hosted" not in runs_on_labels(job)
+def test_pull_requests_call_the_gate_at_a_fixed_ref(workflows):
+    for name, workflow in workflows.items():
+        assert gate_calls_not_at_a_fixed_ref(workflow) == [], name
+    assert workflows["pull-request.yml"]["jobs"]["gate"]["uses"] == "perfgate/perfgate/.github/workflows/gate.yml@main"
+    # the call is followed to this repository's gate.yml (what @main holds once merged)
+    assert is_self_hosted(workflows["pull-request.yml"]["jobs"]["gate"], WORKFLOWS)
+    assert gate_calls_not_at_a_fixed_ref(insecure(INSECURE_PULL_REQUEST)) == ["gate"]
+    moving = insecure(INSECURE_PULL_REQUEST.replace("./.github/workflows/gate.yml", "o/perfgate/.github/workflows/gate.yml@dev"))
+    assert gate_calls_not_at_a_fixed_ref(moving) == ["gate"]
+    pinned = insecure(INSECURE_PULL_REQUEST.replace("./.github/workflows/gate.yml", "o/perfgate/.github/workflows/gate.yml@"
+                                                    + "3d3c42e5aac5ba805825da76410c181273ba90b1"))
+    assert gate_calls_not_at_a_fixed_ref(pinned) == []
+
+
+def test_the_pull_request_gate_gets_no_secret_and_a_read_only_token(workflows):
+    for name, workflow in workflows.items():
+        assert pull_request_jobs_given_more_than_read(workflow, WORKFLOWS) == [], name
+    job = workflows["pull-request.yml"]["jobs"]["gate"]
+    assert "secrets" not in job and job["with"]["keep-in-store"] is False and job["with"]["publish-check"] is False
+    assert "secrets." not in yaml.safe_dump(job)
+    assert pull_request_jobs_given_more_than_read(insecure(INSECURE_PULL_REQUEST), WORKFLOWS) == ["gate"]
+    inherited = insecure(INSECURE_PULL_REQUEST.replace("checks: write", "contents: read") + "    secrets: inherit\n")
+    assert pull_request_jobs_given_more_than_read(inherited, WORKFLOWS) == ["gate"]
+
+
+HEAD = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize("environment, code", [
+    ({"PERFGATE_REF": HEAD}, 0),  # perfgate's own pull request, at its labelled head
+    ({"PERFGATE_REF": ""}, 2),  # would check out the base
+    ({"PERFGATE_REF": "refs/pull/7/merge"}, 2),  # the merge ref
+    ({"PERFGATE_REF": "feature"}, 2),  # a branch that can move after the label
+    ({"PERFGATE_REF": "fedcba9876543210fedcba9876543210fedcba98"}, 2),  # another commit than labelled
+    ({"PERFGATE_REPOSITORY": "o/perfgate", "PERFGATE_REF": "v1", "FASTDDS_REF": HEAD}, 0),  # from Fast DDS
+    ({"PERFGATE_REPOSITORY": "o/perfgate", "PERFGATE_REF": HEAD, "FASTDDS_REF": "main"}, 2),
+])
+def test_the_pull_request_path_measures_the_labelled_head_sha(workflows, tmp_path, environment, code):
+    given = workflows["pull-request.yml"]["jobs"]["gate"]["with"]
+    assert given["perfgate-ref"] == "${{ github.event.pull_request.head.sha }}"
+    job = workflows["gate.yml"]["jobs"]["gate"]
+    names = [step.get("id") for step in steps(job)]
+    checkout = steps(job)[1]
+    assert names[0] == "head" and checkout["uses"].startswith("actions/checkout@")
+    assert checkout["with"]["ref"] == "${{ inputs.perfgate-ref }}" and checkout["with"]["persist-credentials"] is False
+    step = step_named(job, "head")
+    assert step["if"] == "${{ github.event_name == 'pull_request_target' }}"
+    assert step["env"]["HEAD_SHA"] == "${{ github.event.pull_request.head.sha }}"
+    (tmp_path / "step.sh").write_text(step["run"])
+    done = subprocess.run(["bash", "-e", str(tmp_path / "step.sh")], capture_output=True, text=True, env={
+        "PATH": os.environ["PATH"], "GITHUB_REPOSITORY": "o/fastdds" if "PERFGATE_REPOSITORY" in environment
+        else "o/perfgate", "HEAD_SHA": HEAD, "PERFGATE_REPOSITORY": "", "FASTDDS_REF": "", **environment})
+    assert done.returncode == code, done.stdout + done.stderr
+    if code:
+        assert done.stdout.startswith(f"::error::a pull request is measured at its labelled head commit:") \
+            and HEAD in done.stdout
+
+
+def test_pull_request_reports_are_published_by_the_trusted_workflow_only(workflows):
+    # no workflow_run reporter (any fork's workflow can be named pull-request) unless it checks the run
+    for name, workflow in workflows.items():
+        assert unchecked_workflow_run_publishers(workflow) == [], name
+    assert not any("workflow_run" in triggers(workflow) for workflow in workflows.values())
+    assert unchecked_workflow_run_publishers(insecure(INSECURE_REPORT)) == ["publish"]
+    # the labelled pull_request_target run publishes itself, on a hosted runner, from its own artifact
+    report = workflows["pull-request.yml"]["jobs"]["report"]
+    assert report["needs"] == "gate" and all(condition in report["if"] for condition in LABELLED)
+    assert "needs.gate.result != 'skipped'" in report["if"]
+    assert report["runs-on"] == "ubuntu-latest"
+    assert report["permissions"] == {"contents": "read", "checks": "write", "pull-requests": "write"}
+    used = [step["uses"].split("@")[0] for step in steps(report) if "uses" in step]
+    assert used == ["actions/checkout", "actions/download-artifact", "mikepenz/action-junit-report",
+                    "actions/github-script"]
+    checkout, download = (step for step in steps(report) if str(step.get("uses", "")).startswith(
+        ("actions/checkout@", "actions/download-artifact@")))
+    assert set(checkout["with"]) == {"persist-credentials"}  # the default branch: no ref of the pull request
+    assert "run-id" not in download["with"]  # this run's artifact only
+    reporter = next(step for step in steps(report) if step.get("uses", "").startswith("mikepenz/"))
+    assert reporter["with"]["commit"] == "${{ github.event.pull_request.head.sha }}"
+    assert reporter["with"]["report_paths"] == "report/**/junit.xml"
+    runs = [step["run"] for step in steps(report) if "run" in step]
+    assert runs[0] == "ci/install-python.sh" and ".venv/bin/perfgate pr-comment --gate-output report" in runs[1]
 
 
 def test_no_expression_is_spliced_into_shell_scripts(workflows):
@@ -408,11 +613,12 @@ def test_gate_uploads_and_publishes_the_ab_report(workflows, tmp_path):
     job = workflows["gate.yml"]["jobs"]["gate"]
     [upload] = [step for step in steps(job) if step.get("name", "").startswith("Upload the report")]
     uploaded = upload["with"]["path"].split()
-    assert uploaded[:3] == ["out/experiment/report.html", "out/experiment/report.md", "out/experiment/junit.xml"]
-    assert uploaded[3:-7] == [f"out/experiment/ab/{name}" for name in AB_REPORT_FILES]
+    assert uploaded[:4] == ["out/experiment/report.html", "out/experiment/report.md", "out/experiment/junit.xml",
+                            "out/experiment/metadata.json"]  # what perfgate pr-comment reads (docs/ci.md)
+    assert uploaded[4:-7] == [f"out/experiment/ab/{name}" for name in AB_REPORT_FILES]
     assert uploaded[-7:-5] == ["out/experiment/throughput/junit.xml", "out/experiment/throughput/throughput_checks.csv"]
     assert uploaded[-5:] == [f"out/experiment/throughput/ab/{name}" for name in AB_REPORT_FILES]
-    assert artifact_layout(uploaded)[:4] == ["report.html", "report.md", "junit.xml", "ab/report.html"]
+    assert artifact_layout(uploaded)[:5] == ["report.html", "report.md", "junit.xml", "metadata.json", "ab/report.html"]
     # one check of the three JUnit files (the gate's, the A/B's, the throughput check's)
     publish = workflows["gate.yml"]["jobs"]["publish"]
     assert published_junit_files(job, publish, tmp_path / "real") == {"report/junit.xml", "report/ab/junit.xml",
@@ -821,3 +1027,59 @@ def test_the_runners_paths_are_written_once(workflows, tmp_path):
         done = run_script(paths_step["run"], checkout, {"GITHUB_ENV": str(environment), **own})
         assert done.returncode == 0, done.stderr
         assert environment.read_text().splitlines() == expected
+
+
+# --- the sticky comment's script (actions/github-script), run by Node against a recording GitHub API -----
+COMMENT_HARNESS = """
+const calls = [];
+const existing = JSON.parse(process.env.EXISTING);
+const listComments = () => {};
+const github = {
+  paginate: async (method, params) => { calls.push(['list', params.issue_number]); return existing; },
+  rest: { issues: {
+    listComments,
+    updateComment: async (p) => { calls.push(['update', p.comment_id, p.body]); },
+    createComment: async (p) => { calls.push(['create', p.issue_number, p.body]); },
+  } },
+};
+const context = { repo: { owner: 'o', repo: 'perfgate' } };
+(async () => {
+  try {
+    await (async function (require, github, context) { SCRIPT })(require, github, context);
+    console.log(JSON.stringify(calls));
+  } catch (error) { console.log(JSON.stringify({ error: error.message })); }
+})();
+"""
+
+
+def run_comment_script(script: str, tmp_path: Path, body: str, existing: list[dict]):
+    node = shutil.which("node")
+    assert node, "node not found: ci/install-system.sh installs nodejs (ci/debian-test-packages.txt)"
+    (tmp_path / "comment.md").write_text(body)
+    harness = tmp_path / "harness.js"
+    harness.write_text(COMMENT_HARNESS.replace("SCRIPT", script))
+    done = subprocess.run([node, str(harness)], capture_output=True, text=True, timeout=60, env={
+        "PATH": os.environ["PATH"], "RUNNER_TEMP": str(tmp_path), "PLATFORM": "reference-x64",
+        "PULL_REQUEST": "7", "EXISTING": json.dumps(existing)})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_comment_is_updated_in_place_and_only_ours(workflows, tmp_path):
+    [post] = [step for step in steps(workflows["pull-request.yml"]["jobs"]["report"])
+              if str(step.get("uses", "")).startswith("actions/github-script@")]
+    assert post["env"] == {"PLATFORM": "${{ matrix.platform }}", "PULL_REQUEST": "${{ github.event.pull_request.number }}"}
+    script = post["with"]["script"]
+    body = "<!-- perfgate:reference-x64 -->\n## perfgate on reference-x64: **PASS**\n"
+    bot, user = {"login": "github-actions[bot]"}, {"login": "mallory"}
+    # none yet: created on the pull request
+    assert run_comment_script(script, tmp_path, body, []) == [["list", 7], ["create", 7, body]]
+    # ours is updated in place; a user's comment carrying the marker, and ours of another platform, are not
+    existing = [{"id": 1, "user": user, "body": "<!-- perfgate:reference-x64 -->\nfake"},
+                {"id": 2, "user": bot, "body": "<!-- perfgate:reference-arm64 -->\n..."},
+                {"id": 3, "user": bot, "body": "<!-- perfgate:reference-x64 -->\nold"}]
+    assert run_comment_script(script, tmp_path, body, existing) == [["list", 7], ["update", 3, body]]
+    assert run_comment_script(script, tmp_path, body, existing[:2]) == [["list", 7], ["create", 7, body]]
+    # a body without this platform's marker first is never posted
+    assert run_comment_script(script, tmp_path, "## no marker\n", []) == {
+        "error": "the comment does not start with <!-- perfgate:reference-x64 -->"}

@@ -1,0 +1,246 @@
+"""report.comment: the sticky pull-request comment of one platform, from a gate's report files.
+
+Read from the gate's output folder, or from its `perfgate-report-<platform>` artifact (the same
+layout, docs/ci.md): the verdict from the first line of `report.md`, the checks from `junit.xml`, what
+was measured from `metadata.json` (when there is one), the
+A/B tables from `ab/verdict.csv` and `ab/verdict.json`, and the same under `throughput/`. Those files
+were written on the runner by the code under test (a pull request's), so they are data of unknown
+origin: every text taken from them is escaped for Markdown (no link, image, mention, HTML, table cell
+or line break can come out of it), numbers are shown only when they parse as numbers, and the comment
+is bounded in size. The comment starts with a hidden marker, `<!-- perfgate:<platform> -->`, by which
+the workflow finds and updates it in place (one comment per platform).
+
+`read_gate_output` does the reading; `comment_markdown` is pure.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import files
+from .. import schema as s
+from ..errors import InputError
+from ..model import read_metadata
+from ..outcome import INCOMPLETE, PASS, REGRESSION
+
+STATUSES = (PASS, REGRESSION, INCOMPLETE)
+# report.md's first line: the gate's ("## perfgate latency gate: **PASS**"), or a failed build's
+# ("## perfgate: INCOMPLETE: the Fast DDS build failed"; fastdds_build.failed_gate)
+VERDICT_LINE = re.compile(r"## perfgate(?: latency gate)?: (?:\*\*)?(PASS|REGRESSION|INCOMPLETE)\b")
+PLATFORM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+COMMIT = re.compile(r"[0-9a-f]{7,40}")
+# a link target written as it is: https, and nothing that could end the link or start markup
+REPORT_URL = re.compile(r"https://[A-Za-z0-9._~:/?#@!$&*+,;=%-]{1,500}")
+MAX_ROWS = 20  # per table; the rest is counted ("and N more")
+MAX_TEXT = 200  # characters of one text taken from the files
+# GitHub refuses a comment over 65536 characters; the tables above are bounded far below it
+MAX_COMMENT = 60000
+
+
+def marker(platform: str) -> str:
+    return f"<!-- perfgate:{platform} -->"
+
+
+# --- escaping -------------------------------------------------------------------------------------
+# A private stand-in until perfgate/escape/markdown.py lands (issue 23): swap for its text/cell functions.
+# Characters that start Markdown or GitHub's extensions become numeric references (shown as written).
+# GitHub finds @mentions, autolinks (http://..., www.), issue references (#12, org/repo#12) and emoji
+# (:x:) in the rendered text, after references are decoded: a zero-width space after `@`, `:`, `#`
+# and `www` breaks each of them without changing what is shown.
+_ZERO_WIDTH_SPACE = "&#8203;"
+_MARKDOWN = str.maketrans({**{c: f"&#{ord(c)};" for c in "\\`*_{}[]()+-.!|~<>&\"'="},
+                           **{c: f"&#{ord(c)};{_ZERO_WIDTH_SPACE}" for c in "@:#"},
+                           "\u200b": _ZERO_WIDTH_SPACE, "\n": " ", "\r": " ", "\t": " "})
+_WWW = re.compile(r"(www)(?=\.)", re.IGNORECASE)
+
+
+def _markdown_text(value) -> str:
+    """Text of unknown origin shown as written in a paragraph or a table cell: one line, no markup, no
+    link, no mention, no reference, no HTML; at most MAX_TEXT characters (an ellipsis says it was cut)."""
+    text = "".join(c if c.isprintable() or c in "\n\r\t" else " " for c in str(value))
+    text = text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "\u2026"
+    return _WWW.sub("\\1\u200b", text).translate(_MARKDOWN)
+
+
+# --- what the comment shows -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Checks:
+    """junit.xml of a gate or a throughput check: testcases, and the failed and errored ones."""
+    total: int
+    failed: list[tuple[str, str, str]]  # (suite, testcase, message) of each <failure>
+    errors: list[tuple[str, str, str]]  # the same of each <error>: missing data, a failed build
+
+
+@dataclass(frozen=True)
+class AbVerdict:
+    """An A/B folder's verdict.json (status, headline) and verdict.csv (one row per test)."""
+    status: str
+    headline: str
+    bound_column: str  # "Lower bound" (latency) or "Upper bound" (throughput)
+    rows: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What metadata.json says was measured (all of it text of unknown origin)."""
+    label: str | None
+    fastdds_version: str | None
+    fastdds_commit: str | None
+
+
+@dataclass(frozen=True)
+class GateOutput:
+    status: str
+    checks: Checks
+    measured: Measured | None = None
+    ab: AbVerdict | None = None
+    throughput: Checks | None = None
+    throughput_ab: AbVerdict | None = None
+
+
+def _number(text: str, pattern: str) -> str:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return _markdown_text(text) if text else ""
+    return pattern.format(value) if math.isfinite(value) else _markdown_text(text)
+
+
+def _status(text: str) -> str:
+    return {s.FAILED: ":x: failed", s.PASSED: "passed"}.get(str(text), _markdown_text(text))
+
+
+def _ab_table(verdict: AbVerdict) -> list[str]:
+    lines = [f"| Sub-experiment | Statistic | Rounds | Ratio | {verdict.bound_column} | Adjusted p | Status |",
+             "|---|---|---|---|---|---|---|"]
+    failed_first = sorted(verdict.rows, key=lambda row: row.get(s.STATUS) != s.FAILED)
+    for row in failed_first[:MAX_ROWS]:
+        cells = [_markdown_text(row.get(s.EXPERIMENT_TYPE, "")), _markdown_text(row.get("Statistic", "")),
+                 _number(row.get("Rounds", ""), "{:.0f}"), _number(row.get("Ratio", ""), "{:.3f}x"),
+                 _number(row.get(verdict.bound_column, ""), "{:.3f}x"),
+                 _number(row.get("Adjusted p-value", ""), "{:.3g}"), _status(row.get(s.STATUS, ""))]
+        lines.append("| " + " | ".join(cells) + " |")
+    if len(verdict.rows) > MAX_ROWS:
+        lines.append(f"\nand {len(verdict.rows) - MAX_ROWS} more test(s) in the full report")
+    return lines + [""]
+
+
+def _checks_lines(checks: Checks, what: str) -> list[str]:
+    lines = [f"{what}: {checks.total - len(checks.failed) - len(checks.errors)} of {checks.total} passed, "
+             f"{len(checks.failed)} failed, {len(checks.errors)} without a result", ""]
+    listed = [(":x:", *case) for case in checks.failed] + [(":warning:", *case) for case in checks.errors]
+    if listed:
+        lines += ["| | Suite | Test | Message |", "|---|---|---|---|"]
+        lines += [f"| {mark} | {_markdown_text(suite)} | {_markdown_text(name)} | {_markdown_text(message)} |"
+                  for mark, suite, name, message in listed[:MAX_ROWS]]
+        if len(listed) > MAX_ROWS:
+            lines.append(f"\nand {len(listed) - MAX_ROWS} more in the full report")
+        lines.append("")
+    return lines
+
+
+def comment_markdown(gate: GateOutput, platform: str, report_url: str, commit: str | None = None) -> str:
+    """The comment: the hidden marker, the verdict first, the A/B tables, the checks, the link."""
+    if not PLATFORM_NAME.fullmatch(platform):
+        raise InputError(f"--platform {platform!r} is not a platform name (letters, digits, '.', '_', '-')")
+    if not REPORT_URL.fullmatch(report_url):
+        raise InputError(f"--report-url {report_url!r} is not an https URL without spaces, quotes or brackets")
+    if commit is not None and not COMMIT.fullmatch(commit):
+        raise InputError(f"--commit {commit!r} is not a commit SHA (7 to 40 lowercase hex digits)")
+    measured = f" at `{commit}`" if commit else ""
+    lines = [marker(platform), f"## perfgate on {platform}: **{gate.status}**", "",
+             f"[Full report]({report_url}) (the run's summary, and its artifact perfgate-report-{platform}){measured}", ""]
+    if gate.measured is not None:
+        version, commit_of_fastdds = gate.measured.fastdds_version, gate.measured.fastdds_commit
+        lines += ["Measured: Fast DDS " + (_markdown_text(version) if version else "(version not recorded)")
+                  + (f" ({_markdown_text(commit_of_fastdds)})" if commit_of_fastdds else "")
+                  + (f", run {_markdown_text(gate.measured.label)}" if gate.measured.label else ""), ""]
+    if gate.ab is not None:
+        lines += [f"### A/B against the baseline build: **{_markdown_text(gate.ab.status)}**", "",
+                  _markdown_text(gate.ab.headline), "", *_ab_table(gate.ab)]
+    lines += _checks_lines(gate.checks, "Latency requirements")
+    if gate.throughput is not None:
+        lines += _checks_lines(gate.throughput, "Throughput requirements")
+    if gate.throughput_ab is not None:
+        lines += [f"### Throughput A/B against the baseline build: **{_markdown_text(gate.throughput_ab.status)}**",
+                  "", _markdown_text(gate.throughput_ab.headline), "", *_ab_table(gate.throughput_ab)]
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    if len(text) > MAX_COMMENT:  # only absurd files get here (rows are bounded); never cut a row in half
+        text = text[:text.rindex("\n", 0, MAX_COMMENT)] + "\n\nLeft out: see the full report.\n"
+    return text
+
+
+# --- reading the report files ---------------------------------------------------------------------------
+def _read_verdict_line(path: Path) -> str:
+    try:
+        first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+    except FileNotFoundError:
+        raise InputError("no report.md: the gate wrote no verdict here", path) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"report.md cannot be read: {getattr(error, 'strerror', None) or error}", path) from None
+    match = VERDICT_LINE.match(first)
+    if match is None:
+        raise InputError("its first line is not a perfgate gate's verdict", path, 1)
+    return match.group(1)
+
+
+def read_checks(path: Path) -> Checks:
+    """The testcases of a JUnit file (any nesting of testsuites)."""
+    try:
+        root = ET.parse(path).getroot()
+    except FileNotFoundError:
+        raise InputError("no JUnit file: the gate's results are missing", path) from None
+    except ET.ParseError as error:
+        raise InputError(f"malformed JUnit XML: {error}", path) from None
+    except OSError as error:
+        raise InputError(f"the JUnit file cannot be read: {error.strerror or error}", path) from None
+    total, failed, errors = 0, [], []
+    for suite in root.iter("testsuite"):
+        for case in suite.findall("testcase"):
+            total += 1
+            for tag, found in (("failure", failed), ("error", errors)):
+                element = case.find(tag)
+                if element is not None:
+                    found.append((suite.get("name", ""), case.get("name", ""), element.get("message", "")))
+    if total == 0:
+        raise InputError("the JUnit file has no testcase: a result without tests is never a pass", path)
+    return Checks(total, failed, errors)
+
+
+def read_ab(folder: Path, bound_column: str) -> AbVerdict | None:
+    """An A/B folder's verdict, or None when the gate ran no A/B (no verdict.json there)."""
+    record = files.read_json_object(folder / s.VERDICT_JSON, "A/B verdict")
+    if record is None:
+        return None
+    status = record.get("status")
+    if status not in STATUSES:
+        raise InputError(f"'status' is {status!r}; expected one of {', '.join(STATUSES)}", folder / s.VERDICT_JSON)
+    table = folder / s.VERDICT_CSV
+    try:
+        with open(table, encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except FileNotFoundError:
+        raise InputError("no verdict.csv beside verdict.json: the A/B's table is missing", table) from None
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise InputError(f"verdict.csv cannot be read: {error}", table) from None
+    return AbVerdict(status, str(record.get("headline", "")), bound_column, rows)
+
+
+def read_gate_output(folder: Path) -> GateOutput:
+    folder = files.require_dir(Path(folder), "gate output folder")
+    throughput = folder / s.THROUGHPUT_DIR
+    throughput_junit = throughput / s.JUNIT_FILE
+    metadata = read_metadata(folder)  # typed: a field of the wrong type is exit 2 naming it
+    measured = None if metadata is None else Measured(
+        metadata.label, metadata.fastdds.version if metadata.fastdds else None,
+        metadata.fastdds.commit if metadata.fastdds else None)
+    return GateOutput(status=_read_verdict_line(folder / s.REPORT_MARKDOWN),
+                      checks=read_checks(folder / s.JUNIT_FILE), measured=measured,
+                      ab=read_ab(folder / s.AB_DIR, "Lower bound"),
+                      throughput=read_checks(throughput_junit) if throughput_junit.exists() else None,
+                      throughput_ab=read_ab(throughput / s.AB_DIR, "Upper bound"))
+
