@@ -60,7 +60,7 @@ def requirements_of(requirements: pd.DataFrame, sub: str) -> pd.DataFrame:
 def check_summary(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str) -> pd.DataFrame:
     """The check report of one sub-experiment: every Median row, then every 99% row, then every Max
     row, each in the requirements' payload order. Payloads without measurements are left out (see
-    find_missing); measured payloads without requirements are ignored (see uncovered_rows)."""
+    split_missing); measured payloads without requirements are ignored (see uncovered_rows)."""
     required = requirements_of(requirements, sub)
     required = required[required[s.BYTES].isin(summary[s.BYTES])]
     measured = summary.set_index(s.BYTES).loc[required[s.BYTES]]
@@ -86,13 +86,6 @@ def uncovered_rows(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str) 
     """Positions of the summary rows whose payload the requirements of `sub` do not cover."""
     covered = requirements_of(requirements, sub)[s.BYTES]
     return np.flatnonzero(~summary[s.BYTES].isin(covered).to_numpy()).tolist()
-
-
-def find_missing(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame,
-                 requested: Requested = EVERYTHING) -> list[MissingData]:
-    """Every requirement row (in file order) whose sub-experiment or payload has no measurements and
-    that the run asked for (see split_missing)."""
-    return split_missing(summaries, requirements, requested)[0]
 
 
 def split_missing(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame,

@@ -652,3 +652,16 @@ def test_a_gate_of_the_floor_alone_is_refused_before_measuring(workspace, capsys
                 "--no-history") == s.EXIT_USAGE
     assert "names only the machine's floor, which is never checked" in one_error_line(capsys.readouterr().err)
     assert not (workspace / "out").exists()
+
+
+def test_a_narrowed_gate_that_measured_nothing_writes_errors_for_what_it_asked_for_only(workspace):
+    # interrupted before the first summary: every row it asked for is an <error>, the rest no testcase
+    requirements = workspace / "requirements" / "bench.csv"
+    write_requirements(requirements, GATED, PAYLOADS)
+    plan = gate_plan.GatePlan(output=workspace / "out", platform="bench", requirements=requirements, samples=200,
+                              payloads=[16], subexperiments=[GATED[0], "floor_udp"], label="x", baseline=None,
+                              baseline_note="", store=None)
+    gate_module.write_unmeasured_junit(plan)
+    cases = junit_cases(workspace / "out" / s.JUNIT_FILE)
+    assert sorted(cases) == sorted((f"latency.{GATED[0]}", f"{m}[16 B]") for m in s.CHECKED_MAGNITUDES)
+    assert all(case.find("error") is not None for case in cases.values())
