@@ -128,7 +128,7 @@ def throughput_requirements(given: Path | None, platform: str,
 def resources_requirements_path(platform: str, requirements_dir: Path = Path(s.REQUIREMENTS_DIR)) -> Path:
     """requirements/<platform>_resources.json (wherever --requirements points), read here so that a bad
     or missing file costs seconds."""
-    path = requirements_dir / f"{platform}{s.RESOURCES_REQUIREMENTS_SUFFIX}"
+    path = s.resources_requirements_json(requirements_dir, platform)
     if not path.is_file():
         raise InputError(f"--experiments resources: no resource requirements for platform {platform!r} "
                          "(docs/formats.md section 16 says how to write them)", path)
