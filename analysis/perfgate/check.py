@@ -26,6 +26,7 @@ from .check_terms import MissingData, describe_failure, testcase_name
 from .errors import InputError
 from .model import read_metadata
 from .pools import stop_requested, worker_pool
+from .requested import EVERYTHING, Requested, not_asked_summary, requested_of
 
 
 # --- what a check finds ---------------------------------------------------------------------------
@@ -34,6 +35,7 @@ class ExperimentCheck:
     reports: dict[str, pd.DataFrame]  # sub-experiment -> check report (docs/formats.md section 6)
     missing: list[MissingData] = field(default_factory=list)
     not_checked: list[str] = field(default_factory=list)  # floors and one-to-many ones without requirements
+    not_asked: list[MissingData] = field(default_factory=list)  # rows the run was not asked for (requested)
 
     @property
     def failed(self) -> int:
@@ -58,7 +60,7 @@ def requirements_of(requirements: pd.DataFrame, sub: str) -> pd.DataFrame:
 def check_summary(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str) -> pd.DataFrame:
     """The check report of one sub-experiment: every Median row, then every 99% row, then every Max
     row, each in the requirements' payload order. Payloads without measurements are left out (see
-    find_missing); measured payloads without requirements are ignored (see uncovered_rows)."""
+    split_missing); measured payloads without requirements are ignored (see uncovered_rows)."""
     required = requirements_of(requirements, sub)
     required = required[required[s.BYTES].isin(summary[s.BYTES])]
     measured = summary.set_index(s.BYTES).loc[required[s.BYTES]]
@@ -86,9 +88,11 @@ def uncovered_rows(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str) 
     return np.flatnonzero(~summary[s.BYTES].isin(covered).to_numpy()).tolist()
 
 
-def find_missing(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame) -> list[MissingData]:
-    """Every requirement row (in file order) whose sub-experiment or payload has no measurements."""
-    missing = []
+def split_missing(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame,
+                  requested: Requested = EVERYTHING) -> tuple[list[MissingData], list[MissingData]]:
+    """The requirement rows without measurements (in file order): those the run asked for (missing
+    data, exit 3) and those it was not asked for (perfgate.requested: listed, never checked)."""
+    missing, not_asked = [], []
     for sub, payload, line in zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES], requirements["line"]):
         payload, line = int(payload), int(line)
         if sub not in summaries:
@@ -97,15 +101,16 @@ def find_missing(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame)
             reason = f"no {payload} B row in {s.summary_csv_name(sub)}"
         else:
             continue
-        missing.append(MissingData(sub, payload, line, reason))
-    return missing
+        (missing if requested.asks_for(sub, payload) else not_asked).append(MissingData(sub, payload, line, reason))
+    return missing, not_asked
 
 
 def check_experiment(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame, *,
-                     requirements_path: Path | None = None,
-                     summary_paths: dict[str, Path] | None = None) -> ExperimentCheck:
+                     requirements_path: Path | None = None, summary_paths: dict[str, Path] | None = None,
+                     requested: Requested = EVERYTHING) -> ExperimentCheck:
     """Check every summary; InputError (exit 2) when the requirements do not cover a measured
-    sub-experiment or payload, or when a requirement that would be checked is zero."""
+    sub-experiment or payload, when a requirement that would be checked is zero, or when rows were
+    left out as not asked for and nothing is left to check (a run of nothing is no pass)."""
     summary_paths = summary_paths or {}
     required_subs = set(requirements[s.EXPERIMENT_TYPE])
     where = f" ({requirements_path})" if requirements_path is not None else ""
@@ -125,7 +130,11 @@ def check_experiment(summaries: dict[str, pd.DataFrame], requirements: pd.DataFr
         _no_zero_requirements(requirements_of(requirements, sub), requirements_path)
         checked[sub] = summary
     reports = {sub: check_summary(summary, requirements, sub) for sub, summary in checked.items()}
-    return ExperimentCheck(reports, find_missing(summaries, requirements), not_checked)
+    missing, not_asked = split_missing(summaries, requirements, requested)
+    if not_asked and not missing and not any(len(report) for report in reports.values()):
+        raise InputError(f"no requirement row names a result this run was asked for ({len(not_asked)} row(s) name "
+                         "others): nothing to check", requirements_path)
+    return ExperimentCheck(reports, missing, not_checked, not_asked)
 
 
 def _position(order: list[str], sub: str) -> tuple[int, str]:
@@ -164,6 +173,15 @@ def outcome_lines(result: ExperimentCheck) -> list[str]:
         kind = "a floor" if s.KNOWN_SUBEXPERIMENTS[sub].is_floor else "a one-to-many"
         lines.append(f"{sub}: not checked ({kind} sub-experiment without requirements)")
     return lines
+
+
+def not_asked_line(result: ExperimentCheck) -> str | None:
+    """The requirement rows the run was not asked for, on one line (docs/formats.md section 6)."""
+    if not result.not_asked:
+        return None
+    rows = [(item.subexperiment, item.bytes) for item in result.not_asked]
+    return (f"note: {len(rows)} requirement row(s) name results this run was not asked for (--subexperiments, "
+            f"--payloads): not checked: {not_asked_summary(rows)}")
 
 
 def missing_lines(result: ExperimentCheck, requirements_path: Path) -> list[str]:
@@ -234,8 +252,9 @@ def check_folder(required: pd.DataFrame, requirements_path: Path, experiment_dir
     """Check an experiment folder's summaries against requirements (files.read_requirements of
     requirements_path): check reports, check.json, JUnit and plots (none when plots is None)."""
     summaries, summary_paths = read_experiment_summaries(experiment_dir)
-    result = check_experiment(summaries, required, requirements_path=requirements_path, summary_paths=summary_paths)
     metadata = read_metadata(experiment_dir)  # read before anything is written: it may be malformed
+    result = check_experiment(summaries, required, requirements_path=requirements_path, summary_paths=summary_paths,
+                              requested=requested_of(metadata, experiment_dir / s.METADATA_FILE))
     resources = resources_table.prepare_check(experiment_dir, resources_requirements, list(result.reports), metadata)
     # every output location is tried before the first report is written
     for sub in result.reports:
@@ -254,7 +273,8 @@ def check_folder(required: pd.DataFrame, requirements_path: Path, experiment_dir
         write_check_record(experiment_dir, requirements_path, result, resources.path)
         if junit is not None:
             files.write_text(junit, junit_xml.build_junit_xml(result.reports, required, requirements_path,
-                                                                    result.missing, metadata, resources))
+                                                                    result.missing, metadata, resources,
+                                                                    not_asked=result.not_asked))
         if plots is not None:
             draw_check_plots(result.reports, plots, jobs=os.cpu_count() or 1)
         resources_table.write_resource_outputs(experiment_dir, resources, plots)
@@ -262,7 +282,8 @@ def check_folder(required: pd.DataFrame, requirements_path: Path, experiment_dir
     if print_summaries:
         for sub, report in result.reports.items():
             print(report_table(sub, report) + "\n")
-    for line in outcome_lines(result):
+    note = not_asked_line(result)
+    for line in outcome_lines(result) + ([note] if note else []):
         print(line)
     for line in missing_lines(result, requirements_path):
         print(f"perfgate check: error: {line}", file=sys.stderr)

@@ -287,8 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     _option(gate, "--platform", default=None, metavar="NAME",
             help="reference platform name (default: $PERFGATE_PLATFORM, else 'local')")
     _option(gate, "--requirements", default=None, metavar="F", help="default: requirements/<platform>.csv")
-    _option(gate, "--baseline", default=None, metavar="DIR",
-            help="baseline experiment (default: baselines/<platform>/, skipped when absent)")
+    _option(gate, "--throughput-requirements", metavar="F", help="default: requirements/<platform>_throughput.csv")
+    _option(gate, "--baseline", metavar="DIR", help="baseline experiment (default: baselines/<platform>/, skipped when absent)")
     _option(gate, "--fail-threshold", type=non_negative_float, default=0.1,
             help="baseline comparison: fail above baseline * (1 + threshold)")
     _option(gate, "--store", default=None, metavar="DIR",

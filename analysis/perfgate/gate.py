@@ -98,10 +98,14 @@ def store_files(experiment_dir: Path) -> dict[str, Path]:
 
 def write_unmeasured_junit(plan: GatePlan) -> None:
     """Nothing was measured (the run was interrupted or every sub-experiment failed): the JUnit file
-    still lists every requirement, each an error, so a CI reporter shows a failure, never a pass."""
+    still lists every requirement the run asked for, each an error, so a CI reporter shows a failure,
+    never a pass."""
     metadata = read_metadata(plan.output) if plan.output.is_dir() else None
     plan.output.mkdir(parents=True, exist_ok=True)
-    files.write_text(plan.output / s.JUNIT_FILE, build_junit_xml({}, plan.required, plan.requirements, [], metadata))
+    # the rows the run was not asked for are no testcase, as in check (perfgate.requested)
+    not_asked = check.split_missing({}, plan.required, plan.requested)[1]
+    files.write_text(plan.output / s.JUNIT_FILE, build_junit_xml({}, plan.required, plan.requirements, [], metadata,
+                                                                 not_asked=not_asked))
 
 
 def run_steps(plan: GatePlan, steps: Steps, fastdds: GateFastDDS, fail_threshold: float) -> bool:
@@ -269,7 +273,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                  history: bool | None = None, fail_threshold: float = DEFAULT_FAIL_THRESHOLD,
                  workspace: str | None = None, pin_cpus: str | None = None, baseline_build: str | None = None,
                  cpu_latency_request: str | None = None, experiments: list[str] | None = None,
-                 fastdds: str | None = None) -> int:
+                 fastdds: str | None = None, throughput_requirements: str | None = None) -> int:
     if summary_markdown is not None:  # a folder there would show after measuring, as a traceback
         outputs.require_appendable(summary_markdown, "summary_markdown")
     environment = dict(os.environ)
@@ -291,6 +295,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                      history=history, harness=harness, fastdds_prefix=prefix, environment=environment,
                      pin_cpus=pin_cpus or environment.get(s.PIN_CPUS_ENV) or None, baseline_build=baseline_build,
                      cpu_latency_request=cpu_latency_request, experiments=experiments,
+                     throughput_requirements_file=throughput_requirements,
                      this_platform_id=this_machine().id, now=datetime.now(timezone.utc))
     print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "
@@ -302,9 +307,6 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
              if "throughput" in plan.experiments else ""))
     for warning in plan.warnings:
         print(f"perfgate gate: warning: {warning}", file=sys.stderr)
-    if plan.unrequested:
-        print(f"perfgate gate: note: the requirements also ask for {len(plan.unrequested)} result(s) this run does "
-              f"not measure (e.g. {plan.unrequested[0]}); they will be reported missing (exit 3)", file=sys.stderr)
     steps = Steps()
     with run.terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
         compared = run_steps(plan, steps, chosen, fail_threshold)

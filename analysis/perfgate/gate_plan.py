@@ -17,6 +17,7 @@ from .ab import parse_arm
 from .baseline import require_folder_name, require_platform_name
 from .errors import InputError
 from .model import Metadata, read_metadata
+from .requested import Requested
 from .resources_requirements import read_resource_requirements
 from .throughput_files import read_throughput_requirements
 from .measure import options as run_options
@@ -45,7 +46,6 @@ class GatePlan:
     baseline: Path | None
     baseline_note: str
     store: Path | None
-    unrequested: list[str]  # requirement rows this run does not measure
     pin_cpus: str | None = None  # as given to `perfgate run --pin-cpus`, validated
     baseline_build: str | None = None  # the A/B's baseline Fast DDS (perfgate ab --baseline), validated
     cpu_latency_request: str | None = None  # as given to `perfgate run --cpu-latency`, validated
@@ -57,6 +57,11 @@ class GatePlan:
     requirement_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     throughput_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     run_options: RunOptions | None = None
+
+    @property
+    def requested(self) -> Requested:
+        """What the run is asked for, as its metadata.json will record it (perfgate.requested)."""
+        return Requested(frozenset(self.subexperiments), frozenset(self.payloads))
 
     @property
     def required(self) -> pd.DataFrame:
@@ -83,13 +88,6 @@ def uncovered_requirements(requirements, subexperiments: list[str], payloads: li
     return [f"{sub} at {payload} B" for sub in subexperiments for payload in payloads if (sub, payload) not in covered]
 
 
-def unrequested_requirements(requirements, subexperiments: list[str], payloads: list[int]) -> list[str]:
-    """`sub at N B` for every requirement row this run will not measure: check reports it missing (exit 3)."""
-    requested = {(sub, payload) for sub in subexperiments for payload in payloads}
-    return [f"{sub} at {int(payload)} B" for sub, payload in zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES])
-            if (sub, int(payload)) not in requested]
-
-
 def _require_nonzero_requirements(requirements, path: Path) -> None:
     """check refuses a requirement of 0.000 us (no percentage over it): found here, before measuring."""
     for magnitude in s.CHECKED_MAGNITUDES:
@@ -113,19 +111,24 @@ def resolve_experiments(experiments: list[str] | None) -> tuple[str, ...]:
     return tuple(e for e in EXPERIMENTS if e in chosen)
 
 
-def throughput_requirements(requirements: Path, platform: str) -> tuple[Path | None, pd.DataFrame | None]:
-    """requirements/<platform>_throughput.csv beside the latency requirements and its table, read here
-    so that a bad file costs seconds; None when the platform has none (throughput is then measured,
-    not checked)."""
-    path = requirements.with_name(f"{platform}_throughput.csv")
-    if not path.exists() and not path.is_symlink():  # a folder or a broken link there is refused by the reader
+def throughput_requirements(given: Path | None, platform: str,
+                            requirements_dir: Path = Path(s.REQUIREMENTS_DIR)) -> tuple[Path | None, pd.DataFrame | None]:
+    """--throughput-requirements, else the platform's requirements/<platform>_throughput.csv (wherever
+    --requirements points: a copy of the latency file elsewhere does not hide the platform's), and its
+    table, read here so that a bad file costs seconds; None when the platform has none (throughput is
+    then measured, not checked). A file named on the command line must exist."""
+    path = given if given is not None else requirements_dir / f"{platform}_throughput.csv"
+    if given is None and not path.exists() and not path.is_symlink():  # a folder or a broken link: the reader refuses
         return None, None
+    if not path.exists() and not path.is_symlink():
+        raise InputError("throughput requirements file not found", path)
     return path, read_throughput_requirements(path)
 
 
-def resources_requirements_path(requirements: Path, platform: str) -> Path:
-    """requirements/<platform>_resources.json, read here so that a bad or missing file costs seconds."""
-    path = s.resources_requirements_json(requirements)
+def resources_requirements_path(platform: str, requirements_dir: Path = Path(s.REQUIREMENTS_DIR)) -> Path:
+    """requirements/<platform>_resources.json (wherever --requirements points), read here so that a bad
+    or missing file costs seconds."""
+    path = s.resources_requirements_json(requirements_dir, platform)
     if not path.is_file():
         raise InputError(f"--experiments resources: no resource requirements for platform {platform!r} "
                          "(docs/formats.md section 16 says how to write them)", path)
@@ -211,7 +214,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
               harness: Path | None = None,
               pin_cpus: str | None = None, baseline_build: str | None = None,
               cpu_latency_request: str | None = None, experiments: list[str] | None = None,
-              now: datetime) -> GatePlan:
+              throughput_requirements_file: str | None = None, now: datetime) -> GatePlan:
     platform_name = resolve_platform(platform, environment)
     chosen_experiments = resolve_experiments(experiments)
     requirements_path = (Path(requirements) if requirements
@@ -229,6 +232,9 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
                                           warmup=None, harness=harness, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
                                           timeout=None, cpu_latency_request=cpu_latency_request)
     gated = [sub.name for sub in options.subexperiments if not sub.is_floor]
+    if not gated:  # a floor is measured for reference, never checked: a gate of floors alone checks nothing
+        raise InputError("--subexperiments names only the machine's floor, which is never checked; add a "
+                         "sub-experiment the requirements list")
     uncovered = uncovered_requirements(requirement_table, gated, list(options.payloads))
     if uncovered:
         shown = ", ".join(uncovered[:5]) + (f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else "")
@@ -241,8 +247,12 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         baseline_path, baseline_note = None, f"decided by an A/B against the baseline build {baseline_build}"
     else:
         baseline_path, baseline_note = _resolve_baseline(baseline, platform_name, this_platform_id)
-    throughput_path, throughput_table = (throughput_requirements(requirements_path, platform_name)
-                                         if "throughput" in chosen_experiments else (None, None))
+    if throughput_requirements_file is not None and "throughput" not in chosen_experiments:
+        raise InputError("--throughput-requirements is for a gate that measures throughput "
+                         "(--experiments latency,throughput)")
+    throughput_path, throughput_table = (throughput_requirements(
+        Path(throughput_requirements_file) if throughput_requirements_file is not None else None, platform_name)
+        if "throughput" in chosen_experiments else (None, None))
     store_path = resolve_store(store, history, environment)
     if store_path is not None:
         _validate_store(store_path, chosen_label, this_platform_id)
@@ -257,14 +267,13 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         baseline=baseline_path,
         baseline_note=baseline_note,
         store=store_path,
-        unrequested=unrequested_requirements(requirement_table, gated, list(options.payloads)),
         pin_cpus=pin_cpus,
         baseline_build=baseline_build,
         cpu_latency_request=cpu_latency_request,
         experiments=chosen_experiments,
         throughput_requirements=throughput_path,
         throughput_table=throughput_table,
-        resources_requirements=(resources_requirements_path(requirements_path, platform_name)
+        resources_requirements=(resources_requirements_path(platform_name)
                                 if "resources" in chosen_experiments else None),
         requirement_table=requirement_table,
         run_options=options,

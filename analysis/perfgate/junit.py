@@ -3,8 +3,9 @@
 One <testsuite> per sub-experiment (`latency.<sub>`), one <testcase> per requirement row and checked
 magnitude (`Median[16384 B]`), in the order of the check report. A failed check is a <failure>, a
 required result without measurements an <error>: every requirement row becomes a testcase, so that
-missing data can never pass unseen. Each testcase carries `file` and `line` of its requirement row,
-which is where a pull-request annotation lands.
+missing data can never pass unseen, except the rows the run was not asked for (perfgate.requested:
+no testcase, a run narrowed to two sub-experiments is no failure of the other eight). Each testcase
+carries `file` and `line` of its requirement row, which is where a pull-request annotation lands.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .check_terms import MissingData, describe_failure, format_percent, read_che
 from .errors import InputError
 from .junit_writer import TestCase
 from .model import FastDDS, Metadata, read_metadata
+from .requested import Requested, requested_of
 from .resources_table import prepare_check
 
 SUITE_PREFIX = "latency."
@@ -69,12 +71,18 @@ def _ordered_subs(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame) 
 
 
 def build_junit_xml(reports: dict[str, pd.DataFrame], requirements: pd.DataFrame, requirements_path: Path,
-                    missing: list[MissingData], metadata: Metadata | None, resources=None) -> str:
+                    missing: list[MissingData], metadata: Metadata | None, resources=None,
+                    not_asked: list[MissingData] = ()) -> str:
     """The JUnit document. Every requirement row without a report row is an <error>, with the reason
-    from `missing` where it names one. `resources` (a resources_table.ResourceCheck) adds a suite
-    `resources.<sub>` per sub-experiment after the latency suites."""
+    from `missing` where it names one, unless it is one of `not_asked` (no testcase). `resources` (a
+    resources_table.ResourceCheck) adds a suite `resources.<sub>` per sub-experiment after the latency
+    suites."""
     file_attribute = annotation_path(requirements_path)
     reasons = {(item.subexperiment, item.bytes): item.reason for item in missing}
+    left_out = {(item.subexperiment, int(item.bytes)) for item in not_asked}  # rows without measurements only
+    if left_out:
+        keys = zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES].astype(int))
+        requirements = requirements[[key not in left_out for key in keys]]
     properties = suite_properties(metadata)
     suites = []
     for sub in _ordered_subs(reports, requirements):
@@ -154,6 +162,15 @@ def _read_report(path: Path, requirements: pd.DataFrame, sub: str, requirements_
     return report
 
 
+def not_asked_rows(requirements: pd.DataFrame, reports: dict[str, pd.DataFrame], requested: Requested) -> list[MissingData]:
+    """The requirement rows without a check result that the run was not asked for, found from its
+    metadata again (never from check.json, which only reports what check found)."""
+    checked = {(sub, int(payload)) for sub, report in reports.items() for payload in report[s.BYTES]}
+    return [MissingData(sub, int(payload), int(line), "not asked for")
+            for sub, payload, line in zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES], requirements["line"])
+            if (sub, int(payload)) not in checked and not requested.asks_for(sub, int(payload))]
+
+
 def command_junit(experiment_directory, output, requirements=None) -> int:
     outputs.require_paths(experiment_directory=experiment_directory, output=output, requirements=requirements)
     experiment_dir = files.require_dir(Path(experiment_directory), "experiment folder")
@@ -183,7 +200,9 @@ def command_junit(experiment_directory, output, requirements=None) -> int:
     resources = None
     if isinstance((record or {}).get("resources_requirements"), str):
         resources = prepare_check(experiment_dir, record["resources_requirements"], list(reports), metadata)
-    xml = build_junit_xml(reports, required, requirements_path, recorded, metadata, resources)
+    xml = build_junit_xml(reports, required, requirements_path, recorded, metadata, resources,
+                          not_asked=not_asked_rows(required, reports, requested_of(metadata,
+                                                                                   experiment_dir / s.METADATA_FILE)))
     with outputs.write_errors_as_input_errors():
         files.write_text(Path(output), xml)
     root = ET.fromstring(xml)

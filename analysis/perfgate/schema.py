@@ -390,10 +390,9 @@ def sub_from_resources_csv(path: Path) -> str | None:
     return None
 
 
-def resources_requirements_json(requirements_csv: Path) -> Path:
-    """requirements/<platform>_resources.json beside requirements/<platform>.csv."""
-    path = Path(requirements_csv)
-    return path.with_name(path.stem + RESOURCES_REQUIREMENTS_SUFFIX)
+def resources_requirements_json(requirements_dir: Path, platform: str) -> Path:
+    """requirements/<platform>_resources.json: the platform's, wherever the latency requirements are."""
+    return Path(requirements_dir) / f"{platform}{RESOURCES_REQUIREMENTS_SUFFIX}"
 
 
 def resources_png(plots_dir: Path, sub: str) -> Path:

@@ -20,6 +20,7 @@ from . import schema as s
 from .errors import InputError
 from .outcome import INCOMPLETE, MEASURED, PASS, REGRESSION, exit_code, verdict_of
 from .model import Metadata, read_metadata
+from .requested import require_list, requested_of
 from . import junit_writer
 from .junit import annotation_path, suite_properties
 from .junit_writer import TestCase
@@ -180,19 +181,15 @@ def requested_tests(metadata: Metadata | None, path: Path | None = None) -> set[
     settings = metadata.throughput if metadata is not None else None
     if settings is None:
         return None
-    fields = {"requested_subexperiments": (metadata.requested_subexperiments, str),
-              "payloads": (metadata.payloads, int),
-              "throughput.demands": (settings.demands, int),
-              "throughput.recovery_times_ms": (settings.recovery_times_ms, int)}
-    for key, (value, kind) in fields.items():
-        if not isinstance(value, tuple) or not all(isinstance(v, kind) and not isinstance(v, bool) for v in value):
-            raise InputError(f"{key!r} is {(list(value) if isinstance(value, tuple) else value)!r}; expected a list of "
-                             f"{'sub-experiment names' if kind is str else 'whole numbers'}", path)
-    unknown = [sub for sub in fields["requested_subexperiments"][0] if sub not in s.KNOWN_SUBEXPERIMENTS]
-    if unknown:
-        raise InputError(f"'requested_subexperiments' names {unknown[0]!r}, which is no sub-experiment", path)
-    (subs, _), (payloads, _), (demands, _), (recovery, _) = fields.values()
-    return {(s.throughput_name(sub), p, d, r) for sub in subs for p in payloads for d in demands for r in recovery}
+    # the sub-experiments and payloads asked for are read as the latency check reads them (perfgate.requested);
+    # a throughput run records them always, and its demands and recovery times
+    for key, value, kind in (("requested_subexperiments", metadata.requested_subexperiments, str),
+                             ("payloads", metadata.payloads, int), ("throughput.demands", settings.demands, int),
+                             ("throughput.recovery_times_ms", settings.recovery_times_ms, int)):
+        require_list(key, value, kind, path)
+    asked = requested_of(metadata, path)
+    return {(s.throughput_name(sub), p, d, r) for sub in asked.subexperiments for p in asked.payloads
+            for d in settings.demands for r in settings.recovery_times_ms}
 
 
 def requested_requirements(required: pd.DataFrame, requested) -> tuple[pd.DataFrame, int]:

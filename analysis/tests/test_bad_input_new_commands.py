@@ -311,9 +311,14 @@ def test_gate_refuses_an_empty_experiment_item(tmp_path, value):
 
 def test_a_throughput_requirements_path_that_is_a_folder_is_refused_not_skipped(tmp_path):
     (tmp_path / "vm_throughput.csv").mkdir()
+    # the platform's file in the requirements folder (whatever --requirements names), or --throughput-requirements
     with pytest.raises(InputError, match="throughput requirements path is not a file"):
-        gate_plan.throughput_requirements(tmp_path / "vm.csv", "vm")
-    assert gate_plan.throughput_requirements(tmp_path / "other.csv", "other") == (None, None)
+        gate_plan.throughput_requirements(None, "vm", tmp_path)
+    with pytest.raises(InputError, match="throughput requirements path is not a file"):
+        gate_plan.throughput_requirements(tmp_path / "vm_throughput.csv", "other", tmp_path)
+    assert gate_plan.throughput_requirements(None, "other", tmp_path) == (None, None)
+    with pytest.raises(InputError, match="throughput requirements file not found"):  # named, so never skipped
+        gate_plan.throughput_requirements(tmp_path / "other_throughput.csv", "other", tmp_path)
 
 
 @pytest.mark.parametrize("name", ["interprocess_best_effort_1to\u00b2", "interprocess_best_effort_1to\u0663",

@@ -209,3 +209,91 @@ def test_check_plots_mark_failed_points(tmp_path, experiment):
     assert len(red) == 1 and red[0].get_xdata().tolist() == [32] and red[0].get_ydata().tolist() == [30.0]
     assert [text.get_text() for text in axes.texts] == ["+50.00%"]
     assert axes.get_title() == f"{A}: Median against requirement (1 of 2 failed)"
+
+
+# --- rows the run was not asked for (docs/formats.md section 6; perfgate.requested) -----------------
+def narrowed(experiment: Path, subs: list[str], payloads: list[int]) -> None:
+    """The metadata.json of a run given --subexperiments and --payloads, as `perfgate run` writes it."""
+    files.write_metadata(experiment, {"requested_subexperiments": subs, "payloads": payloads})
+
+
+def junit_testcases(path: Path) -> dict[tuple[str, str], str]:
+    """(suite, testcase) -> 'passed', 'failure' or 'error'."""
+    import xml.etree.ElementTree as ET
+
+    cases = {}
+    for suite in ET.parse(path).getroot().iter("testsuite"):
+        for case in suite.iter("testcase"):
+            state = "failure" if case.find("failure") is not None else "error" if case.find("error") is not None \
+                else "passed"
+            cases[(suite.get("name"), case.get("name"))] = state
+    return cases
+
+
+def test_rows_of_what_a_narrowed_run_was_not_asked_for_are_listed_not_checked(tmp_path, experiment, capsys):
+    # asked for A at 16 B only: A at 32 B and all of B are not asked for: no testcase, no error, exit 0
+    write_summary(experiment, A, {16: (10, 20, 30)})
+    narrowed(experiment, [A, "floor_udp"], [16])
+    write_requirements(tmp_path / "requirements.csv",
+                       [(A, 16, 20, 30, 40), (A, 32, 20, 30, 40), (B, 16, 20, 30, 40), (B, 32, 20, 30, 40)])
+    assert run_check(tmp_path, "--no-plots", "--junit", str(tmp_path / "junit.xml")) == s.EXIT_OK
+    output = capsys.readouterr()
+    assert output.err == ""
+    assert (f"note: 3 requirement row(s) name results this run was not asked for (--subexperiments, --payloads): "
+            f"not checked: {A} (32 B); {B} (16 to 32 B, 2 payloads)") in output.out
+    assert "3 checks in 1 sub-experiment(s): 0 failed; 0 required payload result(s) without measurements" in output.out
+    assert junit_testcases(tmp_path / "junit.xml") == {
+        (f"latency.{A}", f"{m}[16 B]"): "passed" for m in s.CHECKED_MAGNITUDES}
+    assert json.loads((experiment / s.CHECK_RECORD_FILE).read_text())["missing"] == []
+    # `perfgate junit` finds the same from the folder's metadata
+    assert main(["junit", "--experiment-directory", str(experiment), "--output", str(tmp_path / "again.xml")]) == 0
+    assert junit_testcases(tmp_path / "again.xml") == junit_testcases(tmp_path / "junit.xml")
+
+
+def test_a_row_asked_for_and_missing_is_still_an_error_in_a_narrowed_run(tmp_path, experiment, capsys):
+    # asked for A and B at 16 B: B has no summary (its run failed), which is missing data (exit 3)
+    write_summary(experiment, A, {16: (10, 20, 30)})
+    narrowed(experiment, [A, B], [16])
+    write_requirements(tmp_path / "requirements.csv", [(A, 16, 20, 30, 40), (A, 32, 20, 30, 40), (B, 16, 20, 30, 40)])
+    assert run_check(tmp_path, "--no-plots", "--junit", str(tmp_path / "junit.xml")) == s.EXIT_INCOMPLETE
+    output = capsys.readouterr()
+    assert f"no measurements for {B} (16 B)" in output.err and f"{A} (32 B)" not in output.err
+    assert f"not checked: {A} (32 B)" in output.out
+    cases = junit_testcases(tmp_path / "junit.xml")
+    assert cases[(f"latency.{B}", "Median[16 B]")] == "error"
+    assert (f"latency.{A}", "Median[32 B]") not in cases and len(cases) == 6
+
+
+def test_measured_rows_are_checked_whatever_the_metadata_says(tmp_path, experiment):
+    # a summary the metadata does not list is still checked: a measured result never goes unseen
+    write_summary(experiment, A, {16: (25, 30, 30)})
+    narrowed(experiment, [B], [16])
+    write_requirements(tmp_path / "requirements.csv", [(A, 16, 20, 30, 40), (B, 16, 20, 30, 40)])
+    assert run_check(tmp_path, "--no-plots") == s.EXIT_INCOMPLETE  # B was asked for and is missing
+    assert files.read_check_report(experiment / s.check_csv_name(A))[s.STATUS].tolist()[0] == s.FAILED
+
+
+def test_a_run_asked_for_nothing_the_requirements_name_is_no_pass(tmp_path, experiment, capsys):
+    write_summary(experiment, "floor_udp", {16: (10, 20, 30)})
+    narrowed(experiment, ["floor_udp"], [16])
+    write_requirements(tmp_path / "requirements.csv", [(A, 16, 20, 30, 40)])
+    assert run_check(tmp_path, "--no-plots") == s.EXIT_USAGE
+    assert "no requirement row names a result this run was asked for (1 row(s) name others): nothing to check" \
+        in capsys.readouterr().err
+    assert not (experiment / s.CHECK_RECORD_FILE).exists()
+
+
+@pytest.mark.parametrize("metadata, message", [
+    ({"requested_subexperiments": A, "payloads": [16]}, "'requested_subexperiments' is"),
+    ({"requested_subexperiments": [A], "payloads": ["16"]}, "'payloads' is ['16']; expected a list of whole numbers"),
+    ({"requested_subexperiments": ["no_such_sub"], "payloads": [16]}, "names 'no_such_sub', which is no sub-experiment"),
+])
+def test_what_a_run_asked_for_is_read_strictly(tmp_path, experiment, capsys, metadata, message):
+    # read loosely, a bad field would make every row "not asked for": a pass of a run that measured nothing
+    write_summary(experiment, A, {16: (10, 20, 30)})
+    files.write_metadata(experiment, metadata)
+    write_requirements(tmp_path / "requirements.csv", [(A, 16, 20, 30, 40), (B, 16, 20, 30, 40)])
+    assert run_check(tmp_path, "--no-plots") == s.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert message in err and str(experiment / s.METADATA_FILE) in err and len(err.splitlines()) == 1
+    assert not (experiment / s.check_csv_name(A)).exists()

@@ -308,8 +308,42 @@ def test_a_gate_decided_by_an_ab_stores_its_verdict_and_the_history_marks_it_on_
 
 
 @pytest.mark.fastdds
-def test_missing_required_data_and_a_regression_exit_3_and_both_are_reported(workspace, capsys, monkeypatch):
-    # the requirements also ask for a sub-experiment this run does not measure: expected data is missing
+@pytest.mark.parametrize("payloads", [None, [16, 1024]])
+def test_a_quick_gate_narrowed_to_two_sub_experiments_passes_on_the_real_fastdds(workspace, capsys, monkeypatch,
+                                                                                payloads):
+    """Issue 22: `PERFGATE_PLATFORM=... perfgate gate --quick --subexperiments a,b [--payloads ...]` against the
+    platform's requirements of all ten sub-experiments: the rows of the other eight (and other payloads)
+    are not asked for: listed once, no testcase, PASS (it was exit 3, 'without measurements')."""
+    write_requirements(workspace / "requirements" / "bench.csv", s.DEFAULT_SUBEXPERIMENT_NAMES, s.PAYLOADS)
+    monkeypatch.setenv(s.PLATFORM_ENV, "bench")
+    subs = ["intraprocess_best_effort", "interprocess_best_effort"]
+    measured = payloads or list(s.PAYLOADS)
+    code = gate("--quick", "--subexperiments", ",".join(subs), *(["--payloads", "16,1024"] if payloads else []),
+                "--output", "out", "--no-history", "--summary-markdown", "summary.md")
+    captured = capsys.readouterr()
+    assert code == s.EXIT_OK, captured.out + captured.err
+    checks = len(subs) * len(measured) * len(s.CHECKED_MAGNITUDES)
+    assert captured.out.splitlines()[-2] == f"perfgate gate: PASS: all {checks} checks passed, no baseline comparison"
+    not_asked = len(s.DEFAULT_SUBEXPERIMENT_NAMES) * len(s.PAYLOADS) - len(subs) * len(measured)
+    assert captured.out.count(f"note: {not_asked} requirement row(s) name results this run was not asked for") == 1
+    # the JUnit holds the testcases of what was measured, and nothing else: a check reports no failures
+    root = ET.parse(workspace / "out" / s.JUNIT_FILE).getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == (str(checks), "0", "0")
+    assert sorted(suite.get("name") for suite in root.iter("testsuite")) == sorted(f"latency.{sub}" for sub in subs)
+    assert {case.get("name") for case in root.iter("testcase")} == {
+        f"{m}[{p} B]" for m in s.CHECKED_MAGNITUDES for p in measured}
+    markdown = (workspace / "out" / s.REPORT_MARKDOWN).read_text()
+    assert markdown.splitlines()[0] == "## perfgate latency gate: **PASS**"
+    assert f"### Not asked for ({not_asked} requirement rows, not checked)" in markdown
+    assert "| intraprocess_reliable | " in markdown and "### Missing data" not in markdown
+    assert (workspace / "summary.md").read_text() == markdown
+    assert f"Not asked for ({not_asked} requirement rows, not checked)" in (workspace / "out" / s.REPORT_HTML).read_text()
+
+
+@pytest.mark.fastdds
+def test_rows_not_asked_for_are_listed_and_a_regression_still_fails_the_gate(workspace, capsys, monkeypatch):
+    # the requirements also list a sub-experiment this run was not asked for (--subexperiments): not checked,
+    # not missing (issue 22: it used to make the gate INCOMPLETE); the regression of what was asked fails it
     requirements = workspace / "requirements" / "bench.csv"
     write_requirements(requirements, ["intraprocess_best_effort", "intraprocess_reliable"], [16],
                        {("intraprocess_best_effort", 16, s.MEDIAN): 0.001})  # Median <= 99% <= Max, or refused
@@ -319,22 +353,23 @@ def test_missing_required_data_and_a_regression_exit_3_and_both_are_reported(wor
     code = gate(*gate_arguments("out", "partial", subs=["intraprocess_best_effort"], payloads=[16]),
                 "--fastdds", "system", "--no-history")
     captured = capsys.readouterr()
-    assert code == s.EXIT_INCOMPLETE, captured.out
+    assert code == s.EXIT_REGRESSION, captured.out + captured.err
     assert captured.out.splitlines()[0] == "perfgate gate: Fast DDS: the system's Fast DDS, chosen by --fastdds system"
     assert "not added to a results store" in captured.out.splitlines()[1]
     assert not (workspace / "runner-store").exists()
     metadata = files.read_metadata(workspace / "out")
     assert metadata["fastdds"]["source"] == s.FASTDDS_SOURCE_SYSTEM
-    assert ("note: the requirements also ask for 1 result(s) this run does not measure "
-            "(e.g. intraprocess_reliable at 16 B)") in captured.err
-    assert captured.out.splitlines()[-2].startswith(
-        "perfgate gate: INCOMPLETE: 1 of 3 checks failed, 1 required result(s) without measurements")
+    assert captured.out.count("intraprocess_reliable (16 B)") == 1  # listed once on the console
+    assert ("note: 1 requirement row(s) name results this run was not asked for (--subexperiments, --payloads): "
+            "not checked: intraprocess_reliable (16 B)") in captured.out
+    assert captured.out.splitlines()[-2].startswith("perfgate gate: REGRESSION: 1 of 3 checks failed, no baseline")
     markdown = (workspace / "out" / s.REPORT_MARKDOWN).read_text()
-    assert markdown.splitlines()[0] == "## perfgate latency gate: **INCOMPLETE**"
-    assert "### Failed checks (1)" in markdown and "### Missing data (1)" in markdown
+    assert markdown.splitlines()[0] == "## perfgate latency gate: **REGRESSION**"
+    assert "### Failed checks (1)" in markdown and "### Missing data" not in markdown
+    assert "### Not asked for (1 requirement rows, not checked)" in markdown
     assert "| intraprocess_reliable | 16 B |" in markdown
     junit = junit_cases(workspace / "out" / s.JUNIT_FILE)
-    assert junit[("latency.intraprocess_reliable", "Median[16 B]")].find("error") is not None
+    assert not [key for key in junit if key[0] == "latency.intraprocess_reliable"]
     assert junit[("latency.intraprocess_best_effort", "Median[16 B]")].find("failure") is not None
 
 
@@ -560,3 +595,73 @@ def test_the_warning_reaches_the_reports_of_a_gate(workspace, fastdds_fixtures, 
     results = report.load(experiment, workspace / "requirements" / "bench.csv", warnings=list(plan.warnings))
     assert f"- :warning: {plan.warnings[0]}" in report.markdown_summary(results)
     assert f'<ul class="warnings"><li>{plan.warnings[0]}</li></ul>' in report.html_page(results, {})
+
+
+# --- the platform's throughput and resource requirements, wherever --requirements points (issue 22) ----
+def plan_with(workspace: Path, **given) -> gate_plan.GatePlan:
+    return gate_plan.plan_gate(output="out", quick=True, samples=None, payloads=[16], subexperiments=[GATED[0]],
+                               platform="bench", baseline=None, store=None, label="x", history=False,
+                               fastdds_prefix=None, environment={}, this_platform_id=None,
+                               now=gate_module.datetime.now(gate_module.timezone.utc), **given)
+
+
+THROUGHPUT_HEADER = "Experiment type,Bytes,Demand,Recovery time,Subscription throughput\n"
+
+
+def test_the_platforms_throughput_and_resource_requirements_are_found_when_requirements_point_elsewhere(workspace):
+    # the platform's files in requirements/, and a copy of its latency requirements elsewhere (to edit one row)
+    write_requirements(workspace / "requirements" / "bench.csv", [GATED[0]], [16])
+    (workspace / "requirements" / "bench_throughput.csv").write_text(
+        THROUGHPUT_HEADER + f"throughput_{GATED[0]},16,100,5,1.0\n")
+    (workspace / "requirements" / "bench_resources.json").write_text(
+        '{"platform": "bench", "resources": {"cpu[%]": 200.0}}\n')
+    copy = workspace / "elsewhere" / "copy.csv"
+    copy.parent.mkdir()
+    shutil.copy(workspace / "requirements" / "bench.csv", copy)
+    plan = plan_with(workspace, requirements=str(copy), experiments=["latency", "throughput", "resources"])
+    assert plan.requirements == copy
+    assert plan.throughput_requirements == Path("requirements/bench_throughput.csv")
+    assert plan.throughput_table[s.EXPERIMENT_TYPE].tolist() == [f"throughput_{GATED[0]}"]
+    assert plan.resources_requirements == Path("requirements/bench_resources.json")
+    # --throughput-requirements names another file, which must exist
+    other = workspace / "elsewhere" / "tp.csv"
+    other.write_text(THROUGHPUT_HEADER + f"throughput_{GATED[0]},16,1000,5,2.0\n")
+    plan = plan_with(workspace, requirements=str(copy), experiments=["latency", "throughput"],
+                     throughput_requirements_file=str(other))
+    assert plan.throughput_requirements == other and plan.throughput_table["Demand"].tolist() == [1000]
+    with pytest.raises(gate_plan.InputError, match="throughput requirements file not found"):
+        plan_with(workspace, requirements=str(copy), experiments=["latency", "throughput"],
+                  throughput_requirements_file=str(workspace / "absent.csv"))
+    with pytest.raises(gate_plan.InputError, match="--throughput-requirements is for a gate that measures throughput"):
+        plan_with(workspace, requirements=str(copy), throughput_requirements_file=str(other))
+
+
+def test_the_throughput_requirements_option_reaches_the_gate_and_its_errors_are_one_line(workspace, capsys):
+    write_requirements(workspace / "requirements" / "bench.csv", [GATED[0]], [16])
+    code = gate("--output", "out", "--platform", "bench", "--quick", "--subexperiments", GATED[0], "--payloads", "16",
+                "--no-history", "--experiments", "latency,throughput", "--throughput-requirements", "nothing.csv")
+    assert code == s.EXIT_USAGE
+    assert one_error_line(capsys.readouterr().err) == \
+        "perfgate gate: error: nothing.csv: throughput requirements file not found"
+    assert not (workspace / "out").exists()
+
+
+def test_a_gate_of_the_floor_alone_is_refused_before_measuring(workspace, capsys):
+    write_requirements(workspace / "requirements" / "bench.csv", [GATED[0]], [16])
+    assert gate("--output", "out", "--platform", "bench", "--quick", "--subexperiments", "floor_udp",
+                "--no-history") == s.EXIT_USAGE
+    assert "names only the machine's floor, which is never checked" in one_error_line(capsys.readouterr().err)
+    assert not (workspace / "out").exists()
+
+
+def test_a_narrowed_gate_that_measured_nothing_writes_errors_for_what_it_asked_for_only(workspace):
+    # interrupted before the first summary: every row it asked for is an <error>, the rest no testcase
+    requirements = workspace / "requirements" / "bench.csv"
+    write_requirements(requirements, GATED, PAYLOADS)
+    plan = gate_plan.GatePlan(output=workspace / "out", platform="bench", requirements=requirements, samples=200,
+                              payloads=[16], subexperiments=[GATED[0], "floor_udp"], label="x", baseline=None,
+                              baseline_note="", store=None)
+    gate_module.write_unmeasured_junit(plan)
+    cases = junit_cases(workspace / "out" / s.JUNIT_FILE)
+    assert sorted(cases) == sorted((f"latency.{GATED[0]}", f"{m}[16 B]") for m in s.CHECKED_MAGNITUDES)
+    assert all(case.find("error") is not None for case in cases.values())

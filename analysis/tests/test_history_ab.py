@@ -160,7 +160,7 @@ def test_the_gate_stores_the_ab_verdict_and_redraws_history_with_the_platforms_b
     # decided by an A/B (per-commit CI): no baseline comparison, yet the history draws the platform's baselines
     plan = gate_plan.GatePlan(output=Path("out"), platform="bench", requirements=requirements, samples=200,
                               payloads=list(BASE), subexperiments=SUBS, label="run-6", baseline=None,
-                              baseline_note="decided by an A/B", store=store_copy, unrequested=[],
+                              baseline_note="decided by an A/B", store=store_copy,
                               baseline_build="/opt/parent")
     steps = gate.Steps()
     gate.store_and_redraw(plan, steps)

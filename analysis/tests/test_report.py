@@ -318,6 +318,38 @@ def test_missing_data_makes_the_verdict_incomplete_and_is_listed(plotted_experim
     assert "incomplete" in text[missing_at:]
 
 
+def test_rows_a_narrowed_run_was_not_asked_for_are_listed_once_not_missing(plotted_experiment, tmp_path):
+    source = plotted_experiment["results"].experiment_dir
+    experiment = tmp_path / "experiment"
+    experiment.mkdir()
+    for name in (s.summary_csv_name(sub) for sub in SOURCES):
+        shutil.copy(source / name, experiment / name)
+    # the run was narrowed to the two sub-experiments and three payloads; the requirements also list a
+    # third sub-experiment and a fourth payload (docs/formats.md section 6: not asked for, not missing)
+    files.write_metadata(experiment, {**metadata(SOURCES, PAYLOADS), "requested_subexperiments": list(SOURCES)})
+    requirements = files.read_requirements(plotted_experiment["requirements"]).drop(columns=["line"])
+    best_effort = requirements[requirements[s.EXPERIMENT_TYPE] == "interprocess_best_effort"]
+    extra = pd.concat([best_effort.assign(**{s.EXPERIMENT_TYPE: "interprocess_reliable"}),
+                       best_effort.head(1).assign(**{s.BYTES: 64})], ignore_index=True)
+    requirements_csv = tmp_path / "requirements.csv"
+    files.write_csv(requirements_csv, pd.concat([requirements, extra], ignore_index=True))
+    code = check.command_check(requirements=str(requirements_csv), experiment_directory=str(experiment),
+                               plots_directory=str(experiment / s.PLOTS_DIR), print_summaries=False, junit=None,
+                               no_plots=True)
+    assert code == s.EXIT_REGRESSION  # the two tight checks; nothing missing
+    results = report.load(experiment, requirements_csv)
+    verdict = report.verdict(results)
+    assert verdict.status == report.REGRESSION and verdict.missing == 0 and verdict.checks_failed == 2
+    text = report.markdown_summary(results)
+    assert "### Missing data" not in text
+    listed = text[text.index("### Not asked for (4 requirement rows, not checked)"):text.index("### Baseline")]
+    assert "| interprocess_reliable | 16, 1024, 16384 B |" in listed
+    assert "| interprocess_best_effort | 64 B |" in listed
+    page = report.html_page(results, {})
+    assert "<h2>Missing data (0)</h2>" in page
+    assert page.count("Not asked for (4 requirement rows, not checked)") == 1
+
+
 def test_write_reports_writes_both_files_and_appends_to_the_step_summary(plotted_experiment, tmp_path):
     results = plotted_experiment["results"]
     step_summary = tmp_path / "step_summary.md"

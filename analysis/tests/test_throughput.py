@@ -277,8 +277,8 @@ def test_the_gate_measures_and_checks_throughput_when_asked(harness_paths, tmp_p
     rows = [{s.EXPERIMENT_TYPE: sub, s.BYTES: payload, s.MEDIAN: 1e5, s.P99: 1e5, s.MAX: 1e5}
             for sub in subs for payload in (16, 1024)]
     files.write_csv(requirements, pd.DataFrame(rows, columns=list(s.REQUIREMENT_COLUMNS)))
-    # the platform's throughput requirements beside its latency ones: one that any machine meets, and
-    # one that none does (10 Tb/s), on its own line
+    # the platform's throughput requirements in the requirements folder (the gate runs in tmp_path): one
+    # that any machine meets, and one that none does (10 Tb/s), on its own line
     (tmp_path / "requirements" / "rig_throughput.csv").write_text(
         "Experiment type,Bytes,Demand,Recovery time,Subscription throughput\n"
         "throughput_interprocess_best_effort,16,100,5,0.001\n"
@@ -288,7 +288,7 @@ def test_the_gate_measures_and_checks_throughput_when_asked(harness_paths, tmp_p
     completed = perfgate("gate", "--output", str(output), "--platform", "rig", "--requirements", str(requirements),
                          "--quick", "--subexperiments", ",".join(subs), "--payloads", "16,1024",
                          "--store", str(tmp_path / "store"), "--label", "tp-1",
-                         "--experiments", "latency,throughput", "--summary-markdown", str(summary))
+                         "--experiments", "latency,throughput", "--summary-markdown", str(summary), cwd=tmp_path)
     assert completed.returncode == s.EXIT_REGRESSION, completed.stdout + completed.stderr
     assert "throughput checked against" in completed.stdout
     assert "throughput REGRESSION" in completed.stdout.splitlines()[-2]
@@ -353,15 +353,16 @@ def test_the_gate_checks_resources_when_asked(harness_paths, tmp_path):
     arguments = ["gate", "--output", str(output), "--platform", "rig", "--requirements", str(requirements),
                  "--samples", "3000", "--subexperiments", sub, "--payloads", "16,4096", "--no-history",
                  "--experiments", "latency,resources"]
-    # asked for, without the platform's file: refused before measuring
-    completed = perfgate(*arguments)
+    # asked for, without the platform's file (requirements/rig_resources.json; the gate runs in tmp_path):
+    # refused before measuring
+    completed = perfgate(*arguments, cwd=tmp_path)
     assert completed.returncode == s.EXIT_USAGE and "no resource requirements for platform 'rig'" in completed.stderr
     assert not output.exists()
     # a resident set no harness process stays under (1 MB): the gate fails on it, by name, in JUnit
     (requirements.parent / "rig_resources.json").write_text(
         '{"platform": "rig", "resources": {"cpu[%]": 200.0, "rss[KB]": 1000},\n'
         ' "latency_total": {"lost[%]": 100.0, "late[%]": 100.0}, "late_limit_us": {"interprocess_best_effort": 1e6}}\n')
-    completed = perfgate(*arguments)
+    completed = perfgate(*arguments, cwd=tmp_path)
     assert completed.returncode == s.EXIT_REGRESSION, completed.stdout + completed.stderr
     cases = {(case.get("classname"), case.get("name")): case
              for case in ET.parse(output / s.JUNIT_FILE).getroot().iter("testcase")}

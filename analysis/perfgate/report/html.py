@@ -19,7 +19,7 @@ from ..pools import worker_pool
 from .columns import (BASELINE_CHANGE_COLUMNS, BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns,
                       metadata_items)
 from .tables import (PAYLOADS, REASON, SUB, ExperimentResults, Verdict, baseline_table, check_rows, failed_checks,
-                     missing_data, missing_groups, requested_subs, sub_outcome, verdict)
+                     missing_data, missing_groups, not_asked_data, requested_subs, sub_outcome, verdict)
 
 # Above this many bytes of PNG the page re-encodes its images (shrink_image) to stay a few MB for a
 # full ten-sub experiment (254 plots, 13.6 MB of PNG).
@@ -223,6 +223,10 @@ def html_page(results: ExperimentResults, images: dict[Path, str]) -> str:
     out.append(f"<h2>Missing data ({len(missing)})</h2>")
     out.append(_html_table(missing_groups(missing), MISSING_COLUMNS, lambda r: "missing")
                if not missing.empty else '<p class="note">None.</p>')
+    not_asked = not_asked_data(results)
+    if not not_asked.empty:  # listed once, never checked: the run was narrowed (docs/formats.md section 6)
+        out.append(f"<h2>Not asked for ({len(not_asked)} requirement rows, not checked)</h2>")
+        out.append(_html_table(missing_groups(not_asked), MISSING_COLUMNS[:2]))
     out += _html_baseline(results, plots)
     out.append("<h2>Sub-experiments compared</h2>")
     out.append(plots.figures(plots.in_dir(plots.plots_dir)) or '<p class="note">No comparison plots.</p>')

@@ -11,7 +11,7 @@ from ..check_terms import testcase_name
 from .columns import (BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns, metadata_items,
                       number_text, percent_text)
 from .tables import (BASELINE, CHANGE, LINE, SUB, ExperimentResults, check_rows, failed_checks, missing_data,
-                     missing_groups, verdict)
+                     missing_groups, not_asked_data, verdict)
 
 MAX_ANNOTATIONS = 10
 # GitHub drops a step summary over 1 MiB; stay far below so several steps can share the file.
@@ -60,6 +60,10 @@ def markdown_summary(results: ExperimentResults) -> str:
         lines += _md_table(failed, check_columns(with_sub=True, with_baseline=with_baseline, with_status=False))
     if not missing.empty:
         lines += [f"### Missing data ({len(missing)})", ""] + _md_table(missing_groups(missing), MISSING_COLUMNS)
+    not_asked = not_asked_data(results)
+    if not not_asked.empty:  # listed once, never checked: the run was narrowed (docs/formats.md section 6)
+        lines += [f"### Not asked for ({len(not_asked)} requirement rows, not checked)", ""]
+        lines += _md_table(missing_groups(not_asked), MISSING_COLUMNS[:2])
     lines += [f"### Baseline: {_md(results.baseline_note)}", ""]
     if results.baseline_failures is not None and not results.baseline_failures.empty:
         lines += _md_table(results.baseline_failures, BASELINE_FAILURE_COLUMNS)

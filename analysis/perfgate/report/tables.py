@@ -14,11 +14,12 @@ import pandas as pd
 
 from .. import files, outcome
 from .. import schema as s
-from ..check import find_missing
+from ..check import split_missing
 from ..errors import InputError
 from ..experiments import sort_subexperiments
 from ..model import Metadata, read_metadata
 from ..outcome import INCOMPLETE, REGRESSION
+from ..requested import requested_of
 
 
 # Columns of the reports' own tables (not files of the contract).
@@ -157,14 +158,26 @@ def sub_outcome(metadata: Metadata | None, sub: str) -> tuple[str, str]:
     return entry.status, entry.error or ""
 
 
+def _split_missing(results: ExperimentResults):
+    requested = requested_of(results.metadata, results.experiment_dir / s.METADATA_FILE)
+    return split_missing(results.summaries, results.requirements, requested)
+
+
 def missing_data(results: ExperimentResults) -> pd.DataFrame:
-    """Every requirement row without measurements, found as `check` finds them (one row per sub and
-    payload, with the requirement's line); the reason says how the run of that sub ended."""
+    """Every requirement row the run asked for without measurements, found as `check` finds them (one
+    row per sub and payload, with the requirement's line); the reason says how the run of that sub ended."""
     rows = []
-    for item in find_missing(results.summaries, results.requirements):
+    for item in _split_missing(results)[0]:
         outcome, error = sub_outcome(results.metadata, item.subexperiment)
         note = f" (run {outcome}{': ' + error if error else ''})" if outcome != s.OUTCOME_OK else ""
         rows.append((item.subexperiment, item.bytes, item.reason + note, item.line))
+    return pd.DataFrame(rows, columns=[SUB, s.BYTES, REASON, LINE])
+
+
+def not_asked_data(results: ExperimentResults) -> pd.DataFrame:
+    """Every requirement row the run was not asked for (--subexperiments, --payloads): listed, not
+    checked (perfgate.requested), as missing_groups lists missing ones."""
+    rows = [(item.subexperiment, item.bytes, "not asked for", item.line) for item in _split_missing(results)[1]]
     return pd.DataFrame(rows, columns=[SUB, s.BYTES, REASON, LINE])
 
 
