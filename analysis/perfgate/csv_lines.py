@@ -120,17 +120,27 @@ def _require_file(path: Path, what: str) -> None:
         raise InputError(f"{what} path is not a file", path)
 
 
-def read_csv(path: Path, columns: tuple[str, ...], what: str, *,
-             comments: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
-    """The file as a frame with (at least) `columns`, and the physical line of each of its rows."""
+def read_csv(path: Path, columns: tuple[str, ...], what: str, *, comments: bool = False,
+             max_rows: int | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The file as a frame with (at least) `columns`, and the physical line of each of its rows. With
+    `max_rows`, a file with more rows is refused as soon as its reading passes them, whatever its size."""
     path = Path(path)
     _require_file(path, what)
-    kept, numbers = content_lines(path, what, comments)
-    if not kept:
+    bodies, numbers, rows = [], [], -1  # the header is no row
+    for body, lines in line_chunks(path, what, comments=comments):
+        bodies.append(body)
+        numbers.append(lines)
+        rows += lines.size
+        if max_rows is not None and rows > max_rows:
+            line = int(np.concatenate(numbers)[max_rows + 1])
+            raise InputError(f"{what} file has more than {max_rows} rows (row {max_rows + 1} is at line {line}): "
+                             f"more than perfgate could ever check", path, line)
+    if not bodies:
         raise InputError(f"{what} file is empty", path)
-    _check_header(kept[0], numbers[0], path)
-    rows = np.asarray(numbers[1:], dtype=np.int64)
-    return _parse(path, what, columns, kept[0], numbers[0], "\n".join(kept[1:]), rows), rows
+    header, _, body = "\n".join(bodies).partition("\n")
+    lines = np.concatenate(numbers)
+    _check_header(header, int(lines[0]), path)
+    return _parse(path, what, columns, header, int(lines[0]), body, lines[1:]), lines[1:]
 
 
 def read_csv_chunks(path: Path, columns: tuple[str, ...], what: str) -> Iterator[tuple[pd.DataFrame, np.ndarray]]:
@@ -157,10 +167,12 @@ def read_csv_chunks(path: Path, columns: tuple[str, ...], what: str) -> Iterator
         _parse(path, what, columns, header, header_line, "", np.zeros(0, dtype=np.int64))
 
 
-def line_chunks(path: Path, what: str, block_bytes: int | None = None) -> Iterator[tuple[str, np.ndarray]]:
-    """The file's content lines (no blank ones) a block at a time: each chunk the lines joined with
-    "\n" and the physical line number of each (content_lines' rules: CRLF, LF and a lone CR end a line,
-    a byte-order mark is not content, text that is not UTF-8 or holds NUL is refused)."""
+def line_chunks(path: Path, what: str, block_bytes: int | None = None, *,
+                comments: bool = False) -> Iterator[tuple[str, np.ndarray]]:
+    """The file's content lines a block at a time: each chunk the lines joined with "\n" and the physical
+    line number of each, by content_lines' rules (CRLF, LF and a lone CR end a line; blank lines, and
+    with `comments` `#` comment lines, are no content; a byte-order mark is not content; text that is
+    not UTF-8 or holds NUL is refused)."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     carry, counted = "", 0  # the unfinished last line of the text so far, and the lines before it
     blocks = byte_blocks(path, what, block_bytes)
@@ -184,11 +196,12 @@ def line_chunks(path: Path, what: str, block_bytes: int | None = None) -> Iterat
             if end < 0:
                 continue
         count = complete.count("\n") + 1
-        if _BLANK_LINE.search(complete) is None:  # the usual case: every line holds a row
+        if _BLANK_LINE.search(complete) is None and not (comments and COMMENT in complete):  # every line a row
             yield complete, np.arange(counted + 1, counted + count + 1, dtype=np.int64)
         else:
             lines = complete.split("\n")
-            kept = [number for number, line in enumerate(lines) if line.strip()]
+            kept = [number for number, line in enumerate(lines)
+                    if line.strip() and not (comments and line.strip().startswith(COMMENT))]
             if kept:
                 yield "\n".join(lines[n] for n in kept), np.asarray(kept, dtype=np.int64) + counted + 1
         counted += count

@@ -159,7 +159,8 @@ def read_requirements(path: Path) -> pd.DataFrame:
     """Requirements with each row's physical line in the file (for JUnit file/line annotations). Blank
     lines and `#` comment lines are allowed: maintainers edit this file by hand and say why."""
     path = Path(path)
-    frame, lines = csv_lines.read_csv(path, s.REQUIREMENT_COLUMNS, "requirements", comments=True)
+    frame, lines = csv_lines.read_csv(path, s.REQUIREMENT_COLUMNS, "requirements", comments=True,
+                                      max_rows=plausibility.MAX_REQUIREMENT_ROWS)
     kinds = frame[s.EXPERIMENT_TYPE].astype(str).str.strip()
     empty = (kinds == "") | frame[s.EXPERIMENT_TYPE].isna()
     if empty.any():

@@ -23,6 +23,11 @@ from .errors import InputError
 # deviations summed over 10^5 samples; checks compare whole thousandths as integers).
 MAX_LATENCY_US = 1e9
 MAX_LATENCY_TEXT = "1e9 us (over 16 minutes)"
+# A requirements file (latency or throughput) holds at most this many rows: every sub-experiment
+# perfgate can run (226 names, the one-to-many ones included) at the eleven default payloads is
+# 2486 rows, the repository's files 110 and 200. More is no file a maintainer wrote: a million rows
+# took 9 GB, a million stderr lines and a 1.5 GB JUnit to check.
+MAX_REQUIREMENT_ROWS = 10000
 # Sample numbers, payload sizes and sample counts are exact as 64-bit floats only up to 2**53.
 MAX_WHOLE_NUMBER = 2**53
 MAX_WHOLE_NUMBER_TEXT = "2**53"
