@@ -106,6 +106,8 @@ def summarise_raw_file(path: Path, keep_latencies: bool = False) -> tuple[pd.Dat
     one payload's samples are held at a time."""
     rows, kept = [], {}
     for payload, latencies in raw_payloads(path):
+        if latencies.size < 2:  # no summary: the reader refuses the file once it is read (RawRows.finish)
+            continue
         rows.append(summary_row(payload, latencies))
         if keep_latencies:
             kept[payload] = latencies
