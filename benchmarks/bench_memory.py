@@ -117,7 +117,8 @@ def check_figures(workdir: Path, rows: int) -> None:
     write_requirements(requirements, rows)
     junit = workdir / "junit.xml"
     figures = measure([PERFGATE, "check", "--requirements", str(requirements), "--experiment-directory",
-                       str(experiment), "--no-plots", "--junit", str(junit)])
+                       str(experiment), "--plots-directory", str(workdir / "check-plots"), "--no-plots",
+                       "--junit", str(junit)])
     junit_size = junit.stat().st_size if junit.exists() else 0
     print(f"check: {rows:,} requirement rows ({requirements.stat().st_size / 1e6:.1f} MB): exit {figures['code']}, "
           f"peak RSS {figures['peak_mb']:.0f} MB, wall {figures['wall']:.1f} s, {figures['stderr_lines']} stderr "
@@ -127,7 +128,8 @@ def check_figures(workdir: Path, rows: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", default="1,5,20", help="raw file sizes in millions of rows, comma separated")
+    parser.add_argument("--rows", default="1,5,20", help="raw file sizes in millions of rows, comma separated "
+                                                         "(empty: none)")
     parser.add_argument("--requirement-rows", type=int, default=1_000_000)
     parser.add_argument("--plots", action="store_true", help="also measure process drawing its plots")
     parser.add_argument("--workdir", type=Path, default=None)
@@ -135,7 +137,7 @@ def main() -> int:
     workdir = arguments.workdir or Path(tempfile.mkdtemp(prefix="perfgate-bench-memory-"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; working in {workdir}")
-    process_figures(workdir, [float(item) for item in arguments.rows.split(",")], arguments.plots)
+    process_figures(workdir, [float(item) for item in arguments.rows.split(",") if item], arguments.plots)
     if arguments.requirement_rows:
         check_figures(workdir, arguments.requirement_rows)
     if arguments.workdir is None:
