@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import files, outcome, outputs, resources_table
+from . import files, listing, outcome, outputs, resources_table
 from . import junit as junit_xml
 from . import schema as s
 from .check_terms import MissingData, describe_failure, testcase_name
@@ -93,11 +93,12 @@ def split_missing(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame
     """The requirement rows without measurements (in file order): those the run asked for (missing
     data, exit 3) and those it was not asked for (perfgate.requested: listed, never checked)."""
     missing, not_asked = [], []
+    measured = {sub: set(summary[s.BYTES].astype(int)) for sub, summary in summaries.items()}  # once, not per row
     for sub, payload, line in zip(requirements[s.EXPERIMENT_TYPE], requirements[s.BYTES], requirements["line"]):
         payload, line = int(payload), int(line)
         if sub not in summaries:
             reason = f"no {s.summary_csv_name(sub)} in the experiment folder"
-        elif payload not in set(summaries[sub][s.BYTES]):
+        elif payload not in measured[sub]:
             reason = f"no {payload} B row in {s.summary_csv_name(sub)}"
         else:
             continue
@@ -185,15 +186,21 @@ def not_asked_line(result: ExperimentCheck) -> str | None:
 
 
 def missing_lines(result: ExperimentCheck, requirements_path: Path) -> list[str]:
-    """One line per sub-experiment and reason (a whole missing sub-experiment is one line, not eleven)."""
-    grouped: dict[tuple[str, str], list[MissingData]] = {}
+    """One line per sub-experiment and kind of problem (a whole missing sub-experiment, or payloads
+    missing in its summary), naming a few payloads and lines and how many; at most listing.MAX_LINES
+    of them and one line for the rest, whatever the number of requirement rows."""
+    grouped: dict[str, list[MissingData]] = {}
     for item in result.missing:
-        grouped.setdefault((item.subexperiment, item.reason), []).append(item)
+        grouped.setdefault(item.subexperiment, []).append(item)
     lines = []
-    for (sub, reason), items in grouped.items():
-        payloads = ", ".join(str(item.bytes) for item in items)
-        lines.append(f"{requirements_path}:{items[0].line}: no measurements for {sub} ({payloads} B): {reason}")
-    return lines
+    for sub, items in grouped.items():
+        whole = sub not in result.reports  # no summary at all: one reason for every payload
+        reason = items[0].reason if whole or len(items) == 1 else f"no rows of these payloads in {s.summary_csv_name(sub)}"
+        where = f" (lines {listing.some([item.line for item in items])})" if len(items) > listing.SHOWN else ""
+        lines.append(f"{requirements_path}:{items[0].line}: no measurements for {sub} "
+                     f"({listing.some([item.bytes for item in items])} B): {reason}{where}")
+    return listing.first_lines(lines, f"{requirements_path}: and {{count}} more sub-experiment(s) with required "
+                                      "results that have no measurements (check.json lists every one)")
 
 
 # --- the record that `perfgate junit` reads ---------------------------------------------------------

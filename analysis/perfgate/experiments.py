@@ -10,7 +10,7 @@ Decisions (docs/analysis-history-compare.md explains them for users):
   Entries whose names start with a dot are ignored (editor and file-system droppings); any other
   file among the experiment folders is a usage error, so that a misplaced summary is never skipped.
 - Summaries are read, never raw measurements, when a sub-experiment has a summary; a sub-experiment
-  with only its raw CSV is summarised on the fly (process.summarise).
+  with only its raw CSV is summarised on the fly (process.summarise_raw_file, one payload at a time).
 - Order: by metadata's creation time (UTC); folders without one (older tooling) come first, by
   folder name, because they predate metadata.json. Equal times are broken by folder name.
 - A folder that records no latency definition is taken as `round_trip`, the definition of this
@@ -56,7 +56,7 @@ class Experiment:
     def summary(self, sub: str) -> pd.DataFrame:
         if sub in self.summary_paths:
             return files.read_summary(self.summary_paths[sub])
-        return process.summarise(files.read_raw(self.raw_paths[sub]))
+        return process.summarise_raw_file(self.raw_paths[sub])[0]
 
 
 # --- one folder ---------------------------------------------------------------------------------

@@ -105,31 +105,32 @@ no_duplicate_rows = _no_duplicates
 
 
 # --- the contract's files -----------------------------------------------------------------------
-def read_raw(path: Path) -> pd.DataFrame:
-    """Raw measurements: Sample, Payload [Bytes], Latency [us], in measured order."""
+def read_raw_chunks(path: Path) -> Iterator[tuple[pd.DataFrame, np.ndarray]]:
+    """Raw measurements (Sample, Payload [Bytes], Latency [us], in measured order) a chunk of rows at a
+    time, with the physical line of each row: memory follows the chunk, not the file. Every rule is
+    checked as the rows come, the last (two samples a payload) after the last chunk, so a consumer
+    writes nothing until the generator is exhausted."""
     path = Path(path)
-    frame, lines = csv_lines.read_csv(path, s.RAW_COLUMNS, "raw measurements")
-    clean = pd.DataFrame(
-        {
-            s.SAMPLE: _numeric(frame, s.SAMPLE, path, lines, integer=True),
-            s.PAYLOAD: _numeric(frame, s.PAYLOAD, path, lines, integer=True, positive=True),
-            # a round trip of zero is no measurement (a clock not read, a row not filled)
-            s.LATENCY: _numeric(frame, s.LATENCY, path, lines, integer=False, positive=True),
-        }
-    )
-    plausibility.one_block_per_payload(clean, path, lines)
-    plausibility.increasing_samples(clean, path, lines)
-    counts = clean.groupby(s.PAYLOAD, sort=False).size()
-    lonely = counts[counts < 2]
-    if not lonely.empty:
-        payload = int(lonely.index[0])
-        index = int((clean[s.PAYLOAD] == payload).to_numpy().nonzero()[0][0])
-        raise InputError(
-            f"payload {payload} B has {int(lonely.iloc[0])} sample; at least 2 are needed",
-            path,
-            lines[index],
+    rules = plausibility.RawRows(path)
+    for frame, lines in csv_lines.read_csv_chunks(path, s.RAW_COLUMNS, "raw measurements"):
+        clean = pd.DataFrame(
+            {
+                s.SAMPLE: _numeric(frame, s.SAMPLE, path, lines, integer=True),
+                s.PAYLOAD: _numeric(frame, s.PAYLOAD, path, lines, integer=True, positive=True),
+                # a round trip of zero is no measurement (a clock not read, a row not filled)
+                s.LATENCY: _numeric(frame, s.LATENCY, path, lines, integer=False, positive=True),
+            }
         )
-    return clean
+        del frame
+        rules.check(clean, lines)
+        yield clean, lines
+    rules.finish()
+
+
+def read_raw(path: Path) -> pd.DataFrame:
+    """Raw measurements as one frame (process reads large files by payload: process.raw_payloads)."""
+    chunks = [clean for clean, _ in read_raw_chunks(path)]
+    return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
 
 
 def read_summary(path: Path) -> pd.DataFrame:
@@ -158,7 +159,8 @@ def read_requirements(path: Path) -> pd.DataFrame:
     """Requirements with each row's physical line in the file (for JUnit file/line annotations). Blank
     lines and `#` comment lines are allowed: maintainers edit this file by hand and say why."""
     path = Path(path)
-    frame, lines = csv_lines.read_csv(path, s.REQUIREMENT_COLUMNS, "requirements", comments=True)
+    frame, lines = csv_lines.read_csv(path, s.REQUIREMENT_COLUMNS, "requirements", comments=True,
+                                      max_rows=plausibility.MAX_REQUIREMENT_ROWS)
     kinds = frame[s.EXPERIMENT_TYPE].astype(str).str.strip()
     empty = (kinds == "") | frame[s.EXPERIMENT_TYPE].isna()
     if empty.any():

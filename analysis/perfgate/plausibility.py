@@ -23,6 +23,11 @@ from .errors import InputError
 # deviations summed over 10^5 samples; checks compare whole thousandths as integers).
 MAX_LATENCY_US = 1e9
 MAX_LATENCY_TEXT = "1e9 us (over 16 minutes)"
+# A requirements file (latency or throughput) holds at most this many rows: every sub-experiment
+# perfgate can run (226 names, the one-to-many ones included) at the eleven default payloads is
+# 2486 rows, the repository's files 110 and 200. More is no file a maintainer wrote: a million rows
+# took 9 GB, a million stderr lines and a 1.5 GB JUnit to check.
+MAX_REQUIREMENT_ROWS = 10000
 # Sample numbers, payload sizes and sample counts are exact as 64-bit floats only up to 2**53.
 MAX_WHOLE_NUMBER = 2**53
 MAX_WHOLE_NUMBER_TEXT = "2**53"
@@ -54,34 +59,68 @@ def printable(value) -> str:
     return text if text.isprintable() else repr(text)
 
 
-def one_block_per_payload(raw: pd.DataFrame, path: Path, lines: Sequence[int]) -> None:
-    """The samples of one payload are one block of consecutive rows (the harness measures payloads
-    one after the other); a payload that starts again after another payload's block is refused."""
-    payloads = raw[s.PAYLOAD].to_numpy()
-    starts = np.flatnonzero(np.r_[True, payloads[1:] != payloads[:-1]])  # first row of each block
-    block_payloads = pd.Series(payloads[starts])
-    again = block_payloads.duplicated().to_numpy()
-    if again.any():
-        block = int(np.flatnonzero(again)[0])
-        payload, before = int(block_payloads.iloc[block]), int(block_payloads.iloc[block - 1])
-        first_block = int(np.flatnonzero(block_payloads.to_numpy() == payload)[0])
-        first_end = starts[first_block + 1] - 1  # the row before the next block starts
-        raise InputError(f"payload {payload} B starts again after payload {before} B (its first block ends at line "
-                         f"{lines[first_end]}); the samples of a payload are one block", path,
-                         lines[starts[block]])
+class RawRows:
+    """The rules that span rows of raw measurements, checked chunk by chunk as the file is read (each
+    chunk a frame already checked cell by cell, with the physical line of each row):
+
+    - the samples of one payload are one block of consecutive rows (the harness measures payloads one
+      after the other); a payload that starts again after another payload's block is refused;
+    - sample numbers increase within a payload: a repeated or decreasing one is a duplicated or
+      shuffled row, which would change jitter and the time series;
+    - (`finish`, at the end of the file) every payload has at least two samples.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.counts: dict[int, int] = {}  # payload -> samples, in order of first appearance
+        self.first_lines: dict[int, int] = {}  # payload -> line of its first row
+        self.block_ends: dict[int, int] = {}  # payload -> line of its block's last row, once it has ended
+        self.last: tuple[int, int, int] | None = None  # payload, sample and line of the last row so far
+
+    def check(self, raw: pd.DataFrame, lines: np.ndarray) -> None:
+        payloads = raw[s.PAYLOAD].to_numpy()
+        samples = raw[s.SAMPLE].to_numpy()
+        if self.last is not None:  # the row before this chunk, so that its first row is judged like any other
+            payloads = np.r_[self.last[0], payloads]
+            samples = np.r_[self.last[1], samples]
+            lines = np.r_[self.last[2], lines]
+        first = 0 if self.last is None else 1
+        new_block = np.r_[self.last is None, payloads[1:] != payloads[:-1]]
+        for start in np.flatnonzero(new_block):
+            payload = int(payloads[start])
+            if start > 0:
+                self.block_ends[int(payloads[start - 1])] = int(lines[start - 1])
+            if payload in self.counts:
+                raise InputError(f"payload {payload} B starts again after payload {int(payloads[start - 1])} B (its "
+                                 f"first block ends at line {self.block_ends[payload]}); the samples of a payload "
+                                 "are one block", self.path, int(lines[start]))
+            self.counts[payload] = 0
+            self.first_lines[payload] = int(lines[start])
+        broken = (payloads[1:] == payloads[:-1]) & (samples[1:] <= samples[:-1])
+        if broken.any():
+            row = int(np.flatnonzero(broken)[0]) + 1
+            kind = "repeats" if samples[row] == samples[row - 1] else "is below"
+            raise InputError(f"sample number {samples[row]} of payload {payloads[row]} B {kind} the one before it "
+                             f"(line {lines[row - 1]}); sample numbers increase within a payload", self.path,
+                             int(lines[row]))
+        chunk_payloads, sizes = _run_lengths(payloads[first:])
+        for payload, size in zip(chunk_payloads, sizes):
+            self.counts[int(payload)] += int(size)
+        self.last = (int(payloads[-1]), int(samples[-1]), int(lines[-1]))
+
+    def finish(self) -> None:
+        lonely = next((payload for payload, count in self.counts.items() if count < 2), None)
+        if lonely is not None:
+            raise InputError(f"payload {lonely} B has {self.counts[lonely]} sample; at least 2 are needed", self.path,
+                             self.first_lines[lonely])
 
 
-def increasing_samples(raw: pd.DataFrame, path: Path, lines: Sequence[int]) -> None:
-    """Sample numbers increase within a payload (call after one_block_per_payload): a repeated or
-    decreasing one is a duplicated or shuffled row, which would change jitter and the time series."""
-    samples = raw[s.SAMPLE].to_numpy()
-    payloads = raw[s.PAYLOAD].to_numpy()
-    broken = (payloads[1:] == payloads[:-1]) & (samples[1:] <= samples[:-1])
-    if broken.any():
-        row = int(np.flatnonzero(broken)[0]) + 1
-        kind = "repeats" if samples[row] == samples[row - 1] else "is below"
-        raise InputError(f"sample number {samples[row]} of payload {payloads[row]} B {kind} the one before it "
-                         f"(line {lines[row - 1]}); sample numbers increase within a payload", path, lines[row])
+def _run_lengths(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The value and length of each run of equal consecutive values."""
+    if values.size == 0:
+        return values, values
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    return values[starts], np.diff(np.r_[starts, values.size])
 
 
 def _first_broken(frame: pd.DataFrame, pairs) -> tuple[int, str, str] | None:

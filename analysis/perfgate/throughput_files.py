@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import csv_lines, files
+from . import csv_lines, files, plausibility
 from . import schema as s
 from .errors import InputError
 from .files import SUBEXPERIMENT_NAME, no_duplicate_rows, numeric_column
@@ -107,7 +107,7 @@ def read_throughput_requirements(path: Path) -> pd.DataFrame:
     optional Lost [%] (the most a best-effort test may lose); `line` is each row's physical line."""
     path = Path(path)
     frame, lines = csv_lines.read_csv(path, THROUGHPUT_REQUIREMENT_COLUMNS, "throughput requirements",
-                                      comments=True)
+                                      comments=True, max_rows=plausibility.MAX_REQUIREMENT_ROWS)
     kinds = frame[s.EXPERIMENT_TYPE].fillna("").astype(str).str.strip()
     unnamed = ~kinds.str.fullmatch(SUBEXPERIMENT_NAME) | ~kinds.str.startswith(s.THROUGHPUT_PREFIX)
     if unnamed.any():
