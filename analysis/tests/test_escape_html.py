@@ -76,7 +76,7 @@ def test_the_ab_report_html_shows_hostile_arms_as_text(tmp_path):
     write_rounds(tmp_path, 16, {SUBS[1]: 0.05})
     (tmp_path / s.METADATA_FILE).write_text(json.dumps({
         "kind": "ab", "label": FORGED, "samples": 200,
-        "arms": {arm: {"spec": f"<img src=x onerror=alert(1)> {arm}", "fastdds": {"version": "</script><!--<script>"}}
+        "arms": {arm: {"spec": f"<img src=x onerror=alert(1)> {arm} \udc80", "fastdds": {"version": "</script><!--<script>"}}
                  for arm in s.AB_ARMS}}))
     assert cli.main(["verdict", "--ab-directory", str(tmp_path), "--no-plots"]) == s.EXIT_REGRESSION
     no_element_from_text((tmp_path / s.REPORT_HTML).read_text(encoding="utf-8"))
