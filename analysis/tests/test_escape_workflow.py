@@ -90,3 +90,29 @@ def test_a_failed_builds_gate_prints_its_one_annotation_and_no_forged_one(tmp_pa
     out = printed(capsys)
     assert command_lines(out) == [line for line in out.splitlines() if line.startswith("::error title=Fast DDS build")]
     assert len(command_lines(out)) == 1, out
+
+
+def test_check_junit_and_compare_print_hostile_paths_and_labels_without_a_command(tmp_path, capsys):
+    from conftest import metadata, tiny_summary, write_experiment
+    sub = "intraprocess_best_effort"
+    folder = tmp_path / "x\n::warning title=FORGED::path ##[warning]p"  # paths from the command line
+    folder.mkdir()
+    experiment = write_experiment(folder / "e", {sub: tiny_summary({16: (10.0, 20.0, 30.0)})},
+                                  metadata("\r::error::result label", "2026-01-01T00:00:00Z"))
+    reference = write_experiment(folder / "r", {sub: tiny_summary({16: (5.0, 10.0, 15.0)})},
+                                 metadata("  ::notice::reference label", "2026-01-01T00:00:00Z"))
+    requirements = folder / "requirements.csv"  # 32 B required, not measured: a line naming the file
+    requirements.write_text(f"Experiment type,Bytes,Median,99%,Max\n{sub},16,5.000,100.000,100.000\n"
+                            f"{sub},32,5.000,100.000,100.000\n")
+    junit = folder / "junit.xml"
+    assert cli.main(["check", "--requirements", str(requirements), "--experiment-directory", str(experiment),
+                     "--no-plots", "--plots-directory", str(folder / "plots"), "--junit", str(junit)]) \
+        == s.EXIT_INCOMPLETE
+    assert cli.main(["junit", "--experiment-directory", str(experiment), "--output", str(junit)]) == s.EXIT_INCOMPLETE
+    assert cli.main(["compare", "--reference", str(reference), "--results", str(experiment), "--no-plots",
+                     "--plots-directory", str(folder / "cmp")]) == s.EXIT_REGRESSION
+    assert cli.main(["check", "--requirements", str(folder / "missing.csv"), "--experiment-directory",
+                     str(experiment), "--no-plots", "--plots-directory", str(folder / "plots")]) == s.EXIT_USAGE
+    out = printed(capsys)
+    assert "FORGED" in out and "result label" in out and "reference label" in out
+    assert command_lines(out) == [], out
