@@ -116,3 +116,25 @@ def test_check_junit_and_compare_print_hostile_paths_and_labels_without_a_comman
     out = printed(capsys)
     assert "FORGED" in out and "result label" in out and "reference label" in out
     assert command_lines(out) == [], out
+
+
+@pytest.mark.fastdds
+def test_the_gate_prints_a_hostile_requirements_path_without_a_command(tmp_path, capsys, monkeypatch):
+    """The whole gate on the real Fast DDS: its requirements path (a pull request's) and its output folder
+    hostile; only its own `::error` command starts with `::`."""
+    monkeypatch.chdir(tmp_path)
+    for name in (s.PLATFORM_ENV, s.PIN_CPUS_ENV, s.WORKSPACE_ENV, s.STORE_ENV, "GITHUB_WORKSPACE", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    sub = "intraprocess_best_effort"
+    folder = tmp_path / "pr\n::warning title=FORGED::requirements ##[warning]x"
+    folder.mkdir()
+    requirements = folder / "bench.csv"  # a tight Median at 16 B: one failed check, one ::error of the gate's own
+    requirements.write_text(f"Experiment type,Bytes,Median,99%,Max\n{sub},16,0.001,100000.000,100000.000\n")
+    code = cli.main(["gate", "--output", str(folder / "out"), "--platform", "bench", "--quick", "--subexperiments", sub,
+                     "--payloads", "16", "--label", "hostile-path", "--requirements", str(requirements)])
+    out = printed(capsys)
+    assert code == s.EXIT_REGRESSION, out
+    own = [line for line in out.splitlines() if line.startswith("::error file=")]
+    assert len(own) == 1 and "FORGED" in own[0] and "%0A" in own[0], out
+    assert command_lines(out) == own, out
