@@ -134,7 +134,8 @@ def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, p
     hover = [plotly_text(f"{tick} · {experiment.label}") for tick, experiment in zip(ticks, experiments)]
     charts = {sub: [hp.chart(sub, statistic, magnitude_history(table, statistic, count), changes,
                              hp.tick_positions(count), ticks,
-                             [(p, outcome, f"{hover[p]}<br>{plotly_text(text)}") for p, outcome, text in history_ab.marks(verdicts, sub)])
+                             [(p, outcome, f"{hover[p]}<br>{plotly_text(text)}")
+                              for p, outcome, text in history_ab.marks(verdicts, sub)])
                     for statistic in hp.CHART_STATISTICS]
               for sub, table in by_sub.items() if not table.empty}
     platforms = sorted({e.platform_id for e in experiments if e.platform_id})

@@ -75,7 +75,8 @@ def chart(sub: str, statistic: str, wide: pd.DataFrame, changes: pd.DataFrame, t
               "margin": {"l": 90, "r": 20, "t": 50, "b": 110}, "hovermode": "closest", "shapes": shapes,
               "annotations": notes, "legend": {"title": {"text": "Payload"}, "traceorder": "reversed"},
               "xaxis": {"tickmode": "array", "tickvals": tick_positions,
-                        "ticktext": [plotly_text(tick_labels[p]) for p in tick_positions], "tickangle": -30, "tickfont": {"size": 10},
+                        "ticktext": [plotly_text(tick_labels[p]) for p in tick_positions], "tickangle": -30,
+                        "tickfont": {"size": 10},
                         "title": {"text": "Fast DDS commit and run date, commit by commit", "standoff": 10}},
               "yaxis": {"type": "log", "title": {"text": "Latency [us]"}}, "template": "none"}
     if ab:
