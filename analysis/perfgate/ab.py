@@ -25,6 +25,7 @@ from . import harness as native_harness
 from . import run
 from . import schema as s
 from .errors import InputError
+from .escape.workflow import log_text
 from .harness import HarnessPaths
 from .measure import commands, subexperiment
 from .measure import environment as run_environment
@@ -297,7 +298,7 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
                         if result.outcome != s.OUTCOME_OK:
                             failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
                             print(f"perfgate {steps.program}: error: round {round_dir.name}, {arm.name}: "
-                                  f"{commands.describe(sub)}: {result.error}", file=sys.stderr, flush=True)
+                                  f"{commands.describe(sub)}: {log_text(result.error)}", file=sys.stderr, flush=True)
                 for options, arm_meta in opened.values():
                     write_metadata(options.output, arm_meta.finish(clock.utc_now(), clock.load_average()))
                 metadata = replace(metadata, failures=tuple(failures))

@@ -23,6 +23,7 @@ from .ab_rounds import Rounds, read_rounds
 from .junit_writer import TestCase
 from .model import AbArm, FastDDS, Metadata, as_json
 from .outcome import INCOMPLETE, exit_code, verdict_of
+from .escape.workflow import log_text
 from .report import CSS, Column, _e, _html_table, _md, _md_table
 
 @dataclass(frozen=True)
@@ -249,16 +250,16 @@ def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False,
     write_outputs(report, plots=not no_plots)
     for _, row in ordered_for_reading(decision.table).iterrows():
         if row[s.STATUS] == s.FAILED or row[v.IMPROVED]:
-            what = f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]} {_percent(row[v.RATIO])} (ratio {_ratio(row[v.RATIO])}"
+            what = f"{log_text(row[s.EXPERIMENT_TYPE])} {row[v.STATISTIC]} {_percent(row[v.RATIO])} (ratio {_ratio(row[v.RATIO])}"
             if row[s.STATUS] == s.FAILED:
                 print(f"perfgate {program}: REGRESSION: {what}, lower bound {_ratio(row[v.LOWER_BOUND])}, "
                       f"Holm p {row[v.ADJUSTED_P]:.3g})")
             else:
                 print(f"perfgate {program}: improved: {what})")
     for line in setting_lines(report)[:3]:
-        print(f"perfgate {program}: {line}")
-    print(f"perfgate {program}: {report.headline()}")
-    print(f"perfgate {program}: report {(Path(ab_directory) / s.REPORT_HTML).resolve()}")
+        print(f"perfgate {program}: {log_text(line)}")
+    print(f"perfgate {program}: {log_text(report.headline())}")
+    print(f"perfgate {program}: report {log_text((Path(ab_directory) / s.REPORT_HTML).resolve())}")
     if report.status == INCOMPLETE:
-        print(f"perfgate {program}: error: {report.headline()}", file=sys.stderr)
+        print(f"perfgate {program}: error: {log_text(report.headline())}", file=sys.stderr)
     return report.exit_code

@@ -30,6 +30,7 @@ from . import verdict as v
 from .ab_rounds import round_folders
 from .errors import IncompleteError
 from .experiments import sort_subexperiments
+from .escape.workflow import log_text
 from .report import CSS, Column, _e, _html_table, _md, _md_table
 from .throughput_files import read_throughput
 from .junit_writer import TestCase
@@ -326,16 +327,16 @@ def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False,
     report = ThroughputVerdict(Path(ab_directory), rounds, decide(rounds, threshold, alpha))
     write_outputs(report, plots=not no_plots)
     for _, row in ordered_for_reading(report.tests()).iterrows():
-        what = f"{row[s.EXPERIMENT_TYPE]} subscription throughput {_percent(row[v.RATIO])} (ratio {_ratio(row[v.RATIO])}"
+        what = f"{log_text(row[s.EXPERIMENT_TYPE])} subscription throughput {_percent(row[v.RATIO])} (ratio {_ratio(row[v.RATIO])}"
         if row[s.STATUS] == s.FAILED:
             print(f"perfgate {program}: REGRESSION: {what}, upper bound {_ratio(row[UPPER_BOUND])}, "
                   f"Holm p {row[v.ADJUSTED_P]:.3g})")
         elif row[v.IMPROVED]:
             print(f"perfgate {program}: improved: {what})")
     for line in setting_lines(report)[:3]:
-        print(f"perfgate {program}: {line}")
-    print(f"perfgate {program}: {report.headline()}")
-    print(f"perfgate {program}: report {(Path(ab_directory) / s.REPORT_HTML).resolve()}")
+        print(f"perfgate {program}: {log_text(line)}")
+    print(f"perfgate {program}: {log_text(report.headline())}")
+    print(f"perfgate {program}: report {log_text((Path(ab_directory) / s.REPORT_HTML).resolve())}")
     if report.status == INCOMPLETE:
-        print(f"perfgate {program}: error: {report.headline()}", file=sys.stderr)
+        print(f"perfgate {program}: error: {log_text(report.headline())}", file=sys.stderr)
     return report.exit_code

@@ -33,6 +33,7 @@ from . import files, outputs
 from . import schema as s
 from .clock import utc_now
 from .errors import IncompleteError, InputError, PerfgateError
+from .escape.workflow import log_text
 from .fastdds_build.colcon import (build_environment, check_tools, cmake_arguments, cmake_version,
                                    colcon_build_command, failed_packages, harness_link_problem,
                                    linked_fastdds_library, run_colcon, write_warnings_launcher)
@@ -135,10 +136,10 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
         folder = _keep(workspace, record, reused, keep_installs, keep_as)
     fastdds = record["fastdds"]
     if reused is not None:
-        print(f"perfgate build: {fastdds['commit']} already built, kept in {reused}")
+        print(f"perfgate build: {log_text(fastdds['commit'])} already built, kept in {log_text(reused)}")
         return s.EXIT_OK
-    print(f"perfgate build: Fast DDS {fastdds['version']} ({fastdds['package']}, commit "
-          f"{fastdds.get('commit') or 'unknown'}) built in {record['duration_s']:.0f} s; prefix {record['prefix']}; "
+    print(f"perfgate build: Fast DDS {log_text(fastdds['version'])} ({log_text(fastdds['package'])}, commit "
+          f"{log_text(fastdds.get('commit') or 'unknown')}) built in {record['duration_s']:.0f} s; prefix {record['prefix']}; "
           f"harness {record['harness']}" + (f"; kept in {folder}" if folder is not None else ""))
     return s.EXIT_OK
 
@@ -198,7 +199,7 @@ def _build(workspace: Path, source: Path | None, git_url: str | None, commit: st
         found = kept.reusable(workspace, record["fastdds"]["commit"], record["harness_source"], cmake_args)
         if found is not None:
             return found
-    print(f"perfgate build: Fast DDS {identity.version} ({identity.package}) in {workspace}; Fast CDR "
+    print(f"perfgate build: Fast DDS {log_text(identity.version)} ({log_text(identity.package)}) in {log_text(workspace)}; Fast CDR "
           f"{_fastcdr_origin(plan['fastcdr'])}", flush=True)
     code, output = run_colcon(command, environment, workspace / STATE_DIR / "colcon-build.log")
     if code != 0:

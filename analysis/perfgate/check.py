@@ -24,6 +24,7 @@ from . import junit as junit_xml
 from . import schema as s
 from .check_terms import MissingData, describe_failure, testcase_name
 from .errors import InputError
+from .escape.workflow import log_text
 from .model import read_metadata
 from .pools import stop_requested, worker_pool
 from .requested import EVERYTHING, Requested, not_asked_summary, requested_of
@@ -291,9 +292,9 @@ def check_folder(required: pd.DataFrame, requirements_path: Path, experiment_dir
             print(report_table(sub, report) + "\n")
     note = not_asked_line(result)
     for line in outcome_lines(result) + ([note] if note else []):
-        print(line)
+        print(log_text(line))
     for line in missing_lines(result, requirements_path):
-        print(f"perfgate check: error: {line}", file=sys.stderr)
+        print(f"perfgate check: error: {log_text(line)}", file=sys.stderr)
     checks = sum(len(report) for report in result.reports.values())
     print(f"{checks} checks in {len(result.reports)} sub-experiment(s): {result.failed} failed; "
           f"{len(result.missing)} required payload result(s) without measurements")

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import experiments as ex
+from .escape.workflow import log_text
 from . import files, outputs
 from . import schema as s
 
@@ -162,7 +163,7 @@ def compare_experiments(reference: Path, results: Path, plots_dir: Path, fail_th
                                     result_experiment.label, fail_threshold, s.compare_png(plots, sub, pair))
 
     checked = sum(len(table) for table in comparisons.values())
-    print(f"compare: {result_experiment.label} against {reference_experiment.label}, threshold "
+    print(f"compare: {log_text(result_experiment.label)} against {log_text(reference_experiment.label)}, threshold "
           f"+{fail_threshold:.1%}: {len(failed)} of {checked} comparisons failed in {len(common)} sub-experiments")
     if len(failed):
         print(files.format_csv(failed).rstrip("\n"))

@@ -27,7 +27,8 @@ class PerfgateError(Exception):
 def one_line(text: str) -> str:
     """`text` with every unprintable character escaped (`\\n`, `\\x1b`): a path or a value with a line
     break or a terminal escape in it must not split the one error line or reach the terminal raw."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    # `##[` anywhere in a line is a workflow command to GitHub's runner (its older form): shown as #\x23[
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text).replace("##[", "#\\x23[")
 
 
 class InputError(PerfgateError):

@@ -23,6 +23,7 @@ from . import ab, ab_throughput, check, compare, files, history, outcome, output
 from . import schema as s
 from . import throughput, throughput_check
 from .errors import IncompleteError, InputError, PerfgateError
+from .escape.workflow import log_text
 from .fastdds_build.failed_gate import gate_failed_build
 from .fastdds_build.record import harness_paths
 from .gate_fastdds import GateFastDDS, choose_fastdds
@@ -162,7 +163,7 @@ def store_and_redraw(plan: GatePlan, steps: Steps) -> None:
         steps.errors.append(f"history: {error}")
         baselines, notes = [], []
     for note in notes:
-        print(f"perfgate gate: note: {note}", file=sys.stderr)
+        print(f"perfgate gate: note: {log_text(note)}", file=sys.stderr)
     steps.call("history", "the history could not be redrawn",
                lambda: history.redraw_history(plan.required, plan.requirements, plan.store,
                                               plan.store / s.STORE_HISTORY_DIR, baselines=list(baselines)))
@@ -280,7 +281,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     # said first, whatever follows: a gate never measures a Fast DDS nobody sees it chose
     chosen = choose_fastdds(workspace=workspace, fastdds_prefix=fastdds_prefix, fastdds=fastdds,
                             environment=environment)
-    print(f"perfgate gate: Fast DDS: {chosen.describe()}", flush=True)
+    print(f"perfgate gate: Fast DDS: {log_text(chosen.describe())}", flush=True)
     if not chosen.built:  # a `perfgate build` workspace whose build failed: the JUnit error "build" (exit 3)
         return gate_failed_build(chosen.record, output=output, label=label, summary_markdown=summary_markdown)
     harness, prefix = None, chosen.prefix
@@ -297,16 +298,16 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
                      cpu_latency_request=cpu_latency_request, experiments=experiments,
                      throughput_requirements_file=throughput_requirements,
                      this_platform_id=this_machine().id, now=datetime.now(timezone.utc))
-    print(f"perfgate gate: platform {plan.platform}, requirements {plan.requirements}, {plan.samples} samples, "
-          f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {plan.label}, "
-          + (f"results store {plan.store} (from {'--store' if store is not None else '$' + s.STORE_ENV})"
+    print(f"perfgate gate: platform {log_text(plan.platform)}, requirements {log_text(plan.requirements)}, {plan.samples} samples, "
+          f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {log_text(plan.label)}, "
+          + (f"results store {log_text(plan.store)} (from {'--store' if store is not None else '$' + s.STORE_ENV})"
              if plan.store else "not added to a results store")
-          + (f"; A/B against {plan.baseline_build} decides" if plan.baseline_build else "")
-          + ("; throughput " + (f"checked against {plan.throughput_requirements}" if plan.throughput_requirements
+          + (f"; A/B against {log_text(plan.baseline_build)} decides" if plan.baseline_build else "")
+          + ("; throughput " + (f"checked against {log_text(plan.throughput_requirements)}" if plan.throughput_requirements
                                 else "measured (no throughput requirements for this platform)")
              if "throughput" in plan.experiments else ""))
     for warning in plan.warnings:
-        print(f"perfgate gate: warning: {warning}", file=sys.stderr)
+        print(f"perfgate gate: warning: {log_text(warning)}", file=sys.stderr)
     steps = Steps()
     with run.terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
         compared = run_steps(plan, steps, chosen, fail_threshold)
@@ -334,7 +335,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     verdict = report.verdict(results)
     code = final_exit_code(verdict, steps.codes)
     for error in steps.errors:
-        print(f"perfgate gate: {error}", file=sys.stderr)
-    print(f"perfgate gate: {verdict.headline()}")
-    print(f"perfgate gate: report {html_path.resolve()}")
+        print(f"perfgate gate: {log_text(error)}", file=sys.stderr)
+    print(f"perfgate gate: {log_text(verdict.headline())}")
+    print(f"perfgate gate: report {log_text(html_path.resolve())}")
     return code

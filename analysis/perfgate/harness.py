@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import IncompleteError, PerfgateError
+from .escape.workflow import log_text
 # one way to make a build log's tail printable (GCC colours, control characters), Fast DDS' or the harness's
 from .fastdds_build.logs import log_tail
 from .process_group import own_group
@@ -199,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         harness = ensure_harness(options.fastdds_prefix, with_tests=options.test)
         print(f"perfgate-latency: {harness.latency}")
         print(f"perfgate-floor: {harness.floor}")
-        print(f"Fast DDS: {fastdds_version(harness)}")
+        print(f"Fast DDS: {log_text(fastdds_version(harness))}")
     except PerfgateError as error:
         print(error, file=sys.stderr)
         return error.exit_code

@@ -35,6 +35,8 @@ from . import history_files as hf
 from . import history_page as hp
 from . import schema as s
 from .errors import InputError, PerfgateError
+from .escape.html import plotly_text
+from .escape.workflow import log_list, log_text
 from .pools import stop_requested, worker_pool
 from . import summary_index as si
 from .throughput_history import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV
@@ -129,10 +131,11 @@ def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, p
                ticks: list[str], alpha: float, verdicts: list) -> None:
     """The interactive page (history_page) beside the PNGs."""
     count = len(experiments)
-    hover = [f"{tick} · {experiment.label}" for tick, experiment in zip(ticks, experiments)]
+    hover = [plotly_text(f"{tick} · {experiment.label}") for tick, experiment in zip(ticks, experiments)]
     charts = {sub: [hp.chart(sub, statistic, magnitude_history(table, statistic, count), changes,
                              hp.tick_positions(count), ticks,
-                             [(p, outcome, f"{hover[p]}<br>{text}") for p, outcome, text in history_ab.marks(verdicts, sub)])
+                             [(p, outcome, f"{hover[p]}<br>{plotly_text(text)}")
+                              for p, outcome, text in history_ab.marks(verdicts, sub)])
                     for statistic in hp.CHART_STATISTICS]
               for sub, table in by_sub.items() if not table.empty}
     platforms = sorted({e.platform_id for e in experiments if e.platform_id})
@@ -292,7 +295,7 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
     # a baseline is drawn beside the history only if it was measured the same way on the same platform
     baselines = [(folder.resolve().name, ex.describe_experiment(folder)) for folder in baseline_folders]
     for note in ex.require_comparable(experiments + [experiment for _, experiment in baselines]):
-        print(f"perfgate history: note: {note}", file=sys.stderr)
+        print(f"perfgate history: note: {log_text(note)}", file=sys.stderr)
 
     workers = _workers(len(ex.all_subexperiments(experiments)))
     # output: a plot worker killed mid-write leaves its temporary PNG below the plots folder
@@ -309,10 +312,10 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
             experiments, newest_position = in_commit_order(readable)
             subs, tables, _ = _load_all(executor, experiments, indexed)
         for damage in damaged:
-            print(f"perfgate history: warning: {damage.line()}", file=sys.stderr)
+            print(f"perfgate history: warning: {log_text(damage.line())}", file=sys.stderr)
         uncovered = [sub for sub in subs if sub not in set(requirement_table[s.EXPERIMENT_TYPE])]
         if uncovered:
-            print(f"perfgate history: note: {requirements} has no requirements for {', '.join(uncovered)}; "
+            print(f"perfgate history: note: {log_text(requirements)} has no requirements for {log_list(uncovered)}; "
                   f"their payload histories are drawn without a requirement line", file=sys.stderr)
         lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
         described = describe(experiments)
@@ -342,29 +345,29 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
     throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]
     if damaged:
-        print(f"history: {len(damaged)} damaged experiment(s) skipped: {', '.join(d.folder.name for d in damaged)}")
-    print(f"history: {len(experiments)} experiments ({experiments[0].label} .. {newest.label}), "
-          f"{len(subs)} sub-experiments; {drawn} plots in {plots}" if draw else
+        print(f"history: {len(damaged)} damaged experiment(s) skipped: {log_list(d.folder.name for d in damaged)}")
+    print(f"history: {len(experiments)} experiments ({log_text(experiments[0].label)} .. {log_text(newest.label)}), "
+          f"{len(subs)} sub-experiments; {drawn} plots in {log_text(plots)}" if draw else
           f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")
     if baselines:
-        print(f"history: reference lines: {', '.join(f'baseline {name}' for name, _ in baselines)}")
+        print(f"history: reference lines: {log_list(f'baseline {name}' for name, _ in baselines)}")
     ab_lines = history_ab.summary_lines(verdicts, [e.label for e in experiments])
     for line in ab_lines:
-        print(line)
+        print(log_text(line))  # lines carrying labels and commits
     for sub, table, lookup in zip(subs, tables, lookups):
         over, checked = newest_verdicts(table, lookup, newest_position)
         if over:
-            print(f"  newest ({newest.label}) {sub}: {over} of {checked} checks above the requirement")
+            print(f"  newest ({log_text(newest.label)}) {log_text(sub)}: {over} of {checked} checks above the requirement")
     regressions = int((changes[cp.CHANGE] > 0).sum())
     print(f"history: {len(changes)} change point(s), {regressions} regression(s), family-wise false-alarm level "
-          f"{alpha:g}: {plots / hf.CHANGE_POINTS_CSV}")
+          f"{alpha:g}: {log_text(plots / hf.CHANGE_POINTS_CSV)}")
     for line in hf.change_point_lines(changes):
-        print(line)
+        print(log_text(line))
     if throughput is not None:
         throughput_changes, throughput_drawn = throughput
         print(f"history: throughput: {len(throughput_changes)} change point(s), "
               f"{int((throughput_changes[cp.CHANGE] < 0).sum())} regression(s) (drops), {throughput_drawn} plots: "
-              f"{plots / THROUGHPUT_CHANGE_POINTS_CSV}")
+              f"{log_text(plots / THROUGHPUT_CHANGE_POINTS_CSV)}")
         for line in throughput_change_point_lines(throughput_changes):
-            print(line)
+            print(log_text(line))
     return s.EXIT_OK

@@ -7,6 +7,9 @@
   Otava's csv tests (a time column, the commit as an attribute, one column per metric), with the
   test definitions, for teams that already run Otava on their other benchmarks.
 
+Labels and commits come from the store (untrusted): a text cell that a spreadsheet would read as a
+formula gets a leading `'` (escape.spreadsheet), in both files.
+
 Formatting is pure (text out); `write_*` put it in place atomically (files.write_text).
 """
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pandas as pd
 from . import change_points as cp
 from . import files
 from . import schema as s
+from .escape import spreadsheet
 
 CHANGE_POINTS_CSV = "change_points.csv"
 OTAVA_DIR = "otava"
@@ -34,6 +38,8 @@ def format_change_points(table: pd.DataFrame) -> str:
     out[cp.P_VALUE] = out[cp.P_VALUE].map(lambda value: f"{value:.6g}")
     for column in (cp.COMMIT, cp.PREVIOUS_COMMIT):
         out[column] = out[column].fillna("")
+    for column in (s.LABEL, cp.COMMIT, cp.PREVIOUS_COMMIT):  # from the store: never a formula
+        out[column] = spreadsheet.cells(out[column])
     return files.format_csv(out)
 
 
@@ -72,8 +78,9 @@ def otava_table(table: pd.DataFrame, experiments: pd.DataFrame, order_column: st
     described = experiments.reindex(frame.index)
     timed = described[CREATED].notna().to_numpy()
     frame, described = frame[timed], described[timed]
-    frame.insert(0, OTAVA_LABEL, described[s.LABEL].to_numpy())
-    frame.insert(0, OTAVA_COMMIT, described[cp.COMMIT].fillna("").to_numpy())
+    # label and commit come from the store's metadata: text cells no spreadsheet runs (escape.spreadsheet)
+    frame.insert(0, OTAVA_LABEL, spreadsheet.cells(described[s.LABEL]))
+    frame.insert(0, OTAVA_COMMIT, spreadsheet.cells(described[cp.COMMIT].fillna("")))
     frame.insert(0, OTAVA_TIME, [moment.strftime("%Y-%m-%d %H:%M:%S +0000") for moment in described[CREATED]])
     return frame.reset_index(drop=True)
 

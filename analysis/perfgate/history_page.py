@@ -14,13 +14,13 @@ files do, so the page is plotly (4.8 MB) plus about 8 bytes per value.
 """
 from __future__ import annotations
 
-import html
-import json
 import numpy as np
 import pandas as pd
 
 from . import change_points as cp
 from . import schema as s
+from .escape.html import plotly_text, script_json
+from .escape.html import text as html_text
 
 PAGE_NAME = "history.html"
 CHART_STATISTICS = cp.STATISTICS
@@ -71,11 +71,12 @@ def chart(sub: str, statistic: str, wide: pd.DataFrame, changes: pd.DataFrame, t
         notes.append({"x": position - 0.5, "y": 1.0, "yref": "paper", "yanchor": "bottom", "showarrow": False,
                       "font": {"color": colour, "size": 11},
                       "text": f"{change:+.1f} % ({len(group)} payload{'s' if len(group) > 1 else ''})"})
-    layout = {"title": {"text": f"{sub}: {statistic} latency", "font": {"size": 14}}, "height": 420,
+    layout = {"title": {"text": f"{plotly_text(sub)}: {statistic} latency", "font": {"size": 14}}, "height": 420,
               "margin": {"l": 90, "r": 20, "t": 50, "b": 110}, "hovermode": "closest", "shapes": shapes,
               "annotations": notes, "legend": {"title": {"text": "Payload"}, "traceorder": "reversed"},
               "xaxis": {"tickmode": "array", "tickvals": tick_positions,
-                        "ticktext": [tick_labels[p] for p in tick_positions], "tickangle": -30, "tickfont": {"size": 10},
+                        "ticktext": [plotly_text(tick_labels[p]) for p in tick_positions], "tickangle": -30,
+                        "tickfont": {"size": 10},
                         "title": {"text": "Fast DDS commit and run date, commit by commit", "standoff": 10}},
               "yaxis": {"type": "log", "title": {"text": "Latency [us]"}}, "template": "none"}
     if ab:
@@ -87,7 +88,7 @@ def chart(sub: str, statistic: str, wide: pd.DataFrame, changes: pd.DataFrame, t
 def change_table(changes: pd.DataFrame) -> str:
     if changes.empty:
         return "<p>No change point in this history.</p>"
-    header = "".join(f"<th>{html.escape(column)}</th>" for column in cp.CHANGE_POINT_COLUMNS)
+    header = "".join(f"<th>{html_text(column)}</th>" for column in cp.CHANGE_POINT_COLUMNS)
     rows = []
     for row in changes.itertuples(index=False):
         values = dict(zip(cp.CHANGE_POINT_COLUMNS, row))
@@ -99,7 +100,7 @@ def change_table(changes: pd.DataFrame) -> str:
                 else "" if value is None else str(value)
             if column in (cp.COMMIT, cp.PREVIOUS_COMMIT):
                 text = text[:10]  # short enough to keep the table on the screen; change_points.csv has it whole
-            cells.append(f"<td>{html.escape(text)}</td>")
+            cells.append(f"<td>{html_text(text)}</td>")
         rows.append(f'<tr class="{kind}">{"".join(cells)}</tr>')
     return f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
@@ -112,17 +113,16 @@ def page(title: str, summary: str, changes: pd.DataFrame, charts_by_sub: dict[st
         blocks = []
         for item in charts:
             png = f"{sub}/history_{s.PLOTTED_MAGNITUDES[item['statistic']]}.png"
-            blocks.append(f'<div class="chart" id="{item["id"]}"></div>'
-                          f'<p class="fallback"><a href="{html.escape(png)}">PNG</a></p>')
-        sections.append(f"<h2 id=\"{html.escape(sub)}\">{html.escape(sub)}</h2>{''.join(blocks)}")
-    data = json.dumps([{"id": c["id"], "data": c["data"], "layout": c["layout"]}
-                       for charts in charts_by_sub.values() for c in charts], separators=(",", ":"))
-    # </ inside the JSON would end the script element early
-    data = data.replace("</", "<\\/")
-    positions = json.dumps(list(range(len(hover))))
-    labels = json.dumps(hover, separators=(",", ":")).replace("</", "<\\/")
+            blocks.append(f'<div class="chart" id="{html_text(item["id"])}"></div>'
+                          f'<p class="fallback"><a href="{html_text(png)}">PNG</a></p>')
+        sections.append(f"<h2 id=\"{html_text(sub)}\">{html_text(sub)}</h2>{''.join(blocks)}")
+    # labels, versions and sub-experiment names are inside: JSON that cannot end the <script> (escape.html)
+    data = script_json([{"id": c["id"], "data": c["data"], "layout": c["layout"]}
+                        for charts in charts_by_sub.values() for c in charts], separators=(",", ":"))
+    positions = script_json(list(range(len(hover))))
+    labels = script_json(hover, separators=(",", ":"))
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title>
 <style>
 body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}
 table {{ border-collapse: collapse; font-size: 0.85em; }}
@@ -132,8 +132,8 @@ tr.regression td {{ background: #fde8e8; }} tr.improvement td {{ background: #e8
 </style>
 <script>{plotly_js}</script>
 </head><body>
-<h1>{html.escape(title)}</h1>
-<p>{html.escape(summary)}</p>
+<h1>{html_text(title)}</h1>
+<p>{html_text(summary)}</p>
 <h2>Change points</h2>
 {change_table(changes)}
 {''.join(sections)}

@@ -19,6 +19,7 @@ from . import files, junit_writer, outcome, outputs
 from . import schema as s
 from .check_terms import MissingData, describe_failure, format_percent, read_check_record, testcase_name
 from .errors import InputError
+from .escape.workflow import log_text
 from .junit_writer import TestCase
 from .model import FastDDS, Metadata, read_metadata
 from .requested import Requested, requested_of
@@ -207,5 +208,5 @@ def command_junit(experiment_directory, output, requirements=None) -> int:
         files.write_text(Path(output), xml)
     root = ET.fromstring(xml)
     totals = {key: int(root.get(key)) for key in ("tests", "failures", "errors")}
-    print(f"wrote {output}: {totals['tests']} testcases, {totals['failures']} failures, {totals['errors']} errors")
+    print(f"wrote {log_text(output)}: {totals['tests']} testcases, {totals['failures']} failures, {totals['errors']} errors")
     return junit_exit_code(totals)

@@ -7,6 +7,9 @@ adds two things junit-xml 1.9 does not write:
   nameless <testsuites>, so the root is built here from the suites junit-xml built, with the totals;
 - `time="0"` on a testcase without a duration: junit-xml writes `time` only when it is nonzero, and
   some reporters read a missing time as not-a-number. A check has no duration of its own.
+Every name, attribute, message and text is made XML 1.0 text (escape.xml) before it is written: a
+control character in a Fast DDS version or a lone surrogate in metadata would make the file
+unreadable to every JUnit reader, or stop the writing with an encoding error.
 """
 from __future__ import annotations
 
@@ -14,6 +17,9 @@ import xml.etree.ElementTree as ET
 from typing import Iterable
 
 from junit_xml import TestCase, TestSuite
+
+from .escape.xml import clean_tree
+from .escape.xml import text as xml_text
 
 __all__ = ["TestCase", "suite", "document"]
 COUNTS = ("tests", "failures", "errors")
@@ -36,13 +42,13 @@ def suite(name: str, cases: list[TestCase], properties: dict[str, str] | None = 
         case.attrib.setdefault("time", "0")
         _ordered(case, CASE_ORDER)
     _ordered(element, SUITE_ORDER)
-    return element
+    return clean_tree(element)
 
 
 def document(name: str, suites: Iterable[ET.Element]) -> str:
     """The <testsuites name=...> document with every suite and their totals, as text."""
     suites = list(suites)
-    root = ET.Element("testsuites", name=name)
+    root = ET.Element("testsuites", name=xml_text(name))
     for key in COUNTS:
         root.set(key, str(sum(int(element.get(key, 0)) for element in suites)))
     root.set("time", f"{sum(float(element.get('time', 0)) for element in suites):g}")

@@ -18,6 +18,7 @@ import pandas as pd
 from . import files, outputs
 from . import schema as s
 from .errors import InputError
+from .escape.workflow import log_text
 from .pools import stop_requested, worker_pool
 
 
@@ -264,7 +265,7 @@ def process_folder(experiment_dir: Path, jobs: int | None = None, plots: bool = 
     """Every sub-experiment of an experiment folder: summaries, plots and the comparison plots."""
     with outputs.write_errors_as_input_errors():
         summaries = process_experiment(experiment_dir, jobs=jobs or os.cpu_count() or 1, plots=plots)
-    print(f"processed {len(summaries)} sub-experiment(s) in {experiment_dir}")
+    print(f"processed {len(summaries)} sub-experiment(s) in {log_text(experiment_dir)}")
     return s.EXIT_OK
 
 
@@ -287,7 +288,7 @@ def command_process(raw_csv=None, output_csv=None, plots_directory=None, experim
             raise InputError("give --raw-csv, --output-csv and --plots-directory (one sub-experiment) or "
                              f"--experiment-directory (all of them); missing: {', '.join(missing)}")
         process_raw_file(Path(raw_csv), Path(output_csv), None if no_plots else Path(plots_directory), jobs=jobs)
-        print(f"wrote {output_csv}")
+        print(f"wrote {log_text(output_csv)}")
         return s.EXIT_OK
 
 
@@ -303,7 +304,7 @@ def command_compare_subexperiments(plots_directory, subexperiment_summaries, no_
     if not no_plots:
         with outputs.write_errors_as_input_errors():
             draw_plots([], summaries, Path(plots_directory), jobs=1)
-        print(f"wrote {len(s.PLOTTED_MAGNITUDES)} comparison plots in {plots_directory}")
+        print(f"wrote {len(s.PLOTTED_MAGNITUDES)} comparison plots in {log_text(plots_directory)}")
     return s.EXIT_OK
 
 

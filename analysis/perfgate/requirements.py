@@ -26,6 +26,7 @@ from . import files, outputs, plausibility
 from . import schema as s
 from .check import is_over
 from .errors import InputError
+from .escape.workflow import log_list, log_text
 
 MARGINS_SHOWN = (0.0, 0.1, 0.25, 0.5, 1.0)
 
@@ -172,11 +173,11 @@ def command_determine_requirements(experiments_results: str, output_file: str, p
         raise InputError(f"{len(experiments)} run in the results store; determining requirements needs at least 2 "
                          f"runs of one commit", ex.experiments_folder(Path(experiments_results)))
     for note in ex.require_comparable(experiments):
-        print(f"perfgate determine-requirements: note: {note}", file=sys.stderr)
+        print(f"perfgate determine-requirements: note: {log_text(note)}", file=sys.stderr)
     found_commits = ex.commits(experiments)
     if len(found_commits) > 1:
         print(f"perfgate determine-requirements: warning: the runs measured {len(found_commits)} different Fast DDS "
-              f"commits ({', '.join(c[:12] for c in found_commits[:4])}{', ...' if len(found_commits) > 4 else ''}); requirements "
+              f"commits ({log_list(c[:12] for c in found_commits[:4])}{', ...' if len(found_commits) > 4 else ''}); requirements "
               f"are meant to come from many runs of one commit", file=sys.stderr)
 
     run = run_values([{sub: e.summary(sub) for sub in e.subexperiments} for e in experiments])

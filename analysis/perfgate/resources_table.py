@@ -23,6 +23,7 @@ import pandas as pd
 from . import csv_lines, files, outcome, outputs
 from . import schema as s
 from .errors import InputError
+from .escape.workflow import log_text
 from .measure.commands import subscriber_names
 from .model import Metadata, RoleResources
 from .resources_requirements import CPU, LATE, LOST, RSS, ResourceRequirements, read_resource_requirements
@@ -294,7 +295,7 @@ def report(result: ResourceCheck, latency_exit: int) -> int:
                 print(f"  FAILED {row.name}: {row.describe()}")
     for row in result.rows:
         if row.status == MISSING:
-            print(f"perfgate check: error: {result.path}:{row.line}: {row.describe()}", file=sys.stderr)
+            print(f"perfgate check: error: {log_text(result.path)}:{row.line}: {log_text(row.describe())}", file=sys.stderr)
     print(f"{len(result.rows)} resource checks: {result.failed} failed, {result.missing} without measurements")
     resources_exit = outcome.exit_code(outcome.verdict_of(incomplete=bool(result.missing), regressed=bool(result.failed)))
     return outcome.most_severe(latency_exit, resources_exit)

@@ -25,6 +25,7 @@ from . import harness as native_harness
 from . import schema as s
 from .clock import load_average, utc_now
 from .errors import InputError
+from .escape.workflow import log_text
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .harness import HarnessPaths
 from .model import (CpuLatency, CpuPinning, Environment, FastDDS, Harness, LoadAverage, Metadata, Platform,
@@ -222,7 +223,7 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
                 print(progress_line(index, len(options.subexperiments), result), flush=True)
                 if result.outcome != s.OUTCOME_OK:
                     failures.append(sub.name)
-                    print(f"perfgate {options.command}: error: {describe(sub)}: {result.error}", file=sys.stderr,
+                    print(f"perfgate {options.command}: error: {describe(sub)}: {log_text(result.error)}", file=sys.stderr,
                           flush=True)
             current = None
     except KeyboardInterrupt:

@@ -39,6 +39,7 @@ from pathlib import Path
 from . import schema as s
 from . import store as results_store
 from .errors import IncompleteError, InputError
+from .escape.workflow import log_text
 from .fastdds_build.git import check_git_url
 
 DEFAULT_BRANCH = "perfgate-results"
@@ -218,7 +219,7 @@ def push(store_dir: Path, remote: str, branch: str) -> str:
                     + (f" after {attempt - 1} rejected attempt(s)" if attempt > 1 else ""))
         if git.remote_tip(branch) == base:  # the branch did not move: refused for another reason
             raise InputError(f"git push to {remote} failed: {one_line(pushed.stderr + pushed.stdout)}")
-        print(f"perfgate store: push rejected, {remote} branch {branch} moved meanwhile (another runner): "
+        print(f"perfgate store: push rejected, {log_text(remote)} branch {log_text(branch)} moved meanwhile (another runner): "
               f"fetching and trying again ({attempt} of {PUSH_ATTEMPTS})", file=sys.stderr)
         time.sleep(random.uniform(0.05, 0.3) * attempt)  # two runners retrying in step would collide again
     raise IncompleteError(f"{remote} branch {branch} kept moving: {PUSH_ATTEMPTS} pushes were rejected; "
@@ -277,7 +278,7 @@ def command_store(action: str, store: str, remote: str | None = None, branch: st
     elif not store_dir.is_dir():
         raise InputError("results store not found", store_dir)
     with results_store.locked(store_dir, SYNC_LOCK), _terminate_as_interrupt():
-        print((push if action == "push" else pull)(store_dir, remote, branch))
+        print(log_text((push if action == "push" else pull)(store_dir, remote, branch)))
     return s.EXIT_OK
 
 

@@ -47,6 +47,7 @@ from . import scratch
 from . import schema as s
 from .clock import load_average, utc_now
 from .errors import IncompleteError, InputError
+from .escape.workflow import log_text
 from .fastdds_build.colcon import colcon_base, colcon_paths, run_colcon
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
 from .fastdds_build.workspace import STATE_DIR, workspace_lock
@@ -213,7 +214,7 @@ def run_ctest(workspace: Path, package: str, subs: list[str], environment: dict[
     command = colcon_base(workspace) + ["test"] + colcon_paths(workspace) + [
         "--packages-select", package, "--event-handlers", "console_direct-",
         "--ctest-args", "-R", test_regex(subs, tests), "--output-junit", str(junit)]
-    print(f"perfgate run: {' '.join(command)}", flush=True)
+    print(f"perfgate run: {log_text(' '.join(command))}", flush=True)
     code, _ = run_colcon(command, {**environment, **CHILD_ENV}, workspace / STATE_DIR / "colcon-test.log")
     if not junit.is_file():
         raise IncompleteError(f"colcon test ended (exit {code}) without ctest results; see its log",
@@ -234,7 +235,7 @@ def write_experiment(output: Path, metadata: Metadata, results: list[Collected])
         print(f"{result.sub} ({result.test}): {result.outcome}{median}", flush=True)
         if result.outcome != s.OUTCOME_OK:
             failures.append(result.sub)
-            print(f"perfgate run: error: {result.sub}: {result.error}", file=sys.stderr, flush=True)
+            print(f"perfgate run: error: {result.sub}: {log_text(result.error)}", file=sys.stderr, flush=True)
     counts = {n for result in results for n in result.counts.values()}
     samples = counts.pop() if len(counts) == 1 else metadata.samples  # their tests' sample count, as measured
     write_metadata(output, metadata.finish(utc_now(), load_average(), payloads=tuple(payloads), samples=samples))

@@ -11,6 +11,8 @@ from pathlib import Path
 from .. import files
 from .. import schema as s
 from ..clock import utc_now
+from ..escape.markdown import text as markdown_text
+from ..escape.workflow import command_data, log_text
 from ..junit import suite_properties
 from ..measure.options import check_output_folder
 from ..outcome import INCOMPLETE
@@ -35,8 +37,8 @@ def failed_build_metadata(record: dict, label: str, platform: Platform) -> Metad
 def failed_build_markdown(record: dict) -> str:
     fastdds = record.get("fastdds") or {}
     return (f"## perfgate: {INCOMPLETE}: the Fast DDS build failed\n\n"
-            f"Fast DDS {fastdds.get('version') or ''} commit `{fastdds.get('commit') or 'unknown'}`: "
-            f"{record.get('error')}. Nothing was measured.\n\n"
+            f"Fast DDS {markdown_text(fastdds.get('version') or '')} commit {code_span(fastdds.get('commit') or 'unknown')}: "
+            f"{markdown_text(record.get('error'))}. Nothing was measured.\n\n"
             f"Last lines of {code_span(str(record.get('log')))}:\n\n"
             # printable again: a record written by an older perfgate may hold a raw tail
             + code_block(printable(record.get('log_tail') or '')))
@@ -57,7 +59,7 @@ def gate_failed_build(record: dict, *, output: str, label: str | None, summary_m
         with open(summary_markdown, "a", encoding="utf-8") as summary:
             summary.write(markdown)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        print(f"::error title=Fast DDS build failed::{record.get('error')}")
-    print(f"perfgate gate: error: {record_path(Path(record['workspace']))}: {record.get('error')}", file=sys.stderr)
+        print(f"::error title=Fast DDS build failed::{command_data(record.get('error'))}")
+    print(f"perfgate gate: error: {log_text(record_path(Path(record['workspace'])))}: {log_text(record.get('error'))}", file=sys.stderr)
     print(f"perfgate gate: {INCOMPLETE}: the Fast DDS build failed; nothing was measured")
     return s.EXIT_INCOMPLETE

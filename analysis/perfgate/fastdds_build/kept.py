@@ -23,6 +23,7 @@ from .. import files
 from .. import schema as s
 from ..clock import utc_now
 from ..errors import InputError
+from ..escape.workflow import log_text
 from ..harness import LATENCY_EXECUTABLE
 from .colcon import linked_libraries
 
@@ -135,7 +136,7 @@ def keep(workspace: Path, record: dict) -> Path | None:
         problem = copy_problem(libraries, partial, workspace, record)
         if problem is not None:
             _remove(partial)
-            print(f"perfgate build: warning: {commit} not kept in {folder}: {problem}", file=sys.stderr, flush=True)
+            print(f"perfgate build: warning: {commit} not kept in {log_text(folder)}: {log_text(problem)}", file=sys.stderr, flush=True)
             return None
         library = _library_in(folder, partial, libraries, record)
         files.write_text(partial / s.BUILD_RECORD_FILE,
@@ -148,7 +149,7 @@ def keep(workspace: Path, record: dict) -> Path | None:
         _remove(old)
     except OSError as error:  # a full disk: the build itself stands
         _remove(partial)
-        print(f"perfgate build: warning: {commit} not kept in {folder}: {error}", file=sys.stderr, flush=True)
+        print(f"perfgate build: warning: {commit} not kept in {log_text(folder)}: {log_text(error)}", file=sys.stderr, flush=True)
         return None
     touch(folder)
     return folder

@@ -3,7 +3,6 @@ plots together would make the page too heavy)."""
 from __future__ import annotations
 
 import base64
-import html
 import io
 import math
 import os
@@ -15,6 +14,7 @@ import pandas as pd
 from PIL import Image
 
 from .. import schema as s
+from ..escape.html import text as html_text
 from ..pools import worker_pool
 from .columns import (BASELINE_CHANGE_COLUMNS, BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns,
                       metadata_items)
@@ -59,7 +59,7 @@ details>summary{cursor:pointer;font-weight:600;margin:8px 0}
 
 
 def _e(text) -> str:
-    return html.escape(str(text), quote=True)
+    return html_text(text)
 
 
 def _html_table(rows: pd.DataFrame, columns: list[Column], row_class: Callable[[pd.Series], str] = lambda r: "") -> str:

@@ -2,11 +2,12 @@
 first, and at most ten `::error` workflow commands for the worst failed checks."""
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 
 from .. import schema as s
+from ..escape.markdown import text as markdown_text
+from ..escape.workflow import command_data as escape_command_data
+from ..escape.workflow import command_property as escape_command_property
 from ..check_terms import testcase_name
 from .columns import (BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns, metadata_items,
                       number_text, percent_text)
@@ -18,16 +19,9 @@ MAX_ANNOTATIONS = 10
 MARKDOWN_LIMIT = 1 << 20
 
 
-# Characters that would start Markdown inside text taken from files and options: written as numeric
-# character references, which GitHub decodes alike in paragraphs, table cells and HTML blocks such as
-# <summary>, where a backslash escape such as \` would be shown with its backslash.
-_MARKDOWN_REFERENCES = str.maketrans({"|": "&#124;", "`": "&#96;", "*": "&#42;", "~": "&#126;", "\\": "&#92;",
-                                      "\n": " ", "\r": " "})
-
-
 def _md(text) -> str:
-    """Text shown as written on GitHub, in a table cell, a paragraph or an HTML block alike."""
-    return html.escape(str(text), quote=False).translate(_MARKDOWN_REFERENCES)
+    """Text shown as written on GitHub, in a table cell, a paragraph or an HTML block alike (escape.markdown)."""
+    return markdown_text(text)
 
 
 def _md_table(rows: pd.DataFrame, columns: list[Column]) -> list[str]:
@@ -85,14 +79,6 @@ def markdown_summary(results: ExperimentResults) -> str:
 
 
 # --- GitHub workflow commands ---------------------------------------------------------------------
-def escape_command_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_command_property(text: str) -> str:
-    return escape_command_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def annotations(results: ExperimentResults, requirements_file: str) -> list[str]:
     """`::error` commands for the worst failed checks (at most ten), each on its requirement's row."""
     commands = []
