@@ -47,8 +47,16 @@ def test_links_mentions_and_autolinks_are_broken_visibly():
     assert markdown.text("[r]: https://e.example [x][r] [^1]: y") == "[r&#93;: https&#58;//e.example [x&#93;[r] [^1&#93;: y"
     assert markdown.text("Max[1024 B]") == "Max[1024 B]"  # a testcase name, no link
     assert markdown.text("@octocat") == "@\u200doctocat"
+    assert markdown.text("fixes #12, org/repo#3") == "fixes #\u200d12, org/repo#\u200d3"  # no cross-reference
     assert markdown.text("WWW.evil.example") == "WWW&#46;evil.example"
     assert markdown.text("<!--<script>") == "&lt;!--&lt;script&gt;"
+
+
+def test_comment_text_is_inert_even_where_it_would_notify():
+    shown = markdown.inert_text("[x](http://e.example) ![i](p.png) @team #12 :x: `c` www.e.example\n")
+    for live in ("](", "![", "@t", "#1", ":x:", "`", "://", "www.", "\n"):
+        assert live not in shown
+    assert html.unescape(shown).replace("\u200b", "") == "[x](http://e.example) ![i](p.png) @team #12 :x: `c` www.e.example "
 
 
 def hostile_experiment(tmp_path, label: str):

@@ -24,6 +24,7 @@ from pathlib import Path
 from .. import files
 from .. import schema as s
 from ..errors import InputError
+from ..escape import markdown
 from ..model import read_metadata
 from ..outcome import INCOMPLETE, PASS, REGRESSION
 
@@ -46,24 +47,11 @@ def marker(platform: str) -> str:
 
 
 # --- escaping -------------------------------------------------------------------------------------
-# A private stand-in until perfgate/escape/markdown.py lands (issue 23): swap for its text/cell functions.
-# Characters that start Markdown or GitHub's extensions become numeric references (shown as written).
-# GitHub finds @mentions, autolinks (http://..., www.), issue references (#12, org/repo#12) and emoji
-# (:x:) in the rendered text, after references are decoded: a zero-width space after `@`, `:`, `#`
-# and `www` breaks each of them without changing what is shown.
-_ZERO_WIDTH_SPACE = "&#8203;"
-_MARKDOWN = str.maketrans({**{c: f"&#{ord(c)};" for c in "\\`*_{}[]()+-.!|~<>&\"'="},
-                           **{c: f"&#{ord(c)};{_ZERO_WIDTH_SPACE}" for c in "@:#"},
-                           "\u200b": _ZERO_WIDTH_SPACE, "\n": " ", "\r": " ", "\t": " "})
-_WWW = re.compile(r"(www)(?=\.)", re.IGNORECASE)
-
-
 def _markdown_text(value) -> str:
-    """Text of unknown origin shown as written in a paragraph or a table cell: one line, no markup, no
-    link, no mention, no reference, no HTML; at most MAX_TEXT characters (an ellipsis says it was cut)."""
-    text = "".join(c if c.isprintable() or c in "\n\r\t" else " " for c in str(value))
-    text = text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "\u2026"
-    return _WWW.sub("\\1\u200b", text).translate(_MARKDOWN)
+    """Text of unknown origin in the comment (escape.markdown.inert_text: nothing in it notifies or
+    links); at most MAX_TEXT characters (an ellipsis says it was cut)."""
+    text = str(value)
+    return markdown.inert_text(text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "\u2026")
 
 
 # --- what the comment shows -------------------------------------------------------------------------
