@@ -23,6 +23,10 @@ from .errors import InputError
 
 COMMENT = "#"
 GZIP_SUFFIX = ".gz"
+# The most a `.gz` file is inflated to (bytes): 4 Mi rows of raw measurements at up to 32 bytes each
+# (11 payloads x 380000 samples; a gate stores 11 x 10000). A small file that inflates past it (2 MB
+# of gzip can hold 2 GiB of one repeated line) is refused before it fills the memory.
+MAX_INFLATED = 128 << 20
 
 
 def content_lines(path: Path, what: str, comments: bool) -> tuple[list[str], list[int]]:
@@ -49,14 +53,34 @@ def content_lines(path: Path, what: str, comments: bool) -> tuple[list[str], lis
 
 
 def read_bytes(path: Path, what: str) -> bytes:
-    """The file's bytes; a `.gz` file (raw measurements as the results store keeps them) decompressed."""
-    data = path.read_bytes()
-    if path.name.endswith(GZIP_SUFFIX):
-        try:
-            return gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:  # not gzip, or cut short
-            raise InputError(f"{what} file is not readable gzip ({error})", path) from None
+    """The file's bytes; a `.gz` file (raw measurements as the results store keeps them) decompressed,
+    up to MAX_INFLATED."""
+    if not path.name.endswith(GZIP_SUFFIX):
+        return path.read_bytes()
+    try:
+        with gzip.open(path, "rb") as compressed:
+            data = compressed.read(MAX_INFLATED + 1)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:  # not gzip, or cut short
+        raise InputError(f"{what} file is not readable gzip ({error})", path) from None
+    if len(data) > MAX_INFLATED:
+        raise InputError(f"{what} file inflates to more than {MAX_INFLATED} bytes, the most a raw file may hold",
+                         path)
     return data
+
+
+def inflated_problem(path: Path) -> str | None:
+    """Why a `.gz` file would be refused by read_bytes (not gzip, cut short, inflating past
+    MAX_INFLATED), or None; reads it in 1 MiB pieces, never holding more."""
+    inflated = 0
+    try:
+        with gzip.open(path, "rb") as compressed:
+            while piece := compressed.read(1 << 20):
+                inflated += len(piece)
+                if inflated > MAX_INFLATED:
+                    return f"inflates to more than {MAX_INFLATED} bytes, the most a raw file may hold"
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        return f"is not readable gzip ({error})"
+    return None
 
 
 def duplicate_column(header: str) -> str | None:
