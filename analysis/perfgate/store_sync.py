@@ -38,6 +38,7 @@ from . import schema as s
 from . import store as results_store
 from . import store_branch, store_check
 from .errors import IncompleteError, InputError
+from .errors import one_line as printable
 from .fastdds_build.git import check_git_url
 
 CACHE_DIR = ".perfgate-git"  # in the store's root, beside experiments/: never pushed, never an experiment
@@ -73,7 +74,7 @@ def warn(skipped: dict[str, str], what: str) -> None:
     """One stderr line per experiment left out, at most MAX_WARNINGS (a crafted branch may hold
     thousands); labels and paths are printed with ascii()."""
     for label, reason in list(skipped.items())[:MAX_WARNINGS]:
-        print(f"perfgate store: warning: experiment {ascii(label)} {what}: {reason}", file=sys.stderr)
+        print(f"perfgate store: warning: experiment {ascii(label)} {what}: {printable(reason)}", file=sys.stderr)
     if len(skipped) > MAX_WARNINGS:
         print(f"perfgate store: warning: and {len(skipped) - MAX_WARNINGS} more experiment(s) {what}",
               file=sys.stderr)
