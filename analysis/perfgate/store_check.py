@@ -2,7 +2,7 @@
 
 An experiment folder is damaged when history could not read it: its metadata, its summaries (or
 raw-only measurements), its A/B verdict or its throughput tables are unreadable or impossible (a
-copy cut short, a file edited by hand). The two callers differ on purpose:
+copy cut short, a file edited by hand). Both callers skip it:
 - `perfgate history` reports each damaged experiment (one line naming the file and the problem)
   and draws the others: one bad folder among a thousand nightly runs must not stop every later
   history;

@@ -12,7 +12,10 @@ Two runners may push at once. A push builds one commit on top of the branch as f
 branch moved meanwhile, the remote refuses it, and the push fetches again and rebuilds on the new tip
 (a merge that only adds folders), at most PUSH_ATTEMPTS times. An experiment is a folder named by its
 label, so it is in a commit once or not at all; the same label with different content on the two
-sides is a usage error (exit 2), never an overwrite.
+sides is skipped with a warning, never an overwrite, and never a reason to stop the others (one
+rewritten experiment on the branch stopped every later push and pull: issue 23). Push never uploads
+an experiment store_check calls damaged; pull (store_pull.py) judges the untrusted branch entry by
+entry (store_branch.py).
 
 Git is driven through its command line, without a work tree: a bare repository `<store>/.perfgate-git`
 keeps the fetched objects between runs, blobs are compared by id (`git hash-object`), commits are
