@@ -27,6 +27,7 @@ from . import history_ab
 from . import schema as s
 from . import store as results_store
 from . import store_branch
+from .cli_types import label_problem
 from .csv_lines import GZIP_SUFFIX, inflated_problem
 from .errors import InputError
 from .summary_index import IndexedSummaries
@@ -122,7 +123,8 @@ def file_problem(folder: Path) -> str | None:
 def experiment_damage(folder: Path) -> Damage | None:
     """One experiment folder judged whole, as push and pull need it: file_problem, then whatever
     history would skip it for (its metadata, A/B verdict, throughput tables, every summary, the
-    raw measurements of a sub-experiment without one)."""
+    raw measurements of a sub-experiment without one), and a label in its metadata that --label
+    would refuse (a line break, a terminal escape)."""
     problem = file_problem(folder)
     if problem is not None:
         return Damage(folder, problem)
@@ -132,6 +134,9 @@ def experiment_damage(folder: Path) -> Damage | None:
             experiment.summary(sub)
     except InputError as error:
         return Damage(folder, str(error))
+    problem = label_problem(experiment.label)  # printed by history and the reports: --label's rule
+    if problem is not None:
+        return Damage(folder, f"{folder / s.METADATA_FILE}: the label {ascii(experiment.label)} {problem}")
     return None
 
 

@@ -205,20 +205,21 @@ def copy_blob(reader: subprocess.Popen, object_id: str, handle, limit: int) -> s
     reader.stdin.write(f"{object_id}\n".encode())
     reader.stdin.flush()
     header = reader.stdout.readline(200).split()
-    if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
-        return f"is not a blob git can read ({b' '.join(header[1:]).decode(errors='replace')})"
-    size = int(header[2])
-    if size > limit:
-        return f"is {size} bytes, more than the {limit} its kind may hold"
+    if len(header) != 3 or not header[2].isdigit():  # `<id> missing`: no content follows
+        return f"is no object git can read ({b' '.join(header[1:]).decode('ascii', 'replace')})"
+    kind, size = header[1].decode("ascii", "replace"), int(header[2])
+    problem = (f"is a {kind} object, not a blob" if kind != "blob"
+               else f"is {size} bytes, more than the {limit} its kind may hold" if size > limit else None)
     left = size
-    while left:
+    while left:  # a refused object is read through too: the next answer starts after it
         piece = reader.stdout.read(min(left, 1 << 20))
         if not piece:
             return "was cut short by git"
-        handle.write(piece)
+        if problem is None:
+            handle.write(piece)
         left -= len(piece)
     reader.stdout.read(1)  # the newline after each object
-    return None
+    return problem
 
 
 def local_tree(git: Git, experiments: Path, labels: list[str] | None = None,

@@ -222,6 +222,12 @@ def bad_entries(remote: Path) -> dict[str, tuple[list, str]]:
         "metadata over 1 MiB": ([("40000", "bad", tree(remote, [("100644", s.METADATA_FILE,
                                                                  blob(remote, b" " * (MiB + 1)))]))],
                                 f"'experiments/bad/metadata.json' is {MiB + 1} bytes, more than the {MiB} its kind may hold"),
+        "a tree where a file should be": ([experiment_tree(remote, "bad", [("100644", s.check_csv_name(SUB), tree(
+            remote, [("100644", "a", text)]))])], f"'experiments/bad/{s.check_csv_name(SUB)}' is a tree object, not a blob"),
+        "a terminal escape in metadata's label": ([("40000", "bad", tree(remote, [("100644", s.METADATA_FILE, blob(
+            remote, json.dumps({"label": "<script>x</script>\x1b[31m"}).encode()))] + good_files(remote, "bad")[1:]))],
+            "experiments/bad/metadata.json: the label '<script>x</script>\\x1b[31m' holds a control character "
+            "(U+001B) at character 19"),
         "a summary that does not read": ([experiment_tree(remote, "bad", [])[:2] + (tree(remote, good_files(remote, "bad")[:1] + [
             ("100644", s.summary_csv_name(SUB), blob(remote, b"Bytes\n-16\n"))]),)],
             f"experiments/bad/{s.summary_csv_name(SUB)}"),
@@ -231,7 +237,8 @@ def bad_entries(remote: Path) -> dict[str, tuple[list, str]]:
 BAD_CASES = ["symlink to the git cache", "absolute symlink", "report.html with a script", "executable run.sh",
              "executable kept file", "a plot", "a submodule", "a line break in the label",
              "a terminal escape in the label", "a label that is not UTF-8", "a 300-byte label", "a label with a space",
-             "a file listed twice", "both raw forms", "metadata over 1 MiB", "a summary that does not read"]
+             "a file listed twice", "both raw forms", "metadata over 1 MiB", "a summary that does not read",
+             "a tree where a file should be", "a terminal escape in metadata's label"]
 
 
 @pytest.mark.parametrize("case", BAD_CASES)
@@ -265,6 +272,18 @@ def test_entries_outside_any_experiment_are_ignored_and_said_once(tmp_path, caps
                    "'run.sh' is not in an experiment folder (experiments/<label>/)"]
     assert_only_good_pulled(tmp_path / "store")
     assert not (tmp_path / "store" / "run.sh").exists()
+
+
+def test_warnings_stop_at_100_lines_and_count_the_rest(tmp_path, capsys):
+    remote = bare(tmp_path)
+    script = blob(remote, b"#!/bin/sh\n")
+    branch_of(remote, [experiment_tree(remote, f"bad-{number:03d}", [("100755", "run.sh", script)])
+                       for number in range(130)])
+    code, out, err = pull(tmp_path / "store", remote, capsys)
+    assert code == s.EXIT_OK and out.endswith("; 130 not pulled (above)\n")
+    assert len(err) == 101 and err[0].startswith("perfgate store: warning: experiment 'bad-000' not pulled: ")
+    assert err[-1] == "perfgate store: warning: and 30 more experiment(s) not pulled"
+    assert_only_good_pulled(tmp_path / "store")
 
 
 # --- sizes ----------------------------------------------------------------------------------------
