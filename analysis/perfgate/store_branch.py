@@ -129,13 +129,12 @@ def judge(entries: list[Entry]) -> Branch:
             continue
         if label in branch.bad:
             continue
-        problem = store_label_problem(label)
-        if problem is None and entry.path in seen:
-            problem = "is listed twice"
-        problem = problem or file_problem(entry, relative)
+        label_problem = store_label_problem(label)
+        problem = ("is listed twice" if entry.path in seen else file_problem(entry, relative)) \
+            if label_problem is None else None
         seen.add(entry.path)
-        if problem is not None:
-            branch.bad[label] = f"{shown} {problem}"
+        if label_problem is not None or problem is not None:
+            branch.bad[label] = f"{ascii(f'{prefix}{label}/')} {label_problem}" if label_problem else f"{shown} {problem}"
             branch.good.pop(label, None)
             continue
         branch.good.setdefault(label, {})[relative] = (entry.object_id, entry.size or 0)

@@ -44,10 +44,12 @@ def blob_of_file(repository: Path, path: Path) -> str:
 
 
 def tree(repository: Path, entries: list[tuple[str, bytes | str, str]]) -> str:
-    """A tree object exactly as given: (mode, name, object id), in this order, duplicates allowed
-    (`--literally`: git's own checks would refuse some of these trees, an attacker's tools do not)."""
-    raw = b"".join(mode.encode() + b" " + (name if isinstance(name, bytes) else name.encode()) + b"\0"
-                   + bytes.fromhex(object_id) for mode, name, object_id in entries)
+    """A tree object of (mode, name, object id) entries in git's order (a folder's name sorts as if
+    it ended in '/'), duplicates kept (`--literally`: git's own checks would refuse some of these
+    trees, an attacker's tools do not)."""
+    named = [(mode, name if isinstance(name, bytes) else name.encode(), object_id) for mode, name, object_id in entries]
+    named.sort(key=lambda entry: entry[1] + (b"/" if entry[0] == "40000" else b""))
+    raw = b"".join(mode.encode() + b" " + name + b"\0" + bytes.fromhex(object_id) for mode, name, object_id in named)
     return git(repository, "hash-object", "-w", "--literally", "-t", "tree", "--stdin", stdin=raw)
 
 
@@ -201,19 +203,19 @@ def bad_entries(remote: Path) -> dict[str, tuple[list, str]]:
         "a submodule": ([experiment_tree(remote, "bad", [("160000", "ab", "1" * 40)])],
                         "'experiments/bad/ab' is a submodule (a commit), not a regular file (mode 100644)"),
         "a line break in the label": ([experiment_tree(remote, "bad\nlabel", [])],
-                                      "'experiments/bad\\nlabel/metadata.json' names an experiment whose label holds a "
+                                      "'experiments/bad\\nlabel/' names an experiment whose label holds a "
                                       "control character (U+000A) at character 4"),
         "a terminal escape in the label": ([experiment_tree(remote, "\x1b[31mred", [])],
-                                           "'experiments/\\x1b[31mred/metadata.json' names an experiment whose label "
+                                           "'experiments/\\x1b[31mred/' names an experiment whose label "
                                            "holds a control character (U+001B) at character 1"),
         "a label that is not UTF-8": ([("40000", b"bad\xff", tree(remote, [("100644", s.METADATA_FILE, meta)]))],
-                                      "'experiments/bad\\udcff/metadata.json' names an experiment whose label holds a "
+                                      "'experiments/bad\\udcff/' names an experiment whose label holds a "
                                       "byte that is not UTF-8 (U+DCFF) at character 4"),
         "a 300-byte label": ([experiment_tree(remote, "x" * 300, [])],
-                             f"'experiments/{'x' * 300}/metadata.json' names an experiment whose label is 300 bytes long "
+                             f"'experiments/{'x' * 300}/' names an experiment whose label is 300 bytes long "
                              "(UTF-8), more than 200"),
         "a label with a space": ([experiment_tree(remote, "a b", [])],
-                                 "'experiments/a b/metadata.json' names an experiment whose label is not letters, "
+                                 "'experiments/a b/' names an experiment whose label is not letters, "
                                  "digits, '.', '_' or '-' (from a letter or digit)"),
         "a file listed twice": ([experiment_tree(remote, "bad", [("100644", s.METADATA_FILE, text)])],
                                 "'experiments/bad/metadata.json' is listed twice"),
