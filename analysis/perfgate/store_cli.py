@@ -17,27 +17,29 @@ DEFAULT_BRANCH = "perfgate-results"
 
 
 def add_arguments(store, option) -> None:
-    """The actions of the `store` command's parser; `option` is cli._option (both spellings)."""
-    actions = store.add_subparsers(dest="action", required=True, metavar="ACTION")
-    for action, help_text in (("push", "add the store's experiments the branch lacks"),
-                              ("pull", "add the branch's experiments the store lacks (creates the store)")):
-        sync = actions.add_parser(action, help=help_text, description=help_text)
-        option(sync, "--store", required=True, metavar="DIR", help="the results store (pull creates it)")
-        option(sync, "--remote", default=None, metavar="URL",
-               help=f"git repository keeping the store (default: ${s.STORE_REMOTE_ENV})")
-        option(sync, "--branch", default=DEFAULT_BRANCH, help=f"its branch (default {DEFAULT_BRANCH})")
-    check = actions.add_parser("check", help="list the store's damaged experiments (exit 1 if any)",
-                               description="list the store's damaged experiments (exit 1 if any)")
-    option(check, "--store", default=None, metavar="DIR", help=f"the results store (default: ${s.STORE_ENV})")
+    """The `store` command's arguments; `option` is cli._option (both spellings). One flat parser, so
+    that `perfgate store --help` shows every option (the CI scripts' options are checked against it)."""
+    store.add_argument("action", choices=("push", "pull", "check"),
+                       help="push: add the store's experiments the branch lacks; pull: add the branch's the store "
+                            "lacks (creates the store); check: list the store's damaged experiments (exit 1 if any)")
+    option(store, "--store", default=None, metavar="DIR",
+           help=f"the results store (required for push and pull; check's default: ${s.STORE_ENV})")
+    option(store, "--remote", default=None, metavar="URL",
+           help=f"push, pull: git repository keeping the store (default: ${s.STORE_REMOTE_ENV})")
+    option(store, "--branch", default=DEFAULT_BRANCH, help=f"push, pull: its branch (default {DEFAULT_BRANCH})")
 
 
 def command_store(action: str, store: str | None, remote: str | None = None, branch: str = DEFAULT_BRANCH) -> int:
     if action == "check":
+        if remote is not None or branch != DEFAULT_BRANCH:
+            raise InputError("store check reads the store only: --remote and --branch are for push and pull")
         return command_check(store)
     from . import store_pull, store_sync
     from . import store as results_store
     from .fastdds_build.git import check_git_url
 
+    if store is None:
+        raise InputError(f"store {action}: give --store DIR, the results store")
     source = "--remote" if remote else f"${s.STORE_REMOTE_ENV}"
     remote = remote or os.environ.get(s.STORE_REMOTE_ENV) or None
     if remote is None:
