@@ -42,6 +42,7 @@ METADATA_LIMIT = 1 * MiB
 TABLE_LIMIT = 16 * MiB  # summaries, check reports, junit.xml, throughput tables, A/B verdicts
 RAW_LIMIT = MAX_INFLATED  # measurements_<sub>.csv.gz (and .csv of older tooling)
 PATH_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+MAX_NAME = 255  # bytes of one file name (NAME_MAX of Linux's file systems)
 
 
 def size_limit(relative: str) -> int:
@@ -105,6 +106,8 @@ def file_problem(entry: Entry, relative: str) -> str | None:
         return f"is {MODE_NAMES.get(entry.mode, f'of mode {entry.mode}')}, not a regular file (mode 100644)"
     if any(not PATH_PART.fullmatch(part) for part in relative.split("/")):
         return "is not a plain file name (letters, digits, '.', '_', '-')"
+    if any(len(part) > MAX_NAME for part in relative.split("/")):
+        return f"has a name longer than {MAX_NAME} bytes, which no file system takes"
     if not results_store.is_kept(relative):
         return "is not a file the store keeps"
     limit = size_limit(relative)

@@ -24,6 +24,7 @@ from pathlib import Path
 from . import schema as s
 from . import store as results_store
 from . import store_branch, store_check
+from .errors import InputError
 from .store_sync import Git, conflict_reason, copy_blob, local_tree, plan_transfer, warn
 
 MAX_IGNORED_SHOWN = 5
@@ -69,7 +70,11 @@ def pull(store_dir: Path, remote: str, branch: str) -> str:
     try:
         with git.blobs() as reader:
             for label in missing:
-                problem = stage(reader, staging / label, theirs.good[label])
+                try:
+                    problem = stage(reader, staging / label, theirs.good[label])
+                except OSError as error:  # a full disk: the pull stops, nothing of it lands
+                    raise InputError(f"cannot write the pulled experiment {label!r}: {error.strerror or error}",
+                                     staging / label) from None
                 if problem is not None:
                     skipped[label] = problem
                     shutil.rmtree(staging / label)

@@ -230,6 +230,9 @@ def bad_entries(remote: Path) -> dict[str, tuple[list, str]]:
             remote, json.dumps({"label": "<script>x</script>\x1b[31m"}).encode()))] + good_files(remote, "bad")[1:]))],
             "experiments/bad/metadata.json: the label '<script>x</script>\\x1b[31m' holds a control character "
             "(U+001B) at character 19"),
+        "a 300-byte file name": ([experiment_tree(remote, "bad", [("100644", s.check_csv_name("x" * 300), text)])],
+                                 f"'experiments/bad/{s.check_csv_name('x' * 300)}' has a name longer than 255 bytes, "
+                                 "which no file system takes"),
         "a summary that does not read": ([experiment_tree(remote, "bad", [])[:2] + (tree(remote, good_files(remote, "bad")[:1] + [
             ("100644", s.summary_csv_name(SUB), blob(remote, b"Bytes\n-16\n"))]),)],
             f"experiments/bad/{s.summary_csv_name(SUB)}"),
@@ -240,7 +243,7 @@ BAD_CASES = ["symlink to the git cache", "absolute symlink", "report.html with a
              "executable kept file", "a plot", "a submodule", "a line break in the label",
              "a terminal escape in the label", "a label that is not UTF-8", "a 300-byte label", "a label with a space",
              "a file listed twice", "both raw forms", "metadata over 1 MiB", "a summary that does not read",
-             "a tree where a file should be", "a terminal escape in metadata's label"]
+             "a tree where a file should be", "a terminal escape in metadata's label", "a 300-byte file name"]
 
 
 @pytest.mark.parametrize("case", BAD_CASES)
