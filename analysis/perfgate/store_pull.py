@@ -9,6 +9,8 @@ blob streamed from `git cat-file --batch` up to its kind's size limit, and an ex
 one rename under the store's lock once it reads as history would read it (store_check). Nothing
 outside `<store>/experiments/` is opened for writing (git writes its objects into `<store>/.perfgate-git`).
 
+An experiment of another platform id or latency definition than the store's (or than the first
+pulled, into an empty store) is quarantined too: history and the gate refuse a store that mixes them.
 A bad experiment is quarantined: skipped, with its reason on stderr, and the others pulled (exit 0):
 one crafted folder on the branch must not stop every later pull, and the gate and history skip what
 was never pulled. The same holds for a label the store has with other content: never replaced.
@@ -21,6 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import experiments as ex
 from . import schema as s
 from . import store as results_store
 from . import store_branch, store_check
@@ -45,6 +48,36 @@ def stage(reader, folder: Path, found: dict[str, tuple[str, int]]) -> str | None
     return None if damage is None else damage.problem.replace(str(folder.parent), s.STORE_EXPERIMENTS_DIR)
 
 
+def kind(experiment: ex.Experiment) -> tuple:
+    return experiment.platform_id, experiment.latency_definition, experiment.latency_definition_recorded
+
+
+def representatives(folders: list[Path]) -> dict[tuple, ex.Experiment]:
+    """One experiment per platform id and latency definition among the folders that read: what a new
+    one must be comparable with (experiments.require_comparable, which history and the gate apply to
+    the whole store: one experiment of another platform would stop both for good)."""
+    found: dict[tuple, ex.Experiment] = {}
+    for folder in folders:
+        try:
+            experiment = ex.describe_experiment(folder)
+        except InputError:  # damaged: history and the gate skip it
+            continue
+        found.setdefault(kind(experiment), experiment)
+    return found
+
+
+def incomparable(folder: Path, accepted: dict[tuple, ex.Experiment]) -> str | None:
+    """Why the staged experiment cannot join the store's (another platform id or latency definition),
+    or None, after which it is one of `accepted`."""
+    staged = ex.describe_experiment(folder)
+    try:
+        ex.require_comparable([*accepted.values(), staged])
+    except InputError as error:
+        return str(error).replace(str(folder.parent), s.STORE_EXPERIMENTS_DIR)
+    accepted.setdefault(kind(staged), staged)
+    return None
+
+
 def report_ignored(ignored: list[str], remote: str, branch: str) -> None:
     if ignored:
         shown = "; ".join(ignored[:MAX_IGNORED_SHOWN]) + ("; ..." if len(ignored) > MAX_IGNORED_SHOWN else "")
@@ -66,6 +99,8 @@ def pull(store_dir: Path, remote: str, branch: str) -> str:
     missing, conflicts = plan_transfer(theirs.blobs(), mine)
     skipped.update({label: conflict_reason(paths, remote, branch) for label, paths in conflicts.items()})
     landed = []
+    accepted = representatives([folder for folder in sorted(experiments.iterdir())
+                                if folder.is_dir() and not folder.name.startswith(".")])
     staging = Path(tempfile.mkdtemp(prefix=".pull.", dir=experiments))
     try:
         with git.blobs() as reader:
@@ -75,6 +110,7 @@ def pull(store_dir: Path, remote: str, branch: str) -> str:
                 except OSError as error:  # a full disk: the pull stops, nothing of it lands
                     raise InputError(f"cannot write the pulled experiment {label!r}: {error.strerror or error}",
                                      staging / label) from None
+                problem = problem or incomparable(staging / label, accepted)
                 if problem is not None:
                     skipped[label] = problem
                     shutil.rmtree(staging / label)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import metadata, tiny_summary
+from conftest import PLATFORM_A, metadata, tiny_summary
 from perfgate import cli, files
 from perfgate import schema as s
 
@@ -441,3 +441,24 @@ def test_a_pull_never_replaces_an_experiment_added_meanwhile_nor_stops(tmp_path,
     assert len(err) == 1 and err[0].startswith("perfgate store: warning: experiment 'good-2' not pulled: differs")
     assert "2026-02-02" in (mine / s.METADATA_FILE).read_text()
     assert labels(store) == ["good-1", "good-2"]
+
+
+def test_an_experiment_of_another_platform_is_not_pulled_and_history_keeps_working(tmp_path, capsys):
+    # history and the gate refuse a store mixing platform ids (experiments.require_comparable): one such
+    # experiment pulled would stop both on every runner of the branch
+    remote = bare(tmp_path)
+    other = dict(PLATFORM_A, id="platform-b")
+    meta = (json.dumps(metadata("alien", "2026-01-02T00:00:00+00:00", platform=other)) + "\n").encode()
+    alien = tree(remote, [("100644", s.METADATA_FILE, blob(remote, meta))] + good_files(remote, "alien")[1:])
+    branch_of(remote, [("40000", "alien", alien)])
+    store = tmp_path / "store"
+    stored(store, "local-1")
+    code, out, err = pull(store, remote, capsys)
+    assert code == s.EXIT_OK and out.startswith("pulled 1 experiment(s)")
+    assert len(err) == 1 and err[0].startswith("perfgate store: warning: experiment 'alien' not pulled: ")
+    assert "platform ids" in err[0] and "platform-b" in err[0]
+    assert labels(store) == ["good-1", "local-1"]
+    requirements = tmp_path / "requirements.csv"
+    requirements.write_text("Experiment type,Bytes,Median,99%,Max\n" f"{SUB},16,100,200,300\n")
+    assert cli.main(["history", "--requirements", str(requirements), "--experiments-results", str(store),
+                     "--plots-directory", str(tmp_path / "plots"), "--no-plots"]) == s.EXIT_OK
