@@ -19,7 +19,8 @@ entry (store_branch.py).
 
 Git is driven through its command line, without a work tree: a bare repository `<store>/.perfgate-git`
 keeps the fetched objects between runs, blobs are compared by id (`git hash-object`), commits are
-built with a temporary index (read-tree, update-index, write-tree, commit-tree) and pushed by id.
+built with `git mktree` (the base's entries kept verbatim, new experiment folders added) and `commit-tree`,
+and pushed by id.
 The pure parts (what to add, what conflicts) are `plan_*`; the git calls are in `Git`.
 """
 from __future__ import annotations
@@ -32,7 +33,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,12 +81,6 @@ def warn(skipped: dict[str, str], what: str) -> None:
     if len(skipped) > MAX_WARNINGS:
         print(f"perfgate store: warning: and {len(skipped) - MAX_WARNINGS} more experiment(s) {what}",
               file=sys.stderr)
-
-
-def index_lines(labels: list[str], tree: Tree) -> str:
-    """`git update-index --index-info` input adding the experiments' files."""
-    return "".join(f"{FILE_MODE} {blob}\t{s.STORE_EXPERIMENTS_DIR}/{label}/{relative}\n"
-                   for label in labels for relative, blob in sorted(tree[label].items()))
 
 
 def one_line(text: str) -> str:
@@ -167,21 +161,43 @@ class Git:
         assert len(ids) == len(paths)
         return ids
 
-    def commit(self, base: str | None, lines: str, message: str) -> str:
-        """A commit of `base`'s tree plus the given index lines, its parent `base`."""
-        handle, index = tempfile.mkstemp(prefix="index.", dir=self.git_dir)
-        os.close(handle)
-        os.unlink(index)  # git refuses an empty file as an index; it creates it
-        env = {"GIT_INDEX_FILE": index}
-        try:
-            self.run("read-tree", *([base] if base else ["--empty"]), env=env)
-            self.run("update-index", "--add", "--index-info", stdin=lines, env=env)
-            tree = self.run("write-tree", env=env).stdout.strip()
-        finally:
-            if os.path.exists(index):
-                os.unlink(index)
+    def mktree(self, records: list[bytes]) -> str:
+        """A tree of `ls-tree -z` records, taken verbatim (mktree sorts them)."""
+        return self.run("mktree", "-z", stdin=b"".join(record + b"\0" for record in records), text=False) \
+            .stdout.decode().strip()
+
+    def records(self, tree: str) -> list[bytes]:
+        """The entries of one tree (not recursive), as `ls-tree -z` writes them."""
+        return [record for record in self.run("ls-tree", "-z", tree, text=False).stdout.split(b"\0") if record]
+
+    def write_tree(self, files: dict[str, str]) -> str:
+        """A tree of `files` (path inside it, `/`-separated -> blob id), its folders made as trees."""
+        folders: dict[str, dict[str, str]] = {}
+        records = []
+        for path, blob in files.items():
+            first, slash, rest = path.partition("/")
+            if slash:
+                folders.setdefault(first, {})[rest] = blob
+            else:
+                records.append(f"{FILE_MODE} blob {blob}\t{first}".encode())
+        records += [f"040000 tree {self.write_tree(inner)}\t{name}".encode() for name, inner in folders.items()]
+        return self.mktree(records)
+
+    def commit(self, base: str | None, additions: Tree, message: str) -> str:
+        """A commit of `base`'s tree plus the experiments `additions`, its parent `base`. Built with
+        mktree, every entry of the base kept verbatim: an index (read-tree) refuses a tree an attacker
+        wrote (a `..` entry), which stopped every later push for good."""
+        experiments, others = [], []
+        for record in self.records(base) if base else []:
+            meta, _, name = record.partition(b"\t")
+            if name == s.STORE_EXPERIMENTS_DIR.encode() and meta.split()[1:2] == [b"tree"]:
+                experiments += self.records(meta.split()[2].decode())
+            else:
+                others.append(record)
+        experiments += [f"040000 tree {self.write_tree(found)}\t{label}".encode() for label, found in additions.items()]
+        root = self.mktree(others + [f"040000 tree {self.mktree(experiments)}\t{s.STORE_EXPERIMENTS_DIR}".encode()])
         parents = ["-p", base] if base else []
-        return self.run("commit-tree", tree, *parents, "-m", message).stdout.strip()
+        return self.run("commit-tree", root, *parents, "-m", message).stdout.strip()
 
     def push(self, commit: str, branch: str) -> subprocess.CompletedProcess:
         return self.run("push", "--quiet", "--porcelain", self.remote, f"{commit}:refs/heads/{branch}", check=False)
@@ -272,7 +288,7 @@ def push(store_dir: Path, remote: str, branch: str) -> str:
                     "nothing to push" + (f" ({len(skipped)} not pushed, above)" if skipped else ""))
         message = (f"perfgate store push: {len(missing)} experiment(s) from {socket.gethostname()}\n\n"
                    + "".join(f"{label}\n" for label in missing))
-        commit = git.commit(base, index_lines(missing, mine), message)
+        commit = git.commit(base, {label: mine[label] for label in missing}, message)
         pushed = git.push(commit, branch)
         if pushed.returncode == 0:
             warn(skipped, "not pushed")
@@ -304,7 +320,7 @@ def _interrupt(signum, frame):
 @contextlib.contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM (a cancelled CI job) as Ctrl-C: git's running child is killed (subprocess.run does) and
-    the temporary index and pull's staging folder are removed on the way out."""
+    pull's staging folder is removed on the way out."""
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield

@@ -462,3 +462,21 @@ def test_an_experiment_of_another_platform_is_not_pulled_and_history_keeps_worki
     requirements.write_text("Experiment type,Bytes,Median,99%,Max\n" f"{SUB},16,100,200,300\n")
     assert cli.main(["history", "--requirements", str(requirements), "--experiments-results", str(store),
                      "--plots-directory", str(tmp_path / "plots"), "--no-plots"]) == s.EXIT_OK
+
+
+def test_a_push_onto_a_branch_git_cannot_index_adds_its_experiment_and_keeps_every_entry(tmp_path, capsys):
+    # an index (read-tree) refuses a '..' entry: every later push of every runner was exit 2
+    remote = bare(tmp_path)
+    crafted = tree(remote, good_files(remote, "x"))
+    branch_of(remote, [("40000", "..", crafted)])
+    before = git(remote, "ls-tree", "-r", "-z", BRANCH).split("\0")
+    store = tmp_path / "store"
+    stored(store, "local-1")
+    assert cli.main(["store", "push", "--store", str(store), "--remote", str(remote)]) == s.EXIT_OK
+    captured = capsys.readouterr()
+    assert captured.out.startswith("pushed 1 experiment(s)") and captured.err == ""
+    after = git(remote, "ls-tree", "-r", "-z", BRANCH).split("\0")
+    assert set(before) <= set(after)
+    assert sorted(set(after) - set(before)) == sorted(
+        line for line in after if "\texperiments/local-1/" in line) and len(set(after) - set(before)) == 2
+    assert git(remote, "rev-list", "--count", BRANCH) == "2"
