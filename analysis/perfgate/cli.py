@@ -13,7 +13,7 @@ import signal
 import sys
 import threading
 
-from . import cpu_latency
+from . import cpu_latency, store_cli
 from . import schema as s
 from .cli_types import (demand_list, label, millisecond_list, name_list, non_negative_float, payload_list,
                         percentile, pin_request, positive_float, positive_int, probability)
@@ -246,14 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="a stored baseline (baselines/<platform>/) drawn as a reference line; repeat for release baselines")
     _no_plots(history)
 
-    sync = command("store", "perfgate.store_sync:command_store",
-                   "push a results store's experiments to a git branch, or pull the branch's into the store")
-    sync.add_argument("action", choices=("push", "pull"),
-                      help="push: add the store's experiments the branch lacks; pull: add the branch's the store lacks")
-    _option(sync, "--store", required=True, metavar="DIR", help="the results store (pull creates it)")
-    _option(sync, "--remote", default=None, metavar="URL",
-            help=f"git repository keeping the store (default: ${s.STORE_REMOTE_ENV})")
-    _option(sync, "--branch", default="perfgate-results", help="its branch (default perfgate-results)")
+    store_cli.add_arguments(command("store", "perfgate.store_cli:command_store", store_cli.HELP), _option)
 
     determine = command("determine-requirements", "perfgate.requirements:command_determine_requirements",
                         "derive requirements from many runs of one commit")

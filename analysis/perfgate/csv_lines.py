@@ -41,6 +41,10 @@ MIN_INFLATION_LIMIT = 1 << 20
 SMALL_TEXT = 1 << 16  # characters: parsed from a StringIO (faster), larger texts from bytes (4 times smaller)
 # a line made only of whitespace, in text whose lines end with "\n" (str.strip's whitespace, as content_lines)
 _BLANK_LINE = re.compile(r"^[^\S\n]*$", re.MULTILINE)
+# And never past this many bytes, whatever the file's size: 4 Mi rows of raw measurements at up to 32
+# bytes each (11 payloads x 380000 samples; a gate stores 11 x 10000). The results store's pull holds a
+# raw file to the same cap (store_branch.RAW_LIMIT).
+MAX_INFLATED = 128 << 20
 
 
 def content_lines(path: Path, what: str, comments: bool) -> tuple[list[str], list[int]]:
@@ -74,7 +78,14 @@ def read_bytes(path: Path, what: str) -> bytes:
 
 def inflation_limit(compressed_bytes: int) -> int:
     """The most a .gz of this size may inflate to (docs/formats.md section 13)."""
-    return max(MIN_INFLATION_LIMIT, INFLATION_RATIO * compressed_bytes)
+    return min(MAX_INFLATED, max(MIN_INFLATION_LIMIT, INFLATION_RATIO * compressed_bytes))
+
+
+def inflation_problem(limit: int) -> str:
+    """What a .gz that inflates past `limit` is said to do."""
+    if limit == MAX_INFLATED:
+        return f"inflates to more than {MAX_INFLATED} bytes, the most a raw file may hold"
+    return f"inflates past {limit} bytes ({INFLATION_RATIO} times its compressed size): not measurements"
 
 
 def byte_blocks(path: Path, what: str, block_bytes: int | None = None) -> Iterator[bytes]:
@@ -99,9 +110,19 @@ def byte_blocks(path: Path, what: str, block_bytes: int | None = None) -> Iterat
                     return
                 inflated += len(block)
                 if inflated > limit:
-                    raise InputError(f"{what} file inflates past {limit} bytes ({INFLATION_RATIO} times its "
-                                     "compressed size): not measurements", path)
+                    raise InputError(f"{what} file {inflation_problem(limit)}", path)
                 yield block
+
+
+def inflated_problem(path: Path) -> str | None:
+    """Why a `.gz` file would be refused by read_bytes (not gzip, cut short, inflating past its
+    limit), or None; reads it a block at a time, never holding more."""
+    try:
+        for _ in byte_blocks(path, "raw measurements"):
+            pass
+    except InputError as error:
+        return error.message.removeprefix("raw measurements file ")
+    return None
 
 
 def duplicate_column(header: str) -> str | None:

@@ -167,20 +167,23 @@ def _resolve_baseline(baseline: str | None, platform: str, this_platform_id: str
     return path, f"compared with {path} ({label})"
 
 
-def _validate_store(store: Path, label: str, this_platform_id: str | None) -> None:
+def _validate_store(store: Path, label: str, this_platform_id: str | None) -> list[str]:
+    """The store's damaged experiments, as warnings: history skips them, and so does the gate."""
     outputs.require_writable(store, "results store", folder=True)  # a file or /proc: refused before measuring
     experiments_dir = store / s.STORE_EXPERIMENTS_DIR
     if (experiments_dir / label).exists():
         raise InputError(f"the results store already has an experiment labelled {label!r}; choose another --label",
                          experiments_dir / label)
+    damaged: list[store_check.Damage] = []
     if experiments_dir.is_dir() and any(not p.name.startswith(".") for p in experiments_dir.iterdir()):
-        stored = store_check.require_undamaged(store)  # history would skip one; the gate refuses it first
+        stored, damaged = store_check.undamaged_experiments(store)
         experiments.require_comparable(stored)
         other = next((e for e in stored if e.platform_id and this_platform_id and e.platform_id != this_platform_id),
                      None)
         if other is not None:
             raise InputError(f"the results store holds platform id {other.platform_id} ({other.path}), this machine is "
                              f"{this_platform_id}; histories of different platforms are never mixed", store)
+    return [f"the results store's {d.line()} (perfgate store check lists them)" for d in damaged]
 
 
 def resolve_store(store: str | None, history: bool | None, environment: dict) -> Path | None:
@@ -254,8 +257,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         Path(throughput_requirements_file) if throughput_requirements_file is not None else None, platform_name)
         if "throughput" in chosen_experiments else (None, None))
     store_path = resolve_store(store, history, environment)
-    if store_path is not None:
-        _validate_store(store_path, chosen_label, this_platform_id)
+    store_warnings = _validate_store(store_path, chosen_label, this_platform_id) if store_path is not None else []
     return GatePlan(
         output=output_path,
         platform=platform_name,
@@ -279,5 +281,6 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
         run_options=options,
         warnings=tuple(w for w in [requirements_platform_warning(
             requirements_path, files.read_json_object(s.requirements_provenance_json(requirements_path),
-                                                      "requirements provenance"), this_platform_id)] if w),
+                                                      "requirements provenance"), this_platform_id)] if w)
+        + tuple(store_warnings),
     )

@@ -12,17 +12,20 @@ Two runners may push at once. A push builds one commit on top of the branch as f
 branch moved meanwhile, the remote refuses it, and the push fetches again and rebuilds on the new tip
 (a merge that only adds folders), at most PUSH_ATTEMPTS times. An experiment is a folder named by its
 label, so it is in a commit once or not at all; the same label with different content on the two
-sides is a usage error (exit 2), never an overwrite.
+sides is skipped with a warning, never an overwrite, and never a reason to stop the others (one
+rewritten experiment on the branch stopped every later push and pull: issue 23). Push never uploads
+an experiment store_check calls damaged; pull (store_pull.py) judges the untrusted branch entry by
+entry (store_branch.py).
 
 Git is driven through its command line, without a work tree: a bare repository `<store>/.perfgate-git`
 keeps the fetched objects between runs, blobs are compared by id (`git hash-object`), commits are
-built with a temporary index (read-tree, update-index, write-tree, commit-tree) and pushed by id.
+built with `git mktree` (the base's entries kept verbatim, new experiment folders added) and `commit-tree`,
+and pushed by id.
 The pure parts (what to add, what conflicts) are `plan_*`; the git calls are in `Git`.
 """
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import random
 import shutil
@@ -30,22 +33,21 @@ import signal
 import socket
 import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from . import schema as s
 from . import store as results_store
+from . import store_branch, store_check
 from .errors import IncompleteError, InputError
 from .escape.workflow import log_text
 from .fastdds_build.git import check_git_url
 
-DEFAULT_BRANCH = "perfgate-results"
 CACHE_DIR = ".perfgate-git"  # in the store's root, beside experiments/: never pushed, never an experiment
 SYNC_LOCK = ".perfgate-sync.lock"  # one push or pull of a store at a time (the cache's refs and index)
 PUSH_ATTEMPTS = 10
+MAX_WARNINGS = 100
 FETCHED_REF = "refs/perfgate/fetched"
 FILE_MODE = "100644"
 # label -> {path inside the experiment: blob id}
@@ -53,23 +55,6 @@ Tree = dict[str, dict[str, str]]
 
 
 # --- pure parts -----------------------------------------------------------------------------------
-def parse_tree(listing: str) -> Tree:
-    """`git ls-tree -r -z` output below experiments/ -> label -> {path: blob}. Dot-named experiments
-    (the summary index, a staging folder) and files the store does not keep are not experiments."""
-    tree: Tree = {}
-    prefix = f"{s.STORE_EXPERIMENTS_DIR}/"
-    for entry in filter(None, listing.split("\0")):
-        meta, _, path = entry.partition("\t")
-        mode, kind, blob = meta.split()
-        if kind != "blob" or not path.startswith(prefix):
-            continue
-        label, _, relative = path[len(prefix):].partition("/")
-        if label.startswith(".") or not relative or not results_store.is_kept(relative):
-            continue
-        tree.setdefault(label, {})[relative] = blob
-    return tree
-
-
 def differences(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
     """The paths whose content differs, or that only one side has."""
     return sorted(path for path in set(mine) | set(theirs) if mine.get(path) != theirs.get(path))
@@ -82,18 +67,20 @@ def plan_transfer(source: Tree, target: Tree) -> tuple[list[str], dict[str, list
     return missing, {label: paths for label, paths in conflicts.items() if paths}
 
 
-def conflict_message(conflicts: dict[str, list[str]], remote: str, branch: str) -> str:
-    label, paths = next(iter(conflicts.items()))
-    more = f" (and {len(conflicts) - 1} other label(s))" if len(conflicts) > 1 else ""
-    return (f"experiment {label!r} differs between the store and {remote} branch {branch} ({', '.join(paths[:3])}"
-            f"{', ...' if len(paths) > 3 else ''}){more}: an experiment is never replaced; give one of them "
-            "another label")
+def conflict_reason(paths: list[str], remote: str, branch: str) -> str:
+    shown = ", ".join(ascii(path) for path in paths[:3]) + (", ..." if len(paths) > 3 else "")
+    return (f"differs between the store and {remote} branch {branch} ({shown}): an experiment is never "
+            "replaced; give one of them another label")
 
 
-def index_lines(labels: list[str], tree: Tree) -> str:
-    """`git update-index --index-info` input adding the experiments' files."""
-    return "".join(f"{FILE_MODE} {blob}\t{s.STORE_EXPERIMENTS_DIR}/{label}/{relative}\n"
-                   for label in labels for relative, blob in sorted(tree[label].items()))
+def warn(skipped: dict[str, str], what: str) -> None:
+    """One stderr line per experiment left out, at most MAX_WARNINGS (a crafted branch may hold
+    thousands); labels and paths are printed with ascii()."""
+    for label, reason in list(skipped.items())[:MAX_WARNINGS]:
+        print(f"perfgate store: warning: experiment {ascii(label)} {what}: {log_text(reason)}", file=sys.stderr)
+    if len(skipped) > MAX_WARNINGS:
+        print(f"perfgate store: warning: and {len(skipped) - MAX_WARNINGS} more experiment(s) {what}",
+              file=sys.stderr)
 
 
 def one_line(text: str) -> str:
@@ -143,10 +130,28 @@ class Git:
         self.run("fetch", "--quiet", "--no-tags", self.remote, f"+refs/heads/{branch}:{FETCHED_REF}")
         return self.run("rev-parse", FETCHED_REF).stdout.strip()
 
-    def tree(self, commit: str | None) -> Tree:
+    def popen(self, *arguments: str) -> subprocess.Popen:
+        try:
+            return subprocess.Popen(["git", f"--git-dir={self.git_dir}", *arguments], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.environment)
+        except FileNotFoundError:
+            raise InputError("git is not installed (perfgate store needs the git command line)") from None
+
+    def branch(self, commit: str | None) -> store_branch.Branch:
+        """The commit's whole tree judged entry by entry (store_branch), read as git lists it."""
         if commit is None:
-            return {}
-        return parse_tree(self.run("ls-tree", "-r", "-z", commit, "--", f"{s.STORE_EXPERIMENTS_DIR}/").stdout)
+            return store_branch.Branch()
+        entries = []
+        with self.popen("ls-tree", "-r", "-z", "-l", "--full-tree", commit) as lister:
+            lister.stdin.close()
+            pending = b""
+            while piece := lister.stdout.read(1 << 16):
+                *records, pending = (pending + piece).split(b"\0")
+                entries += [entry for entry in map(store_branch.parse_entry, records) if entry is not None]
+            error = lister.stderr.read().decode(errors="replace")
+        if lister.returncode != 0:
+            raise InputError(f"git ls-tree failed: {one_line(error)}")
+        return store_branch.judge(entries)
 
     def hash_files(self, paths: list[Path], write: bool) -> list[str]:
         if not paths:
@@ -156,43 +161,103 @@ class Git:
         assert len(ids) == len(paths)
         return ids
 
-    def commit(self, base: str | None, lines: str, message: str) -> str:
-        """A commit of `base`'s tree plus the given index lines, its parent `base`."""
-        handle, index = tempfile.mkstemp(prefix="index.", dir=self.git_dir)
-        os.close(handle)
-        os.unlink(index)  # git refuses an empty file as an index; it creates it
-        env = {"GIT_INDEX_FILE": index}
-        try:
-            self.run("read-tree", *([base] if base else ["--empty"]), env=env)
-            self.run("update-index", "--add", "--index-info", stdin=lines, env=env)
-            tree = self.run("write-tree", env=env).stdout.strip()
-        finally:
-            if os.path.exists(index):
-                os.unlink(index)
+    def mktree(self, records: list[bytes]) -> str:
+        """A tree of `ls-tree -z` records, taken verbatim (mktree sorts them)."""
+        return self.run("mktree", "-z", stdin=b"".join(record + b"\0" for record in records), text=False) \
+            .stdout.decode().strip()
+
+    def records(self, tree: str) -> list[bytes]:
+        """The entries of one tree (not recursive), as `ls-tree -z` writes them."""
+        return [record for record in self.run("ls-tree", "-z", tree, text=False).stdout.split(b"\0") if record]
+
+    def write_tree(self, files: dict[str, str]) -> str:
+        """A tree of `files` (path inside it, `/`-separated -> blob id), its folders made as trees."""
+        folders: dict[str, dict[str, str]] = {}
+        records = []
+        for path, blob in files.items():
+            first, slash, rest = path.partition("/")
+            if slash:
+                folders.setdefault(first, {})[rest] = blob
+            else:
+                records.append(f"{FILE_MODE} blob {blob}\t{first}".encode())
+        records += [f"040000 tree {self.write_tree(inner)}\t{name}".encode() for name, inner in folders.items()]
+        return self.mktree(records)
+
+    def commit(self, base: str | None, additions: Tree, message: str) -> str:
+        """A commit of `base`'s tree plus the experiments `additions`, its parent `base`. Built with
+        mktree, every entry of the base kept verbatim: an index (read-tree) refuses a tree an attacker
+        wrote (a `..` entry), which stopped every later push for good."""
+        experiments, others = [], []
+        for record in self.records(base) if base else []:
+            meta, _, name = record.partition(b"\t")
+            if name == s.STORE_EXPERIMENTS_DIR.encode() and meta.split()[1:2] == [b"tree"]:
+                experiments += self.records(meta.split()[2].decode())
+            else:
+                others.append(record)
+        experiments += [f"040000 tree {self.write_tree(found)}\t{label}".encode() for label, found in additions.items()]
+        root = self.mktree(others + [f"040000 tree {self.mktree(experiments)}\t{s.STORE_EXPERIMENTS_DIR}".encode()])
         parents = ["-p", base] if base else []
-        return self.run("commit-tree", tree, *parents, "-m", message).stdout.strip()
+        return self.run("commit-tree", root, *parents, "-m", message).stdout.strip()
 
     def push(self, commit: str, branch: str) -> subprocess.CompletedProcess:
         return self.run("push", "--quiet", "--porcelain", self.remote, f"{commit}:refs/heads/{branch}", check=False)
 
-    def archive(self, commit: str, labels: list[str]) -> bytes:
-        paths = [f"{s.STORE_EXPERIMENTS_DIR}/{label}" for label in labels]
-        return self.run("archive", "--format=tar", commit, "--", *paths, text=False).stdout
+    @contextlib.contextmanager
+    def blobs(self) -> Iterator[subprocess.Popen]:
+        """`git cat-file --batch`, for copy_blob; stopped on the way out."""
+        reader = self.popen("cat-file", "--batch")
+        try:
+            yield reader
+        finally:
+            reader.kill()
+            reader.wait()
+            for stream in (reader.stdin, reader.stdout, reader.stderr):
+                stream.close()
 
 
-def local_tree(git: Git, experiments: Path, labels: list[str] | None = None, write: bool = False) -> Tree:
-    """label -> {path: blob id} of the store's experiments (only `labels`, when given)."""
+def copy_blob(reader: subprocess.Popen, object_id: str, handle, limit: int) -> str | None:
+    """Stream one blob into the open file `handle`, in 1 MiB pieces; the problem, or None. Never more
+    than `limit` bytes are written (ls-tree's sizes are checked first; this holds even if not)."""
+    reader.stdin.write(f"{object_id}\n".encode())
+    reader.stdin.flush()
+    header = reader.stdout.readline(200).split()
+    if len(header) != 3 or not header[2].isdigit():  # `<id> missing`: no content follows
+        return f"is no object git can read ({b' '.join(header[1:]).decode('ascii', 'replace')})"
+    kind, size = header[1].decode("ascii", "replace"), int(header[2])
+    problem = (f"is a {kind} object, not a blob" if kind != "blob"
+               else f"is {size} bytes, more than the {limit} its kind may hold" if size > limit else None)
+    left = size
+    while left:  # a refused object is read through too: the next answer starts after it
+        piece = reader.stdout.read(min(left, 1 << 20))
+        if not piece:
+            return "was cut short by git"
+        if problem is None:
+            handle.write(piece)
+        left -= len(piece)
+    reader.stdout.read(1)  # the newline after each object
+    return problem
+
+
+def local_tree(git: Git, experiments: Path, labels: list[str] | None = None,
+               write: bool = False) -> tuple[Tree, dict[str, str]]:
+    """(label -> {path: blob id} of the store's experiments, only `labels` when given; the folders
+    whose name no experiment may have, with the reason: never hashed, since a line break in a name
+    would split git's list of paths)."""
     folders = [folder for folder in sorted(experiments.iterdir()) if folder.is_dir() and not folder.name.startswith(".")] \
         if experiments.is_dir() else []
     if labels is not None:
         folders = [folder for folder in folders if folder.name in set(labels)]
-    kept = {folder.name: results_store.kept_files(folder) for folder in folders}
+    unnamed = {folder.name: problem for folder in folders
+               for problem in [store_branch.store_label_problem(folder.name)] if problem is not None}
+    kept = {folder.name: {relative: path for relative, path in results_store.kept_files(folder).items()
+                          if all(store_branch.PATH_PART.fullmatch(part) for part in relative.split("/"))}
+            for folder in folders if folder.name not in unnamed}
     order = [(label, relative) for label, found in kept.items() for relative in found]
     ids = git.hash_files([kept[label][relative] for label, relative in order], write)
     tree: Tree = {label: {} for label in kept if kept[label]}
     for (label, relative), blob in zip(order, ids):
         tree[label][relative] = blob
-    return tree
+    return tree, {label: f"{experiments / label}: the folder {problem}" for label, problem in unnamed.items()}
 
 
 # --- push and pull --------------------------------------------------------------------------------
@@ -202,21 +267,34 @@ def push(store_dir: Path, remote: str, branch: str) -> str:
         raise InputError(f"not a results store (no {s.STORE_EXPERIMENTS_DIR}/ folder)", store_dir)
     git = Git(store_dir, remote)
     git.init()
-    mine = local_tree(git, experiments, write=True)
+    mine, skipped = local_tree(git, experiments, write=True)
+    judged: set[str] = set()
     for attempt in range(1, PUSH_ATTEMPTS + 1):
         base = git.fetch(branch) if git.remote_tip(branch) else None
-        missing, conflicts = plan_transfer(mine, git.tree(base))
-        if conflicts:
-            raise InputError(conflict_message(conflicts, remote, branch))
+        theirs = git.branch(base)
+        for label in set(mine) & set(theirs.bad):  # never replaced, even when damaged there
+            skipped[label] = f"{remote} branch {branch} holds a damaged experiment of that label: {theirs.bad[label]}"
+        missing, conflicts = plan_transfer({k: v for k, v in mine.items() if k not in skipped}, theirs.blobs())
+        skipped.update({label: conflict_reason(paths, remote, branch) for label, paths in conflicts.items()})
+        for label in (label for label in missing if label not in judged):
+            judged.add(label)
+            damage = store_check.experiment_damage(experiments / label)  # never uploaded: pull would refuse it
+            if damage is not None:
+                skipped[label] = damage.problem
+        missing = [label for label in missing if label not in skipped]
         if not missing:
-            return f"{remote} branch {branch} already has the store's {len(mine)} experiment(s): nothing to push"
+            warn(skipped, "not pushed")
+            return (f"{remote} branch {branch} already has the store's {len(mine) - len(skipped)} experiment(s): "
+                    "nothing to push" + (f" ({len(skipped)} not pushed, above)" if skipped else ""))
         message = (f"perfgate store push: {len(missing)} experiment(s) from {socket.gethostname()}\n\n"
                    + "".join(f"{label}\n" for label in missing))
-        commit = git.commit(base, index_lines(missing, mine), message)
+        commit = git.commit(base, {label: mine[label] for label in missing}, message)
         pushed = git.push(commit, branch)
         if pushed.returncode == 0:
+            warn(skipped, "not pushed")
             return (f"pushed {len(missing)} experiment(s) to {remote} branch {branch} ({commit[:12]})"
-                    + (f" after {attempt - 1} rejected attempt(s)" if attempt > 1 else ""))
+                    + (f" after {attempt - 1} rejected attempt(s)" if attempt > 1 else "")
+                    + (f"; {len(skipped)} not pushed (above)" if skipped else ""))
         if git.remote_tip(branch) == base:  # the branch did not move: refused for another reason
             raise InputError(f"git push to {remote} failed: {one_line(pushed.stderr + pushed.stdout)}")
         print(f"perfgate store: push rejected, {log_text(remote)} branch {log_text(branch)} moved meanwhile (another runner): "
@@ -224,36 +302,6 @@ def push(store_dir: Path, remote: str, branch: str) -> str:
         time.sleep(random.uniform(0.05, 0.3) * attempt)  # two runners retrying in step would collide again
     raise IncompleteError(f"{remote} branch {branch} kept moving: {PUSH_ATTEMPTS} pushes were rejected; "
                           "nothing was lost, run `perfgate store push` again")
-
-
-def pull(store_dir: Path, remote: str, branch: str) -> str:
-    git = Git(store_dir, remote)
-    if git.remote_tip(branch) is None:
-        return f"{remote} has no branch {branch} yet: nothing to pull"
-    experiments = store_dir / s.STORE_EXPERIMENTS_DIR
-    experiments.mkdir(parents=True, exist_ok=True)
-    git.init()
-    tip = git.fetch(branch)
-    theirs = git.tree(tip)
-    mine = local_tree(git, experiments, labels=list(theirs))
-    missing, conflicts = plan_transfer(theirs, mine)
-    if conflicts:
-        raise InputError(conflict_message(conflicts, remote, branch))
-    if not missing:
-        return f"the store already has the {len(theirs)} experiment(s) of {remote} branch {branch}: nothing to pull"
-    staging = Path(tempfile.mkdtemp(prefix=".pull.", dir=experiments))
-    try:
-        with tarfile.open(fileobj=io.BytesIO(git.archive(tip, missing)), mode="r:") as archive:
-            archive.extractall(staging, filter="data")
-        with results_store.locked(store_dir):  # a history reading the store sees whole experiments only
-            for label in missing:
-                target = experiments / label
-                if target.exists():  # added here (a gate) while this pulled: never replaced
-                    raise InputError(conflict_message({label: ["added meanwhile"]}, remote, branch), target)
-                os.rename(staging / s.STORE_EXPERIMENTS_DIR / label, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return f"pulled {len(missing)} experiment(s) from {remote} branch {branch} into {experiments}"
 
 
 def require_branch_name(branch: str) -> None:
@@ -265,31 +313,14 @@ def require_branch_name(branch: str) -> None:
         raise InputError(f"--branch {ascii(branch)} is not a git branch name")
 
 
-def command_store(action: str, store: str, remote: str | None = None, branch: str = DEFAULT_BRANCH) -> int:
-    source = "--remote" if remote else f"${s.STORE_REMOTE_ENV}"
-    remote = remote or os.environ.get(s.STORE_REMOTE_ENV) or None
-    if remote is None:
-        raise InputError(f"give --remote URL (or set {s.STORE_REMOTE_ENV}): the git repository that keeps the store")
-    remote = check_git_url(remote, source)  # git would read `-o...` as an option of ls-remote
-    require_branch_name(branch)
-    store_dir = Path(store)
-    if action == "pull":
-        store_dir.mkdir(parents=True, exist_ok=True)
-    elif not store_dir.is_dir():
-        raise InputError("results store not found", store_dir)
-    with results_store.locked(store_dir, SYNC_LOCK), _terminate_as_interrupt():
-        print(log_text((push if action == "push" else pull)(store_dir, remote, branch)))
-    return s.EXIT_OK
-
-
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
+def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM (a cancelled CI job) as Ctrl-C: git's running child is killed (subprocess.run does) and
-    the temporary index and pull's staging folder are removed on the way out."""
+    pull's staging folder is removed on the way out."""
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield

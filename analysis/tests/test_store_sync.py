@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from perfgate import cli, store, store_sync
+from conftest import metadata, tiny_summary, write_experiment
+from perfgate import cli, files, store, store_branch, store_cli, store_sync
 from perfgate import schema as s
 
 SUB = "intraprocess_best_effort"
@@ -31,28 +32,38 @@ def bare(tmp_path: Path, name: str = "results.git") -> Path:
 
 
 def experiment(store_dir: Path, label: str, value: str = "1.000", ab: bool = False) -> Path:
-    """One stored experiment as a gate keeps it, plus a plot a re-processing left in it (not kept)."""
+    """One stored experiment as a gate keeps it (metadata, a summary, gzip'd raw measurements; with `ab`
+    a check report in ab/'s place), plus a plot a re-processing left in it (not kept)."""
     folder = store_dir / s.STORE_EXPERIMENTS_DIR / label
     folder.mkdir(parents=True)
-    (folder / s.METADATA_FILE).write_text(f'{{"label": "{label}"}}\n')
-    (folder / s.summary_csv_name(SUB)).write_text(f"Bytes,Median\n16,{value}\n")
-    (folder / s.stored_raw_name(SUB)).write_bytes(store.compressed(f"0,16,{value}\n".encode()))
+    median = float(value)
+    write_experiment(folder, {SUB: tiny_summary({16: (median, 2 * median, 3 * median)})},
+                     metadata(label, "2026-01-01T00:00:00+00:00"))
+    (folder / s.stored_raw_name(SUB)).write_bytes(store.compressed(raw_text(value).encode()))
     if ab:
-        (folder / s.AB_DIR).mkdir()
-        (folder / s.AB_DIR / s.VERDICT_JSON).write_text('{"status": "PASS"}\n')
+        (folder / s.check_csv_name(SUB)).write_text("checked\n")
     (folder / s.PLOTS_DIR).mkdir()
     (folder / s.PLOTS_DIR / "x.png").write_bytes(b"png")
     return folder
 
 
-def remote_files(repository: Path, branch: str = store_sync.DEFAULT_BRANCH) -> dict[str, str]:
+def raw_text(value: str) -> str:
+    return f"Sample,Payload [Bytes],Latency [us]\n0,16,{value}\n1,16,{value}\n"
+
+
+def summary_text(value: str) -> str:
+    median = float(value)
+    return files.format_csv(tiny_summary({16: (median, 2 * median, 3 * median)}))
+
+
+def remote_files(repository: Path, branch: str = store_cli.DEFAULT_BRANCH) -> dict[str, str]:
     listing = git(repository, "ls-tree", "-r", "--name-only", branch).split()
     return {path: git(repository, "show", f"{branch}:{path}") for path in listing if not path.endswith(".gz")}
 
 
 def labels_in(repository: Path) -> list[str]:
     return sorted({path.split("/")[1] for path in git(repository, "ls-tree", "-r", "--name-only",
-                                                       store_sync.DEFAULT_BRANCH).split()})
+                                                       store_cli.DEFAULT_BRANCH).split()})
 
 
 def store_command(*arguments: str) -> int:
@@ -71,10 +82,15 @@ def test_what_a_transfer_adds_and_what_conflicts():
     source = {"a": {"metadata.json": "1"}, "b": {"metadata.json": "2", "x.csv": "3"}, "c": {"metadata.json": "4"}}
     target = {"b": {"metadata.json": "2"}, "c": {"metadata.json": "4"}, "d": {"metadata.json": "5"}}
     assert store_sync.plan_transfer(source, target) == (["a"], {"b": ["x.csv"]})
-    listing = ("100644 blob 11\texperiments/a/metadata.json\x00100644 blob 12\texperiments/a/plots/p.png\0"
-               "100644 blob 13\texperiments/.perfgate-summary-index/x.csv.gz\x00100644 blob 14\tREADME.md\0"
-               "100644 blob 15\texperiments/a/ab/verdict.json\x00")
-    assert store_sync.parse_tree(listing) == {"a": {"metadata.json": "11", "ab/verdict.json": "15"}}
+    listing = (b"100644 blob 11 10\texperiments/a/metadata.json\x00100644 blob 12 3\texperiments/b/plots/p.png\0"
+               b"100644 blob 13 9\texperiments/.perfgate-summary-index/x.csv.gz\x00100644 blob 14 5\tREADME.md\0"
+               b"100644 blob 15 7\texperiments/a/ab/verdict.json\x00")
+    branch = store_branch.judge([store_branch.parse_entry(record) for record in listing.split(b"\0") if record])
+    assert branch.blobs() == {"a": {"metadata.json": "11", "ab/verdict.json": "15"}}
+    # a file the store never keeps quarantines its experiment; what is outside any experiment is ignored
+    assert branch.bad == {"b": "'experiments/b/plots/p.png' is not a file the store keeps"}
+    assert branch.ignored == ["'experiments/.perfgate-summary-index/x.csv.gz' is in a dot-named folder, which is no "
+                              "experiment", "'README.md' is not in an experiment folder (experiments/<label>/)"]
 
 
 # --- against a bare repository ----------------------------------------------------------------------
@@ -93,8 +109,8 @@ def test_push_then_pull_round_trip_carries_the_kept_files_only_and_only_adds(tmp
     kept = [s.METADATA_FILE, s.summary_csv_name(SUB)]
     assert sorted(remote_files(remote)) == sorted([f"experiments/run-1/{name}" for name in kept]
                                                   + [f"experiments/run-2/{name}" for name in kept]
-                                                  + ["experiments/run-2/ab/verdict.json"])
-    assert remote_files(remote)["experiments/run-2/" + s.summary_csv_name(SUB)] == "Bytes,Median\n16,2.000\n"
+                                                  + [f"experiments/run-2/{s.check_csv_name(SUB)}"])
+    assert remote_files(remote)["experiments/run-2/" + s.summary_csv_name(SUB)] == summary_text("2.000")
 
     # a second runner pulls into an empty store: the same bytes, no plots, nothing derived
     assert store_command("pull", "--store", str(second), "--remote", str(remote)) == s.EXIT_OK
@@ -105,7 +121,8 @@ def test_push_then_pull_round_trip_carries_the_kept_files_only_and_only_adds(tmp
         for relative, path in store.kept_files(mine).items():
             assert (theirs / relative).read_bytes() == path.read_bytes()
         assert not (theirs / s.PLOTS_DIR).exists()
-    assert gzip.decompress((second / "experiments/run-2" / s.stored_raw_name(SUB)).read_bytes()) == b"0,16,2.000\n"
+    assert gzip.decompress((second / "experiments/run-2" / s.stored_raw_name(SUB)).read_bytes()) == \
+        raw_text("2.000").encode()
     assert not (second / s.STORE_HISTORY_DIR).exists()
     assert [p.name for p in (second / "experiments").iterdir()] == ["run-1", "run-2"] or \
         sorted(p.name for p in (second / "experiments").iterdir()) == ["run-1", "run-2"]  # no staging left
@@ -116,11 +133,11 @@ def test_push_then_pull_round_trip_carries_the_kept_files_only_and_only_adds(tmp
     assert capsys.readouterr().out.startswith("pushed 1 experiment(s)")
     assert store_command("pull", "--store", str(first), "--remote", str(remote)) == s.EXIT_OK
     assert capsys.readouterr().out.startswith("pulled 1 experiment(s)")
-    assert (first / "experiments/run-3" / s.summary_csv_name(SUB)).read_text() == "Bytes,Median\n16,3.000\n"
-    commits = git(remote, "rev-list", "--count", store_sync.DEFAULT_BRANCH)
+    assert (first / "experiments/run-3" / s.summary_csv_name(SUB)).read_text() == summary_text("3.000")
+    commits = git(remote, "rev-list", "--count", store_cli.DEFAULT_BRANCH)
     assert store_command("push", "--store", str(first), "--remote", str(remote)) == s.EXIT_OK
     assert "nothing to push" in capsys.readouterr().out
-    assert git(remote, "rev-list", "--count", store_sync.DEFAULT_BRANCH) == commits
+    assert git(remote, "rev-list", "--count", store_cli.DEFAULT_BRANCH) == commits
     assert labels_in(remote) == ["run-1", "run-2", "run-3"]
 
 
@@ -148,10 +165,10 @@ def test_concurrent_pushers_all_arrive_exactly_once(tmp_path):
         store_dir = tmp_path / f"runner-{runner}"
         for number in range(per_runner):
             label = f"r{runner}-{number}"
-            experiment(store_dir, label, f"{runner}.{number:03d}")
-            expected[label] = f"Bytes,Median\n16,{runner}.{number:03d}\n"
+            experiment(store_dir, label, f"{runner + 1}.{number:03d}")
+            expected[label] = summary_text(f"{runner + 1}.{number:03d}")
         experiment(store_dir, "shared")  # the same experiment on every runner (pulled earlier): once on the remote
-    expected["shared"] = "Bytes,Median\n16,1.000\n"
+    expected["shared"] = summary_text("1.000")
     start = tmp_path / "start"
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     pushers = [subprocess.Popen([sys.executable, "-c", PUSHER, str(start), str(tmp_path / f"runner-{runner}"),
@@ -168,14 +185,16 @@ def test_concurrent_pushers_all_arrive_exactly_once(tmp_path):
     for label, summary in expected.items():
         assert files[f"experiments/{label}/{s.summary_csv_name(SUB)}"] == summary
     # each experiment was added by exactly one commit, never added twice
-    log = git(remote, "log", "--name-status", "--format=", store_sync.DEFAULT_BRANCH)
+    log = git(remote, "log", "--name-status", "--format=", store_cli.DEFAULT_BRANCH)
     added = [line.split("\t")[1] for line in log.splitlines() if line.startswith("A\t")]
     metadata_added = sorted(path.split("/")[1] for path in added if path.endswith(s.METADATA_FILE))
     assert metadata_added == sorted(expected)
     assert not [line for line in log.splitlines() if line and not line.startswith("A\t")]  # nothing modified or deleted
 
 
-def test_one_label_with_two_contents_is_refused_both_ways_and_nothing_changes(tmp_path, capsys):
+def test_one_label_with_two_contents_is_skipped_both_ways_never_replaced_and_blocks_nothing(tmp_path, capsys):
+    # issue 23: a label with other content on the branch (a rewritten branch, two runners, one label) made
+    # every later push and pull exit 2, the runner blocked for good; it is now skipped with a warning
     remote = bare(tmp_path)
     first, second = tmp_path / "runner-a", tmp_path / "runner-b"
     experiment(first, "nightly-1", "1.000")
@@ -183,17 +202,21 @@ def test_one_label_with_two_contents_is_refused_both_ways_and_nothing_changes(tm
     experiment(second, "other", "2.000")
     assert store_command("push", "--store", str(first), "--remote", str(remote)) == s.EXIT_OK
     capsys.readouterr()
-    tip = git(remote, "rev-parse", store_sync.DEFAULT_BRANCH)
 
-    assert store_command("push", "--store", str(second), "--remote", str(remote)) == s.EXIT_USAGE
-    line = one_error_line(capsys)
-    assert line == (f"perfgate store: error: experiment 'nightly-1' differs between the store and {remote} branch "
-                    f"perfgate-results ({s.stored_raw_name(SUB)}, {s.summary_csv_name(SUB)}): an experiment is never replaced; give one of "
-                    "them another label")
-    assert git(remote, "rev-parse", store_sync.DEFAULT_BRANCH) == tip  # not even 'other' went in
-    assert store_command("pull", "--store", str(second), "--remote", str(remote)) == s.EXIT_USAGE
-    assert "experiment 'nightly-1' differs" in one_error_line(capsys)
-    assert (second / "experiments/nightly-1" / s.summary_csv_name(SUB)).read_text() == "Bytes,Median\n16,9.000\n"
+    warning = (f"perfgate store: warning: experiment 'nightly-1' not pushed: differs between the store and {remote} "
+               f"branch perfgate-results ('{s.stored_raw_name(SUB)}', '{s.summary_csv_name(SUB)}'): an experiment is "
+               "never replaced; give one of them another label")
+    for _ in range(2):  # and again: never a blockade
+        assert store_command("push", "--store", str(second), "--remote", str(remote)) == s.EXIT_OK
+        captured = capsys.readouterr()
+        assert captured.err.splitlines() == [warning]
+    assert labels_in(remote) == ["nightly-1", "other"]
+    assert remote_files(remote)[f"experiments/nightly-1/{s.summary_csv_name(SUB)}"] == summary_text("1.000")
+    assert store_command("pull", "--store", str(second), "--remote", str(remote)) == s.EXIT_OK
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [warning.replace("not pushed", "not pulled")]
+    assert "nothing to pull; 1 not pulled (above)" in captured.out
+    assert (second / "experiments/nightly-1" / s.summary_csv_name(SUB)).read_text() == summary_text("9.000")
 
 
 def test_a_remote_that_does_not_exist_and_no_remote_are_one_line_exit_2(tmp_path, capsys, monkeypatch):
