@@ -225,7 +225,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
         raise InputError(f"{special_kind(path)}, not a file: perfgate writes a file here", path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporaries.sweep_once(path.parent)
-    handle, temporary = tempfile.mkstemp(prefix=temporaries.prefix(path), suffix=".tmp" + path.suffix,
+    handle, temporary = tempfile.mkstemp(prefix=temporaries.prefix(path), suffix=temporaries.suffix(path),
                                          dir=path.parent)
     os.close(handle)
     temporary_path = Path(temporary)
