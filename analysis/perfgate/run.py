@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
-from . import __version__, cpu_latency, files, platform_info, resources_table, scratch, upstream
+from . import __version__, claims, cpu_latency, files, platform_info, resources_table, scratch, upstream
 from . import harness as native_harness
 from . import schema as s
 from .clock import load_average, utc_now
@@ -176,6 +176,7 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
     return measure_latency(options, build_record)
 
 
+@claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_latency(options: RunOptions, build_record: dict | None = None) -> int:
     """The latency experiment of validated options (resolve_options); build_record: the `perfgate
     build` workspace's record when its Fast DDS is measured. Exit 0, or 3 when a sub-experiment failed."""
