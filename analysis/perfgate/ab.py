@@ -276,7 +276,7 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
     subs = plan.options.subexperiments
     try:
         with run.terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
-                scratch.scratch_folder(steps.program) as workdir:
+                scratch.scratch_folder(steps.program, metadata.run_id) as workdir:
             metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake))
             cpu_latency.warn(f"perfgate {steps.program}", awake)
             for r in range(plan.rounds):

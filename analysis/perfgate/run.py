@@ -201,7 +201,7 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
     current = None
     try:
         with terminate_as_interrupt(), cpu_latency.hold_awake(options.cpu_latency) as awake, \
-                scratch.scratch_folder("run") as workdir:
+                scratch.scratch_folder("run", metadata.run_id) as workdir:
             metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake),
                                resource_sampling=resources.sampling_metadata())
             cpu_latency.warn(f"perfgate {options.command}", awake)
