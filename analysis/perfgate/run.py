@@ -32,7 +32,7 @@ from .model import (CpuLatency, CpuPinning, Environment, FastDDS, Harness, LoadA
 from .measure.commands import DISCOVERY_TIMEOUT_S, SAMPLE_TIMEOUT_MS, describe
 from .measure.environment import CHILD_ENV, RUN_ID_ENV, scrub_environment
 from .measure import resources
-from .measure.options import RunOptions, cpu_pinning_metadata, resolve_options
+from .measure.options import RunOptions, check_output_folder, cpu_pinning_metadata, resolve_options
 from .measure.subexperiment import SubexperimentResult, median_first_payload, run_subexperiment
 from .measure.supervise import INTERRUPTED
 from .throughput_table import best_subscription_throughput
@@ -157,12 +157,14 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
                 warmup=None, harness=None, fastdds_prefix=None, pin_cpus=None, timeout=None,
                 engine=s.ENGINE_HARNESS, workspace=None, cpu_latency_request=None, subscribers=None) -> int:
     if engine == s.ENGINE_UPSTREAM:  # Fast DDS' own latency tests (perfgate.upstream)
-        return upstream.command_upstream(output=output, workspace=workspace, subexperiments=subexperiments,
-                                         label=label, samples=samples, payloads=payloads, pin_cpus=pin_cpus,
-                                         cpu_latency_request=cpu_latency_request,
-                                         harness_options={"--warmup": warmup, "--harness": harness,
-                                                          "--fastdds-prefix": fastdds_prefix, "--timeout": timeout,
-                                                          "--subscribers": subscribers})
+        check_output_folder(Path(output))  # "a file, not a folder" said before a claim tries to make it
+        with claims.claimed(Path(output)):  # a folder it made for a refused command is removed again
+            return upstream.command_upstream(output=output, workspace=workspace, subexperiments=subexperiments,
+                                             label=label, samples=samples, payloads=payloads, pin_cpus=pin_cpus,
+                                             cpu_latency_request=cpu_latency_request,
+                                             harness_options={"--warmup": warmup, "--harness": harness,
+                                                              "--fastdds-prefix": fastdds_prefix, "--timeout": timeout,
+                                                              "--subscribers": subscribers})
     build_record = None
     if workspace is not None:  # a `perfgate build` workspace: its harness, its Fast DDS, its record
         if harness is not None or fastdds_prefix is not None:
