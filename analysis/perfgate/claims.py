@@ -30,7 +30,7 @@ from .errors import InputError
 # in an output folder while a command writes it: its process id, under an exclusive lock (here, not in
 # schema.py, which is at its size limit: no reader ever looks for it, they only leave it aside)
 MARKER_FILE = ".perfgate-claim"
-HOLDER_WRITTEN_S = 1.0  # how long a refused command waits for the holder to write its process id
+HOLDER_WRITTEN_S = 5.0  # how long a refused command waits for the holder to write its process id
 _held: dict[Path, int] = {}  # this process's claims: folder (resolved) -> the locked marker's descriptor
 
 
