@@ -115,9 +115,10 @@ def start_history_of_two_subexperiments(tmp_path: Path, **popen_options) -> tupl
     files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 100.0, s.P99: 200.0,
                                                  s.MAX: 900.0} for sub in HISTORY_SUBS[:2]]))
     plots = tmp_path / "plots"
+    popen_options = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **popen_options}
     command = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "history", "--requirements", str(requirements),
                                 "--experiments-results", str(tmp_path / "store"), "--plots-directory", str(plots)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen_options)
+                               text=True, **popen_options)
     return command, plots
 
 
@@ -209,3 +210,22 @@ def test_a_worker_whose_parent_is_already_gone_ends_at_once():
                             "pools.die_with_parent(os.getppid() + 1000000); print('survived')"],
                            capture_output=True, text=True, timeout=60)
     assert child.returncode == -signal.SIGKILL and "survived" not in child.stdout
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="history draws in worker processes only with 2 CPUs or more")
+@pytest.mark.heavy
+def test_the_plot_workers_of_a_killed_history_die_with_it(tmp_path):
+    command, plots = start_history_of_two_subexperiments(tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_until(lambda: command.poll() is None and len(children_of(command.pid)) == 2
+                          and list(plots.rglob("*.png")), 120.0), command.poll()
+        workers = children_of(command.pid)
+    finally:
+        command.kill()
+        command.wait()
+    try:
+        assert wait_until(lambda: not any(alive(pid) for pid in workers), 20.0), [p for p in workers if alive(p)]
+    finally:
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
