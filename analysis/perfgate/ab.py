@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, ab_report, ab_turns, build, clock, cpu_latency, files, platform_info, process, scratch
+from . import __version__, ab_report, ab_turns, build, claims, clock, cpu_latency, files, platform_info, process, scratch
 from . import harness as native_harness
 from . import run
 from . import schema as s
@@ -277,7 +277,7 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
     subs = plan.options.subexperiments
     try:
         with run.terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
-                scratch.scratch_folder(steps.program) as workdir:
+                scratch.scratch_folder(steps.program, metadata.run_id) as workdir:
             metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake))
             cpu_latency.warn(f"perfgate {steps.program}", awake)
             for r in range(plan.rounds):
@@ -325,6 +325,7 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
     return measure_ab(plan, threshold=threshold, alpha=alpha, draw=not no_plots)
 
 
+@claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True) -> int:
     """The A/B of a validated plan (plan_ab): interleaved rounds, then the verdict (ab_report)."""
     environment, ignored = run_environment.scrub_environment(os.environ)

@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import ab_throughput_report, clock, files, platform_info
+from . import ab_throughput_report, claims, clock, files, platform_info
 from . import schema as s
 from .ab import (Arm, ArmSpec, RoundSteps, measure_rounds, measuring_fields, parse_arm, prepare_arm,
                  require_rounds)
@@ -134,6 +134,7 @@ def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=Fal
     return measure_ab_throughput(plan, threshold=threshold, alpha=alpha, draw=not no_plots)
 
 
+@claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_ab_throughput(plan: ThroughputAbPlan, *, threshold: float | None = None, alpha: float | None = None,
                           draw: bool = True) -> int:
     """The throughput A/B of a validated plan (plan_ab_throughput): interleaved rounds, then the verdict."""

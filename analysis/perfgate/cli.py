@@ -15,8 +15,8 @@ import threading
 
 from . import cpu_latency, store_cli
 from . import schema as s
-from .cli_types import (demand_list, label, millisecond_list, name_list, non_negative_float, payload_list,
-                        percentile, pin_request, positive_float, positive_int, probability)
+from .cli_types import (demand_list, label, millisecond_list, name_list, non_negative_float, path_typed,
+                        payload_list, percentile, pin_request, positive_float, positive_int, probability)
 from .errors import PerfgateError
 from .pr_comment import add_command as add_pr_comment
 
@@ -42,11 +42,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def _option(parser: argparse.ArgumentParser, name: str, **kwargs) -> None:
-    """A long option that also accepts its underscore spelling (`--raw_csv` for `--raw-csv`)."""
-    spellings = [name]
-    if "-" in name[2:]:
-        spellings.append("--" + name[2:].replace("-", "_"))
-    parser.add_argument(*spellings, **kwargs)
+    """A long option that also accepts its underscore spelling (`--raw_csv` for `--raw-csv`); one naming a
+    path refuses a name the system would not take (cli_types.path_typed)."""
+    spellings = [name] + (["--" + name[2:].replace("-", "_")] if "-" in name[2:] else [])
+    parser.add_argument(*spellings, **path_typed(kwargs))
 
 
 def _no_plots(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,8 @@ import math
 import re
 import unicodedata
 
+from .outputs import length_problem
+
 
 def list_items(text: str, what: str) -> list[str]:
     """The comma-separated items of a list option, stripped. An empty item (`16,,32`, a trailing
@@ -140,3 +142,23 @@ def percentile(text: str) -> float:
     if value > 100:
         raise argparse.ArgumentTypeError(f"a percentile is between 0 and 100: {text!r}")
     return value
+
+
+# the metavars of every option that names a file or folder (cli.py); each gets `path_name` as its type
+PATH_METAVARS = frozenset({"D", "DIR", "F", "FILE", "CSV", "PATH", "WS", "system|workspace|DIR"})
+
+
+def path_name(text: str) -> str:
+    """A path the system can take: a name over 255 bytes or a path over 4095 was a traceback
+    (ENAMETOOLONG) wherever it was first used, after other outputs had been written."""
+    problem = length_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def path_typed(options: dict) -> dict:
+    """An option's argparse keywords, with `path_name` as the type of an option that names a path."""
+    if options.get("metavar") in PATH_METAVARS and "type" not in options and options.get("action") is None:
+        return {**options, "type": path_name}
+    return options

@@ -78,6 +78,14 @@ def _numeric(frame: pd.DataFrame, column: str, path: Path, lines: np.ndarray, *,
     limit, limit_text = ((plausibility.MAX_WHOLE_NUMBER, plausibility.MAX_WHOLE_NUMBER_TEXT) if integer else
                          (plausibility.MAX_LATENCY_US, plausibility.MAX_LATENCY_TEXT))
     huge = floats > limit
+    if integer:
+        huge |= _whole_beyond_limit(values, floats)
+        inexact = (floats >= limit) & ~huge & (values.dtype.kind == "f")
+        if inexact.any():
+            index = inexact.nonzero()[0][0]
+            raise InputError(f"{column!r} is {_cell(raw.iloc[index])}, a whole number written as a float at "
+                             f"{limit_text}, where a float cannot tell it from {limit_text} + 1: write it as an integer",
+                             path, lines[index])
     if huge.any():
         index = huge.nonzero()[0][0]
         raise InputError(f"{column!r} is {_cell(raw.iloc[index])}, above {limit_text}: not a measurement",
@@ -89,6 +97,14 @@ def _numeric(frame: pd.DataFrame, column: str, path: Path, lines: np.ndarray, *,
             raise InputError(f"{column!r} is not a whole number: {_cell(raw.iloc[index])}", path, lines[index])
         return pd.Series(floats.astype(np.int64), index=frame.index, name=column)
     return pd.Series(floats, index=frame.index, name=column)
+
+
+def _whole_beyond_limit(values: pd.Series, floats: np.ndarray) -> np.ndarray:
+    """Whole numbers above 2**53 that their float rounds down to 2**53 (2**53 + 1 does): where pandas read
+    the column as integers, compared as integers, exactly."""
+    if values.dtype.kind not in "iu" or not (floats >= plausibility.MAX_WHOLE_NUMBER).any():
+        return np.zeros(len(floats), dtype=bool)
+    return values.to_numpy() > plausibility.MAX_WHOLE_NUMBER
 
 
 def _no_duplicates(frame: pd.DataFrame, keys: list[str], path: Path, lines: np.ndarray, what: str) -> None:
@@ -211,7 +227,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
         raise InputError(f"{special_kind(path)}, not a file: perfgate writes a file here", path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporaries.sweep_once(path.parent)
-    handle, temporary = tempfile.mkstemp(prefix=temporaries.prefix(path), suffix=".tmp" + path.suffix,
+    handle, temporary = tempfile.mkstemp(prefix=temporaries.prefix(path), suffix=temporaries.suffix(path),
                                          dir=path.parent)
     os.close(handle)
     temporary_path = Path(temporary)

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from . import ab, ab_throughput, check, compare, files, history, outcome, outputs, process, report, run, store
+from . import ab, ab_throughput, check, claims, compare, files, history, outcome, outputs, process, report, run, store
 from . import schema as s
 from . import throughput, throughput_check
 from .errors import IncompleteError, InputError, PerfgateError
@@ -308,34 +308,36 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
              if "throughput" in plan.experiments else ""))
     for warning in plan.warnings:
         print(f"perfgate gate: warning: {log_text(warning)}", file=sys.stderr)
-    steps = Steps()
-    with run.terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
-        compared = run_steps(plan, steps, chosen, fail_threshold)
-        plan.output.mkdir(parents=True, exist_ok=True)
-        throughput_headline = run_throughput(plan, steps, quick, chosen)
-        ab_headline = run_ab(plan, steps, quick, candidate=chosen.spec)
-        store_and_redraw(plan, steps)  # last: the stored run keeps the A/B verdict
-    results = report.load(plan.output, plan.requirements, requirements=plan.required, baseline_compared=compared,
-                          fastdds_note=chosen.describe(),
-                          baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
-                          warnings=list(plan.warnings), throughput_headline=throughput_headline)
-    html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None,
-                                        interrupted=steps.interrupted)
-    for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,
-                        plan.output / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_MARKDOWN):
-        if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary
-            with open(summary_markdown, "a", encoding="utf-8") as handle:
-                handle.write("\n" + ab_markdown.read_text(encoding="utf-8"))
-    if annotations or environment.get("GITHUB_ACTIONS") == "true":
-        for line in report.annotations(results, annotation_path(plan.requirements)):
-            print(line)
-        for ab_dir in (plan.output / s.AB_DIR, plan.output / s.THROUGHPUT_DIR / s.AB_DIR):
-            for line in ab_annotations(ab_dir):
+    # claimed before anything is measured or written: of two gates into one --output, one is exit 2
+    with claims.claimed(plan.output):
+        steps = Steps()
+        with run.terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
+            compared = run_steps(plan, steps, chosen, fail_threshold)
+            plan.output.mkdir(parents=True, exist_ok=True)
+            throughput_headline = run_throughput(plan, steps, quick, chosen)
+            ab_headline = run_ab(plan, steps, quick, candidate=chosen.spec)
+            store_and_redraw(plan, steps)  # last: the stored run keeps the A/B verdict
+        results = report.load(plan.output, plan.requirements, requirements=plan.required, baseline_compared=compared,
+                              fastdds_note=chosen.describe(),
+                              baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
+                              warnings=list(plan.warnings), throughput_headline=throughput_headline)
+        html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None,
+                                            interrupted=steps.interrupted)
+        for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,
+                            plan.output / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_MARKDOWN):
+            if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary
+                with open(summary_markdown, "a", encoding="utf-8") as handle:
+                    handle.write("\n" + ab_markdown.read_text(encoding="utf-8"))
+        if annotations or environment.get("GITHUB_ACTIONS") == "true":
+            for line in report.annotations(results, annotation_path(plan.requirements)):
                 print(line)
-    verdict = report.verdict(results)
-    code = final_exit_code(verdict, steps.codes)
-    for error in steps.errors:
-        print(f"perfgate gate: {log_text(error)}", file=sys.stderr)
-    print(f"perfgate gate: {log_text(verdict.headline())}")
-    print(f"perfgate gate: report {log_text(html_path.resolve())}")
-    return code
+            for ab_dir in (plan.output / s.AB_DIR, plan.output / s.THROUGHPUT_DIR / s.AB_DIR):
+                for line in ab_annotations(ab_dir):
+                    print(line)
+        verdict = report.verdict(results)
+        code = final_exit_code(verdict, steps.codes)
+        for error in steps.errors:
+            print(f"perfgate gate: {log_text(error)}", file=sys.stderr)
+        print(f"perfgate gate: {log_text(verdict.headline())}")
+        print(f"perfgate gate: report {log_text(html_path.resolve())}")
+        return code

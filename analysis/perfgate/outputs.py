@@ -4,6 +4,7 @@ write errors as bad usage. Each is exit 2 with one line naming the path (docs/fo
 """
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,12 +22,32 @@ def require_paths(**options) -> None:
                 raise InputError(f"--{name.replace('_', '-')} is empty; give a path")
 
 
+NAME_MAX = 255  # bytes in one file or folder name (Linux's file systems)
+PATH_MAX = 4095  # bytes in a path the system accepts (4096 with its terminating NUL)
+
+
+def length_problem(path: str) -> str | None:
+    """Why the system would refuse `path` for its length (ENAMETOOLONG, a traceback wherever it is first
+    used), or None. Pure: the bytes of the path as the system receives them."""
+    encoded = os.fsencode(path)
+    if len(encoded) > PATH_MAX:
+        return f"the path is {len(encoded)} bytes; a path has at most {PATH_MAX}"
+    longest = max(encoded.split(b"/"), key=len)
+    if len(longest) > NAME_MAX:
+        shown = os.fsdecode(longest[:24]) + "..."
+        return f"the name {shown!r} is {len(longest)} bytes; a file or folder name has at most {NAME_MAX}"
+    return None
+
+
 def require_writable(path: Path, what: str, *, folder: bool = False) -> Path:
     """Before anything is written: `path` can become the output file (or folder) `what`, else
     InputError naming it. A file in the way, a folder where a file goes, a parent that is a file, a
-    file system that refuses files (read-only, /proc) are found here rather than after the first
-    output is written. Creates nothing: a probe file is made and removed by the system at once."""
+    file system that refuses files (read-only, /proc), a name too long are found here rather than after
+    the first output is written. Creates nothing: a probe file is made and removed by the system at once."""
     path = Path(path)
+    too_long = length_problem(str(path))
+    if too_long is not None:
+        raise InputError(f"the {what} cannot be made: {too_long}", path)
     if path.exists() and path.is_dir() != folder:
         raise InputError(f"the {what} is {'a file' if folder else 'a folder'}", path)
     if path.exists() and not folder and not path.is_file():

@@ -3,14 +3,19 @@
 A CI job that is cancelled sends SIGINT or SIGTERM, often to the whole process group. Workers
 ignore both: the main process decides (the gate turns them into a stop that still writes its
 reports), cancels what has not started, and waits only for the tasks under way, so no worker is
-orphaned and no half-written plot is left. A worker whose main process died outright (SIGKILL)
-ends when its task queue closes; a worker killed outright leaves its temporary file, which the main
-process removes when the pool ends (`output`), or the next writer in that folder.
+orphaned and no half-written plot is left. A worker whose main process died outright (SIGKILL, the
+OOM killer) is killed by the system at once (the parent-death signal, set as it starts): it would
+otherwise draw on, orphaned, until its task ended. A worker killed outright leaves its temporary file,
+which the main process removes when the pool ends (`output`), or the next writer in that folder.
+The parent-death signal follows the thread that started the worker: a pool is used from the thread
+that made it (the main thread), which outlives it.
 """
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
+import os
 import signal
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -24,11 +29,24 @@ from .errors import IncompleteError
 _stop = None  # in a worker: the pool's stop event (set by the main process when it stops)
 
 
-def _start_worker(stop) -> None:
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
+
+
+def die_with_parent(parent: int) -> None:
+    """SIGKILL (workers ignore SIGTERM and SIGINT) when the process `parent` dies, however it dies. A
+    parent already gone before the request was made left this process to another: it ends at once."""
+    with contextlib.suppress(OSError, AttributeError):  # not Linux's C library: the old behaviour
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _start_worker(stop, parent: int) -> None:
     global _stop
     _stop = stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    die_with_parent(parent)
 
 
 def stop_requested() -> bool:
@@ -45,7 +63,7 @@ def worker_pool(workers: int, mp_context=None, *, output: Path | None = None) ->
     died is IncompleteError naming that folder: one line and exit 3, not a traceback."""
     stop = (mp_context or multiprocessing.get_context()).Event()
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp_context, initializer=_start_worker,
-                               initargs=(stop,))
+                               initargs=(stop, os.getpid()))
     try:
         try:
             yield pool

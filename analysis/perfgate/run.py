@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
-from . import __version__, cpu_latency, files, platform_info, resources_table, scratch, upstream
+from . import __version__, claims, cpu_latency, files, platform_info, resources_table, scratch, upstream
 from . import harness as native_harness
 from . import schema as s
 from .clock import load_average, utc_now
@@ -33,7 +33,7 @@ from .model import (CpuLatency, CpuPinning, Environment, FastDDS, Harness, LoadA
 from .measure.commands import DISCOVERY_TIMEOUT_S, SAMPLE_TIMEOUT_MS, describe
 from .measure.environment import CHILD_ENV, RUN_ID_ENV, scrub_environment
 from .measure import resources
-from .measure.options import RunOptions, cpu_pinning_metadata, resolve_options
+from .measure.options import RunOptions, check_output_folder, cpu_pinning_metadata, resolve_options
 from .measure.subexperiment import SubexperimentResult, median_first_payload, run_subexperiment
 from .measure.supervise import INTERRUPTED
 from .throughput_table import best_subscription_throughput
@@ -158,12 +158,14 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
                 warmup=None, harness=None, fastdds_prefix=None, pin_cpus=None, timeout=None,
                 engine=s.ENGINE_HARNESS, workspace=None, cpu_latency_request=None, subscribers=None) -> int:
     if engine == s.ENGINE_UPSTREAM:  # Fast DDS' own latency tests (perfgate.upstream)
-        return upstream.command_upstream(output=output, workspace=workspace, subexperiments=subexperiments,
-                                         label=label, samples=samples, payloads=payloads, pin_cpus=pin_cpus,
-                                         cpu_latency_request=cpu_latency_request,
-                                         harness_options={"--warmup": warmup, "--harness": harness,
-                                                          "--fastdds-prefix": fastdds_prefix, "--timeout": timeout,
-                                                          "--subscribers": subscribers})
+        check_output_folder(Path(output))  # "a file, not a folder" said before a claim tries to make it
+        with claims.claimed(Path(output)):  # a folder it made for a refused command is removed again
+            return upstream.command_upstream(output=output, workspace=workspace, subexperiments=subexperiments,
+                                             label=label, samples=samples, payloads=payloads, pin_cpus=pin_cpus,
+                                             cpu_latency_request=cpu_latency_request,
+                                             harness_options={"--warmup": warmup, "--harness": harness,
+                                                              "--fastdds-prefix": fastdds_prefix, "--timeout": timeout,
+                                                              "--subscribers": subscribers})
     build_record = None
     if workspace is not None:  # a `perfgate build` workspace: its harness, its Fast DDS, its record
         if harness is not None or fastdds_prefix is not None:
@@ -177,6 +179,7 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
     return measure_latency(options, build_record)
 
 
+@claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_latency(options: RunOptions, build_record: dict | None = None) -> int:
     """The latency experiment of validated options (resolve_options); build_record: the `perfgate
     build` workspace's record when its Fast DDS is measured. Exit 0, or 3 when a sub-experiment failed."""
@@ -201,7 +204,7 @@ def run_all(options: RunOptions, paths: HarnessPaths, environment: dict[str, str
     current = None
     try:
         with terminate_as_interrupt(), cpu_latency.hold_awake(options.cpu_latency) as awake, \
-                scratch.scratch_folder("run") as workdir:
+                scratch.scratch_folder("run", metadata.run_id) as workdir:
             metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake),
                                resource_sampling=resources.sampling_metadata())
             cpu_latency.warn(f"perfgate {options.command}", awake)

@@ -3,9 +3,10 @@
 The keys are private keys of a throw-away CA and its participants, made for one run. They must
 not outlive it, and perfgate may be killed by SIGKILL, which runs no clean-up. So the scratch
 folder lives in RAM (/dev/shm, a tmpfs, where the system has one): nothing in it ever reaches a
-persistent file system, and a reboot clears it. Its name carries the owner's process id, and every
-new scratch folder first removes those whose owner is gone, so even in RAM a killed run's keys
-last only until the next run starts.
+persistent file system, and a reboot clears it. A watcher process started with it (perfgate.watcher)
+removes it, and kills the run's harness processes, within moments of perfgate's death however it
+died. Its name carries the owner's process id, and every new scratch folder first removes those
+whose owner is gone: what a watcher could not remove (it was killed too) lasts until the next run.
 
 `abandoned` is pure; `scratch_folder` is the thin part.
 """
@@ -18,6 +19,9 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from . import watcher
+from .measure.environment import RUN_ID_ENV
 
 RAM_ROOT = Path("/dev/shm")
 PREFIX = "perfgate-scratch-"
@@ -55,9 +59,14 @@ def remove_abandoned(folder: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def scratch_folder(purpose: str) -> Iterator[Path]:
-    """A private (0700) folder for one command, removed when it ends, in RAM where possible."""
+def scratch_folder(purpose: str, run_id: str | None = None) -> Iterator[Path]:
+    """A private (0700) folder for one command, removed when it ends, in RAM where possible; watched,
+    so that it is removed, and the processes of the run `run_id` killed, if perfgate dies outright."""
     base = root()
     remove_abandoned(base if base is not None else Path(tempfile.gettempdir()))
-    with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{os.getpid()}-{purpose}-", dir=base) as folder:
+    # the watcher removes the folder as the block ends; the cleanup after it finds nothing, or what a
+    # watcher that could not start left
+    with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{os.getpid()}-{purpose}-", dir=base,
+                                     ignore_cleanup_errors=True) as folder, \
+            watcher.watching(Path(folder), f"{RUN_ID_ENV}={run_id}" if run_id else None):
         yield Path(folder)

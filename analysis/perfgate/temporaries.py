@@ -11,19 +11,37 @@ later process before it first writes into the same folder.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 MARK = ".perfgate-tmp-"
-# .<target name>.perfgate-tmp-<pid>-<random>.tmp<suffix>
+# .<target name, or a hash of it when too long>.perfgate-tmp-<pid>-<random>.tmp<suffix>
 _NAME = re.compile(rf"^\..*{re.escape(MARK)}(\d+)-[^/]*\.tmp[^/]*$")
 _swept: set[Path] = set()  # folders this process has already cleaned
 
 
+NAME_MAX = 255  # bytes in one file name (Linux's file systems)
+RANDOM_PART = 8  # what tempfile.mkstemp puts between the prefix and the suffix
+LONGEST_SUFFIX = 16  # a longer "suffix" is no file type (`a.<200 characters>`): left out of the temporary's name
+
+
 def prefix(target: Path) -> str:
-    return f".{target.name}{MARK}{os.getpid()}-"
+    """The temporary's name before mkstemp's random part: the target's name when the whole temporary name
+    fits in NAME_MAX bytes, else a short hash of it, so that every name that fits as an output also fits as
+    its temporary (a 244-byte JUnit name was refused: its temporary had 280)."""
+    readable = f".{target.name}{MARK}{os.getpid()}-"
+    if len(os.fsencode(readable + suffix(target))) + RANDOM_PART <= NAME_MAX:
+        return readable
+    return f".{hashlib.sha256(os.fsencode(target.name)).hexdigest()[:16]}{MARK}{os.getpid()}-"
+
+
+def suffix(target: Path) -> str:
+    """`.tmp` and the target's extension (matplotlib picks a plot's format by it)."""
+    extension = target.suffix if len(os.fsencode(target.suffix)) <= LONGEST_SUFFIX else ""
+    return ".tmp" + extension
 
 
 def writer_pid(name: str) -> int | None:

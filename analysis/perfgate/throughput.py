@@ -11,7 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from . import outputs
+from . import claims, outputs
 from . import schema as s
 from .errors import InputError
 from .fastdds_build.record import fastdds_metadata, harness_paths, read_record
@@ -109,6 +109,7 @@ def throughput_options(*, output: Path, names: list[str], settings: ThroughputSe
     return replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
 
 
+@claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_throughput(options: RunOptions, build_record: dict | None = None) -> int:
     """The throughput experiment of throughput_options; build_record: the `perfgate build` workspace's
     record when its Fast DDS is measured. Exit 0, 1 when a reliable test lost samples, 3 when a

@@ -180,3 +180,59 @@ def test_check_record_with_a_requirements_path_still_works(work, capsys):
     assert isinstance(record["requirements"], str)
     assert main(["junit", "--experiment-directory", "experiment", "--output", "j.xml"]) == s.EXIT_OK
     assert (work / "j.xml").stat().st_size > 0
+
+
+# --- long names (issue 23): a name that fits is written, its temporary too; one that cannot be is one line ---
+FITS = "j" * 240 + ".xml"  # 244 bytes: its temporary beside it was 280, refused by the system
+TOO_LONG = "n" * 256
+
+
+@pytest.mark.parametrize("arguments", [
+    check_args("--no-plots", "--junit", FITS),
+    ["junit", "--experiment-directory", "experiment", "--output", FITS],
+    ["process", "--raw-csv", f"experiment/{s.raw_csv_name(SUB)}", "--output-csv", FITS, "--no-plots"],
+], ids=["check --junit", "junit --output", "process --output-csv"])
+def test_an_output_name_of_244_bytes_is_written(arguments, work, capsys):
+    if arguments[0] == "junit":
+        checked(work)
+    assert main(arguments) == s.EXIT_OK, capsys.readouterr().err
+    assert (work / FITS).stat().st_size > 0
+    assert not [p for p in work.rglob("*") if ".perfgate-tmp-" in p.name]
+
+
+@pytest.mark.parametrize("arguments", [
+    check_args("--no-plots", "--junit", TOO_LONG),
+    ["junit", "--experiment-directory", "experiment", "--output", TOO_LONG],
+    ["process", "--raw-csv", f"experiment/{s.raw_csv_name(SUB)}", "--output-csv", TOO_LONG],
+    ["run", "--output", TOO_LONG, "--samples", "2"],
+    ["gate", "--output", f"runs/{TOO_LONG}", "--quick"],
+    ["ab", "--output", TOO_LONG, "--baseline", "system", "--candidate", "system"],
+    ["ab-throughput", "--output", TOO_LONG, "--baseline", "system", "--candidate", "system"],
+    ["throughput", "--output", TOO_LONG],
+    ["history", "--requirements", "req.csv", "--experiments-results", "runs", "--plots-directory", TOO_LONG],
+    ["determine-requirements", "--experiments-results", "runs", "--output-file", TOO_LONG],
+    ["compare", "--reference", "reference", "--results", "experiment", "--plots-directory", "p/" * 2048],
+], ids=lambda arguments: f"{arguments[0]} {next(a for a, b in zip(arguments, arguments[1:]) if len(b) > 255)}")
+def test_an_output_name_the_system_cannot_take_is_one_line_exit_2(arguments, work, capsys):
+    before = snapshot(work)
+    with pytest.raises(SystemExit) as ended:  # refused as the command line is read: argparse's one line
+        main(arguments)
+    assert ended.value.code == s.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"perfgate {arguments[0]}: error: argument "), err
+    assert ("bytes; a file or folder name has at most 255" in err) or ("bytes; a path has at most 4095" in err), err
+    assert snapshot(work) == before
+
+
+def test_an_output_named_after_one_too_long_for_the_system_is_one_line_exit_2(work, capsys):
+    """determine-requirements names its provenance file after --output-file: a 244-byte requirements name
+    makes a 256-byte provenance name, found before anything is written."""
+    output = "r" * 240 + ".csv"
+    before = snapshot(work)
+    assert main(["determine-requirements", "--experiments-results", "runs", "--output-file", output]) == s.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.rstrip().endswith(f"the provenance file cannot be made: the name '{'r' * 24}...' is 256 bytes; a file "
+                                 "or folder name has at most 255"), err
+    assert snapshot(work) == before

@@ -70,3 +70,28 @@ def test_a_killed_run_leaves_no_harness_and_its_keys_only_in_ram_until_the_next_
     assert later.returncode == 0, stderr
     assert not list(base.glob(f"{scratch.PREFIX}{killed.pid}-*"))
     assert not any(key.exists() for key in keys)
+
+
+@pytest.mark.fastdds
+def test_a_killed_runs_keys_and_harness_are_gone_within_moments_without_another_run(harness_paths, tmp_path):
+    """Issue 23: the keys stayed in RAM until the next run started; the scratch folder's watcher removes
+    them, and kills any harness process of the run left, as soon as the run is dead."""
+    base = scratch.root() or Path(tempfile.gettempdir())
+    killed = perfgate_run(tmp_path / "killed", harness_paths.latency, "--subexperiments",
+                          "interprocess_reliable_security", "--payloads", "16", "--samples", "1000000")
+    try:
+        def measuring() -> bool:
+            if not (tmp_path / "killed" / s.METADATA_FILE).exists():
+                return False
+            return len(live_processes_of(files.read_metadata(tmp_path / "killed")["run_id"])) == 2
+
+        assert wait_until(measuring, WAIT_LIMIT_S), killed.stderr.read() if killed.poll() is not None else "not measuring"
+        run_id = files.read_metadata(tmp_path / "killed")["run_id"]
+        folders = list(base.glob(f"{scratch.PREFIX}{killed.pid}-run-*"))
+        assert len(folders) == 1 and list(folders[0].glob("*/security/*key*")), f"no key files under {base}"
+    finally:
+        killed.kill()
+        killed.wait()
+        killed.stderr.close()
+    assert wait_until(lambda: not folders[0].exists(), FOLLOW_LIMIT_S), sorted(folders[0].rglob("*"))
+    assert wait_until(lambda: live_processes_of(run_id) == [], FOLLOW_LIMIT_S), live_processes_of(run_id)

@@ -6,6 +6,7 @@ one of which is stopped while its temporary PNG exists, then killed; and `perfga
 a synthetic store of two sub-experiments with two workers, the same way."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -35,9 +36,9 @@ def temporary_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if temporaries.MARK in p.name)
 
 
-def perfgate_process(experiment: Path) -> subprocess.Popen:
+def perfgate_process(experiment: Path, output=subprocess.PIPE) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "perfgate.cli", "process", "--experiment-directory", str(experiment),
-                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--jobs", "2"], stdout=output, stderr=output, text=True)
 
 
 def kill_a_worker_while_it_writes(command: subprocess.Popen, plots: Path, deadline_s: float = 60.0) -> Path:
@@ -114,9 +115,10 @@ def start_history_of_two_subexperiments(tmp_path: Path, **popen_options) -> tupl
     files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 100.0, s.P99: 200.0,
                                                  s.MAX: 900.0} for sub in HISTORY_SUBS[:2]]))
     plots = tmp_path / "plots"
+    popen_options = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **popen_options}
     command = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "history", "--requirements", str(requirements),
                                 "--experiments-results", str(tmp_path / "store"), "--plots-directory", str(plots)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen_options)
+                               text=True, **popen_options)
     return command, plots
 
 
@@ -167,3 +169,63 @@ def test_a_history_stopped_while_drawing_ends_its_workers_and_leaves_no_temporar
     drawn = list(plots.rglob("*.png"))
     assert drawn and all(png.stat().st_size > 0 for png in drawn)
     assert len(drawn) < 2 * (4 + 2 * 3)  # stopped: the workers returned early instead of drawing everything
+
+
+def wait_until(condition, limit_s: float) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.heavy
+def test_the_plot_workers_of_a_killed_process_die_with_it(fastdds_fixtures, tmp_path):
+    """SIGKILL of the main process (no clean-up of its own): its two workers, caught drawing, were
+    orphaned and drew on for over a minute (issue 23); the parent-death signal ends them."""
+    experiment = experiment_folder(fastdds_fixtures, tmp_path / "experiment")
+    command = perfgate_process(experiment, output=subprocess.DEVNULL)  # an orphan would hold a pipe open
+    try:
+        drawing = lambda: command.poll() is None and len(children_of(command.pid)) == 2 and any(  # noqa: E731
+            temporaries.writer_pid(p.name) not in (None, command.pid) for p in temporary_files(experiment))
+        assert wait_until(drawing, 60.0), command.poll()
+        workers = children_of(command.pid)
+    finally:
+        command.kill()
+        command.wait()
+    # a bound for a loaded machine; unkilled, they draw on for a minute or more
+    try:
+        assert wait_until(lambda: not any(alive(pid) for pid in workers), 20.0), [p for p in workers if alive(p)]
+    finally:  # what the assertion found orphaned: not left to draw on
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_worker_whose_parent_is_already_gone_ends_at_once():
+    """The race: a parent killed before its worker asked for the parent-death signal left the worker to
+    another process, and no signal would ever come; the worker sees it and ends."""
+    child = subprocess.run([sys.executable, "-c", "import os; from perfgate import pools; "
+                            "pools.die_with_parent(os.getppid() + 1000000); print('survived')"],
+                           capture_output=True, text=True, timeout=60)
+    assert child.returncode == -signal.SIGKILL and "survived" not in child.stdout
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="history draws in worker processes only with 2 CPUs or more")
+@pytest.mark.heavy
+def test_the_plot_workers_of_a_killed_history_die_with_it(tmp_path):
+    command, plots = start_history_of_two_subexperiments(tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_until(lambda: command.poll() is None and len(children_of(command.pid)) == 2
+                          and list(plots.rglob("*.png")), 120.0), command.poll()
+        workers = children_of(command.pid)
+    finally:
+        command.kill()
+        command.wait()
+    try:
+        assert wait_until(lambda: not any(alive(pid) for pid in workers), 20.0), [p for p in workers if alive(p)]
+    finally:
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

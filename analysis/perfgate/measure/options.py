@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Mapping
 
 
-from .. import cpu_latency, outputs, platform_info
+from .. import claims, cpu_latency, outputs, platform_info
 from .. import schema as s
 from ..cli_types import label_problem
 from ..errors import InputError
@@ -149,7 +149,7 @@ def check_output_folder(output: Path) -> None:
         raise InputError("the output folder is a link to nothing (or a loop of links)", output)
     if output.exists() and not output.is_dir():
         raise InputError("output is a file, not a folder", output)
-    if output.is_dir() and any(output.iterdir()):
+    if output.is_dir() and not claims.is_unclaimed_empty(output):  # a killed command's claim marker alone is empty
         raise InputError("output folder is not empty (a run writes a fresh experiment folder)", output)
     # a parent that is a file, a read-only or virtual file system (/proc): before anything is built or measured
     outputs.require_writable(output, "output folder", folder=True)
