@@ -13,12 +13,13 @@ import signal
 import sys
 import threading
 
-from . import cpu_latency, store_cli
+from .measure import cpu_latency
+from .store import cli as store_cli
 from . import schema as s
 from .cli_types import (demand_list, label, millisecond_list, name_list, non_negative_float, path_typed,
                         payload_list, percentile, pin_request, positive_float, positive_int, probability)
 from .errors import PerfgateError
-from .pr_comment import add_command as add_pr_comment
+from .report.pr_comment import add_command as add_pr_comment
 
 
 CPU_LATENCY_HELP = ("system (default): the system's idle policy; awake: keep idle CPUs polling while measuring "
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     # --- run (the measuring half) ---
-    run = command("run", "perfgate.run:command_run", "run the latency experiment on a real Fast DDS")
+    run = command("run", "perfgate.latency.run:command_run", "run the latency experiment on a real Fast DDS")
     _option(run, "--output", required=True, metavar="DIR", help="experiment folder to write")
     _option(run, "--samples", type=positive_int, default=s.DEFAULT_SAMPLES, help="round trips per payload")
     _option(run, "--payloads", type=payload_list, default=list(s.PAYLOADS), help="e.g. 16,32,64")
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="a `perfgate build` workspace: measure its Fast DDS (and record its commit and build options)")
 
     # --- throughput (bursts instead of round trips) ---
-    throughput = command("throughput", "perfgate.throughput:command_throughput",
+    throughput = command("throughput", "perfgate.throughput.run:command_throughput",
                          "run the throughput experiment on a real Fast DDS: bursts at a pace, counted by the subscriber")
     _option(throughput, "--output", required=True, metavar="DIR", help="experiment folder to write (absent or empty)")
     _option(throughput, "--subexperiments", type=name_list, default=None,
@@ -120,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     _option(throughput, "--workspace", default=None, metavar="WS", help="as for run")
     _option(throughput, "--fastdds-prefix", default=None, metavar="DIR", help="as for run")
 
-    check_tp = command("check-throughput", "perfgate.throughput_check:command_check_throughput",
+    check_tp = command("check-throughput", "perfgate.throughput.check:command_check_throughput",
                        "check throughput tables against throughput requirements (a minimum per test); JUnit, plots")
     _option(check_tp, "--requirements", required=True, metavar="CSV",
             help="Experiment type,Bytes,Demand,Recovery time,Subscription throughput[,Lost [%%]]")
@@ -130,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     _no_plots(check_tp)
 
     derive_tp = command("determine-throughput-requirements",
-                        "perfgate.throughput_requirements:command_determine_throughput_requirements",
+                        "perfgate.throughput.requirements:command_determine_throughput_requirements",
                         "throughput minimums from several runs of one build (smallest / (1 + margin))")
     _option(derive_tp, "--experiments-results", required=True, metavar="DIR", help="folder of perfgate throughput runs")
     _option(derive_tp, "--output-file", required=True, metavar="CSV")
@@ -138,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="requirement = smallest measured / (1 + margin) (default 1.0: half)")
 
     # --- ab and verdict (two builds against each other, interleaved) ---
-    ab = command("ab", "perfgate.ab:command_ab",
+    ab = command("ab", "perfgate.ab.latency:command_ab",
                  "measure a candidate Fast DDS against a baseline in interleaved, pinned rounds, then decide")
     _option(ab, "--output", required=True, metavar="DIR", help="A/B folder to write (absent or empty)")
     _option(ab, "--baseline", required=True, metavar="SPEC",
@@ -167,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     _option(ab, "--label", type=label, default=None, help="label (default: the output folder's name)")
     _no_plots(ab)
 
-    ab_tp = command("ab-throughput", "perfgate.ab_throughput:command_ab_throughput",
+    ab_tp = command("ab-throughput", "perfgate.ab.throughput:command_ab_throughput",
                     "measure two Fast DDS builds' throughput in interleaved rounds and decide (a drop is a regression)")
     _option(ab_tp, "--output", required=True, metavar="DIR", help="A/B folder to write (absent or empty)")
     _option(ab_tp, "--baseline", required=True, metavar="SPEC", help="as for ab")
@@ -189,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     _option(ab_tp, "--label", type=label, default=None, help="label (default: the output folder's name)")
     _no_plots(ab_tp)
 
-    decide = command("verdict", "perfgate.ab_report:command_verdict",
+    decide = command("verdict", "perfgate.ab.report:command_verdict",
                      "decide from the stored rounds of an A/B folder (latency or throughput): exact paired sign "
                      "test, Holm-corrected")
     _option(decide, "--ab-directory", required=True, metavar="DIR")
@@ -200,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     _no_plots(decide)
 
     # --- process ---
-    process = command("process", "perfgate.process:command_process",
+    process = command("process", "perfgate.latency.process:command_process",
                       "raw measurements -> summary CSV and per-payload plots")
     _option(process, "--raw-csv", metavar="F", help="one raw measurements CSV")
     _option(process, "--output-csv", metavar="F", help="the summary CSV to write")
@@ -209,14 +210,14 @@ def build_parser() -> argparse.ArgumentParser:
     _option(process, "--jobs", type=positive_int, default=None, help="parallel workers (default: all cores)")
     _no_plots(process)
 
-    compare_subs = command("compare-subexperiments", "perfgate.process:command_compare_subexperiments",
+    compare_subs = command("compare-subexperiments", "perfgate.latency.process:command_compare_subexperiments",
                            "plot min, median, max and 99%% against payload, one line per sub-experiment")
     _option(compare_subs, "--plots-directory", required=True, metavar="D")
     _option(compare_subs, "--subexperiment-summaries", required=True, nargs="+", metavar="F")
     _no_plots(compare_subs)
 
     # --- check and JUnit ---
-    check = command("check", "perfgate.check:command_check", "check summaries against a requirements CSV")
+    check = command("check", "perfgate.latency.check:command_check", "check summaries against a requirements CSV")
     _option(check, "--requirements", required=True, metavar="F")
     _option(check, "--experiment-directory", required=True, metavar="D")
     _option(check, "--plots-directory", required=True, metavar="D")
@@ -226,14 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
             help="also check the harness processes' resources (requirements/<platform>_resources.json)")
     _no_plots(check)
 
-    junit = command("junit", "perfgate.junit:command_junit", "JUnit XML from an experiment folder's check reports")
+    junit = command("junit", "perfgate.latency.junit:command_junit", "JUnit XML from an experiment folder's check reports")
     _option(junit, "--experiment-directory", required=True, metavar="D")
     _option(junit, "--output", required=True, metavar="F")
     _option(junit, "--requirements", default=None, metavar="F",
             help="requirements CSV for file/line annotations (default: the one recorded by check)")
 
     # --- history, requirements, compare ---
-    history = command("history", "perfgate.history:command_history", "redraw the history plots of a results store")
+    history = command("history", "perfgate.history.latency:command_history", "redraw the history plots of a results store")
     _option(history, "--requirements", required=True, metavar="F")
     _option(history, "--experiments-results", required=True, metavar="D",
             help="results store, or its experiments/ folder: one experiment folder per run")
@@ -245,9 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
             help="a stored baseline (baselines/<platform>/) drawn as a reference line; repeat for release baselines")
     _no_plots(history)
 
-    store_cli.add_arguments(command("store", "perfgate.store_cli:command_store", store_cli.HELP), _option)
+    store_cli.add_arguments(command("store", "perfgate.store.cli:command_store", store_cli.HELP), _option)
 
-    determine = command("determine-requirements", "perfgate.requirements:command_determine_requirements",
+    determine = command("determine-requirements", "perfgate.latency.requirements:command_determine_requirements",
                         "derive requirements from many runs of one commit")
     _option(determine, "--experiments-results", required=True, metavar="D",
             help="folder of experiment folders (runs of one commit), or a results store")
@@ -257,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="raise every requirement by this fraction of itself (0.25 = +25%%); the printed false-alarm "
                  "figures say what it buys")
 
-    compare = command("compare", "perfgate.compare:command_compare", "compare a target experiment with a reference")
+    compare = command("compare", "perfgate.latency.compare:command_compare", "compare a target experiment with a reference")
     _option(compare, "--reference", required=True, metavar="D")
     _option(compare, "--results", required=True, metavar="D")
     _option(compare, "--plots-directory", required=True, metavar="D")
@@ -265,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     _no_plots(compare)
 
     # --- gate (everything, end to end) and baselines ---
-    gate = command("gate", "perfgate.gate:command_gate",
+    gate = command("gate", "perfgate.gate.run:command_gate",
                    "run, process, check, compare with the baseline, add to history and report: one verdict")
     _option(gate, "--output", required=True, metavar="DIR", help="experiment folder to write (absent or empty)")
     _option(gate, "--experiments", type=name_list, default=None, metavar="latency[,throughput][,resources]",
@@ -313,14 +314,14 @@ def build_parser() -> argparse.ArgumentParser:
     _option(gate, "--annotations", action="store_true",
             help="print ::error annotations for the worst regressions (always on when GITHUB_ACTIONS=true)")
 
-    promote = command("promote-baseline", "perfgate.baseline:command_promote_baseline",
+    promote = command("promote-baseline", "perfgate.store.baseline:command_promote_baseline",
                       "make an experiment the baseline of a platform (summaries and metadata, replaced atomically)")
     _option(promote, "--experiment", required=True, metavar="DIR")
     _option(promote, "--platform", required=True, metavar="NAME")
     _option(promote, "--baselines-dir", default="baselines", metavar="DIR")
 
     # --- build (Fast DDS from source, with colcon) ---
-    build = command("build", "perfgate.build:command_build",
+    build = command("build", "perfgate.fastdds.build:command_build",
                     "build a Fast DDS source and the harness in a persistent colcon workspace (Release, security, "
                     "performance tests)")
     _option(build, "--workspace", required=True, metavar="WS", help="colcon workspace, kept between builds")
