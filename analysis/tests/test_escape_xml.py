@@ -10,10 +10,10 @@ import junitparser
 import pytest
 
 from perfgate import cli, files
-from perfgate.report import junit_writer
+from perfgate import junit_writer
 from perfgate import schema as s
 from perfgate.escape import xml
-from perfgate.report.junit_writer import TestCase as JUnitCase
+from perfgate.junit_writer import TestCase as JUnitCase
 from conftest import metadata, tiny_summary, write_experiment
 from escape_hostile import BAD_VERSION, FORGED, HOSTILE
 

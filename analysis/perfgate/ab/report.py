@@ -15,13 +15,13 @@ from pathlib import Path
 import pandas as pd
 
 from .. import files
-from ..report import junit_writer
+from .. import junit_writer
 from .. import schema as s
 from . import verdict as v
 from .verdict import require_parameters
 from . import throughput_report as ab_throughput_report
 from .rounds import Rounds, read_rounds
-from ..report.junit_writer import TestCase
+from ..junit_writer import TestCase
 from ..model import AbArm, FastDDS, Metadata, as_json
 from ..outcome import INCOMPLETE, exit_code, verdict_of
 from ..escape.workflow import log_text

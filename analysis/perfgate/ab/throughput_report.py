@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import files
-from ..report import junit_writer
+from .. import junit_writer
 from .. import schema as s
 from . import verdict as v
 from .rounds import round_folders
@@ -34,7 +34,7 @@ from ..latency.experiments import sort_subexperiments
 from ..escape.workflow import log_text
 from ..report import CSS, Column, _e, _html_table, _md, _md_table
 from ..throughput.files import read_throughput
-from ..report.junit_writer import TestCase
+from ..junit_writer import TestCase
 from ..model import AbArm, FastDDS, Metadata, as_json, read_metadata
 from ..outcome import INCOMPLETE, exit_code, verdict_of
 from .verdict import require_parameters

@@ -11,5 +11,5 @@
     harness          the native harness (native/), built on first use into a cache
     security         DDS Security files for one run (a CA, identities, governance, permissions)
 
-May import: the core, escape and report (report.junit_writer). Nothing that measures or judges.
+May import: the core and escape. Nothing that measures or judges.
 """

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from .. import schema as s
 from ..errors import IncompleteError, InputError
-from ..report import junit_writer
-from ..report.junit_writer import TestCase
+from .. import junit_writer
+from ..junit_writer import TestCase
 from ..model import FastDDS
 from .logs import printable
 

@@ -16,12 +16,12 @@ from pathlib import Path
 import pandas as pd
 
 from .. import files, outcome, outputs
-from ..report import junit_writer
+from .. import junit_writer
 from .. import schema as s
 from .check_terms import MissingData, describe_failure, format_percent, read_check_record, testcase_name
 from ..errors import InputError
 from ..escape.workflow import log_text
-from ..report.junit_writer import TestCase
+from ..junit_writer import TestCase
 from ..model import FastDDS, Metadata, read_metadata
 from .requested import Requested, requested_of
 from .resources_table import prepare_check

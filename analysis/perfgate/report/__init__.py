@@ -11,7 +11,6 @@ so the reports do not depend on how the other steps work inside.
     markdown   the step summary and the workflow commands
     html       the page and its embedded images
 
-    junit_writer   every JUnit file perfgate writes
     pr_comment     `perfgate pr-comment`: the sticky pull-request comment (comment: its text)
 
 `write_reports` writes both files. The names below are the package's interface (gate, ab.report).

@@ -22,9 +22,9 @@ from ..errors import InputError
 from ..outcome import INCOMPLETE, MEASURED, PASS, REGRESSION, exit_code, verdict_of
 from ..model import Metadata, read_metadata
 from ..latency.requested import require_list, requested_of
-from ..report import junit_writer
+from .. import junit_writer
 from ..latency.junit import annotation_path, suite_properties
-from ..report.junit_writer import TestCase
+from ..junit_writer import TestCase
 from .files import (REQUIREMENT_BYTES, REQUIREMENT_DEMAND, REQUIREMENT_LOST, REQUIREMENT_RECOVERY,
                     REQUIREMENT_THROUGHPUT, read_throughput, read_throughput_requirements, table_paths)
 

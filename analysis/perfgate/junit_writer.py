@@ -18,8 +18,8 @@ from typing import Iterable
 
 from junit_xml import TestCase, TestSuite
 
-from ..escape.xml import clean_tree
-from ..escape.xml import text as xml_text
+from .escape.xml import clean_tree
+from .escape.xml import text as xml_text
 
 __all__ = ["TestCase", "suite", "document"]
 COUNTS = ("tests", "failures", "errors")
