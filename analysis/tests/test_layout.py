@@ -119,7 +119,8 @@ ALLOWED = {
     "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
     "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
-    "cli": {"core", "measure", "report", "store"},  # the rest by name, imported when its command runs
+    "commands": {"core", "measure", "store"},  # constants their options show: cpu_latency.CHOICES, store's branch
+    "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
 }
 # What measures (runs Fast DDS, builds it, drives the harness): the core, report/, plotting/ and escape/
 # import none of it, so that reading and drawing results never starts a measurement.
@@ -158,6 +159,11 @@ def test_reading_and_drawing_results_imports_no_measuring_code():
     assert wrong == []
 
 
+def test_cli_only_dispatches():
+    """cli.py imports no room but commands/: the work of a command is imported when that command runs."""
+    assert {room(target) for target in import_graph()["perfgate.cli"]} <= {"core", "commands"}
+
+
 def with_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     """The graph plus what importing a module also runs: the __init__ of each package above it (importing
     perfgate.report.x runs perfgate/report/__init__.py first), but for the importer's own packages, which
@@ -174,3 +180,15 @@ def test_no_import_cycle_through_a_package_init():
     """A package whose __init__ imports its modules (report/) must not be imported by what it imports:
     `from ..report import x` in a module report/__init__ reaches would fail when that module is imported first."""
     assert cycles(with_package_inits(import_graph())) == []
+
+
+def test_every_command_names_a_function_that_exists():
+    """Each commands/ module's HANDLER ("module:function", imported only when the command runs) names
+    a function that is there: a module moved or renamed without its command would fail only when run."""
+    import importlib
+
+    from perfgate import cli
+    for command in cli.COMMANDS:
+        module_name, function_name = command.HANDLER.split(":")
+        assert callable(getattr(importlib.import_module(module_name), function_name)), command.NAME
+    assert [command.NAME for command in cli.COMMANDS] == list(cli.build_parser().command_parsers)

@@ -1,7 +1,7 @@
-"""`perfgate store push|pull|check`: the parser and the dispatch (cli.py only adds the command).
+"""`perfgate store push|pull|check`: the dispatch (its options: commands/store.py).
 
-push and pull keep a results store in a git branch (store_sync, store_pull); check lists the
-store's damaged experiments, each judged whole as push and pull judge one (store_check). The heavy
+push and pull keep a results store in a git branch (sync, pull); check lists the
+store's damaged experiments, each judged whole as push and pull judge one (check). The heavy
 modules are imported by the handler, so `perfgate --help` stays fast.
 """
 from __future__ import annotations
@@ -13,21 +13,7 @@ from .. import schema as s
 from ..errors import InputError
 from ..escape.workflow import log_text
 
-HELP = "push a results store's experiments to a git branch, pull the branch's into the store, or check the store"
 DEFAULT_BRANCH = "perfgate-results"
-
-
-def add_arguments(store, option) -> None:
-    """The `store` command's arguments; `option` is cli._option (both spellings). One flat parser, so
-    that `perfgate store --help` shows every option (the CI scripts' options are checked against it)."""
-    store.add_argument("action", choices=("push", "pull", "check"),
-                       help="push: add the store's experiments the branch lacks; pull: add the branch's the store "
-                            "lacks (creates the store); check: list the store's damaged experiments (exit 1 if any)")
-    option(store, "--store", default=None, metavar="DIR",
-           help=f"the results store (required for push and pull; check's default: ${s.STORE_ENV})")
-    option(store, "--remote", default=None, metavar="URL",
-           help=f"push, pull: git repository keeping the store (default: ${s.STORE_REMOTE_ENV})")
-    option(store, "--branch", default=DEFAULT_BRANCH, help=f"push, pull: its branch (default {DEFAULT_BRANCH})")
 
 
 def command_store(action: str, store: str | None, remote: str | None = None, branch: str = DEFAULT_BRANCH) -> int:
