@@ -34,10 +34,11 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from perfgate import files, verdict as v
+from perfgate import files
+from perfgate.ab import verdict as v
 from perfgate import schema as s
-from perfgate.ab import QUICK_ROUNDS
-from perfgate.ab_rounds import read_rounds
+from perfgate.ab.latency import QUICK_ROUNDS
+from perfgate.ab.rounds import read_rounds
 
 LEVELS = (0.03, 0.05, 0.10)
 

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic  # noqa: E402  (beside this file)
 from bench_analysis import measure, perfgate_command  # noqa: E402
 
-from perfgate import change_points as cp  # noqa: E402
+from perfgate.history import change_points as cp  # noqa: E402
 from perfgate import files  # noqa: E402
 from perfgate import schema as s  # noqa: E402
 

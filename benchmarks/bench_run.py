@@ -33,7 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from perfgate import files, harness, process
+from perfgate import files
+from perfgate.fastdds import harness
+from perfgate.latency import process
 from perfgate.measure import options as run_options
 from perfgate import schema as s
 

@@ -26,9 +26,9 @@ import tempfile
 from pathlib import Path
 
 from bench_run import median_interval_ranks, medians, spread
-from perfgate import harness
+from perfgate.fastdds import harness
 from perfgate import schema as s
-from perfgate.fastdds_build.record import read_record
+from perfgate.fastdds.record import read_record
 from perfgate.measure.upstream_commands import latency_tests
 from perfgate.measure.upstream_names import LATENCY_TEST_SAMPLES, subexperiment_tests
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from perfgate import files
 from perfgate import schema as s
-from perfgate.harness import ensure_harness
-from perfgate.throughput_files import read_throughput
+from perfgate.fastdds.harness import ensure_harness
+from perfgate.throughput.files import read_throughput
 
 TARGETS_S = {"quick": 60.0, "full": 15 * 60.0}
 

@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfgate import ab_throughput_report as tr
+from perfgate.ab import throughput_report as tr
 from perfgate import schema as s
-from perfgate import verdict as v
+from perfgate.ab import verdict as v
 
 DROPS = (0.02, 0.05, 0.10, 0.20)
 DEFAULT_SUBS = "intraprocess_best_effort,interprocess_best_effort,interprocess_reliable,interprocess_best_effort_tcp"

@@ -7,5 +7,5 @@ cd "$root"
 ci/install-system.sh ci/debian-packages.txt ci/fastdds-build-packages.txt ci/debian-test-packages.txt
 ci/install-python.sh test
 # the native harness: built with warnings as errors, its GoogleTest unit tests run through ctest
-.venv/bin/python -m perfgate.harness build --test
+.venv/bin/python -m perfgate.fastdds.harness build --test
 .venv/bin/python -m pytest -n 2 -q "$@"

@@ -115,7 +115,7 @@ def _no_duplicates(frame: pd.DataFrame, keys: list[str], path: Path, lines: np.n
         raise InputError(f"duplicate {what} row ({key})", path, lines[index])
 
 
-# for the readers of other tables (throughput_files.py): the same cell checks and messages
+# for the readers of other tables (throughput/files.py): the same cell checks and messages
 numeric_column = _numeric
 no_duplicate_rows = _no_duplicates
 

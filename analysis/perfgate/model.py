@@ -150,7 +150,7 @@ class FastDDS(Record):
 
 @_record
 class Platform(Record):
-    """`platform`: the machine's fingerprint (perfgate.platform_info) and its state's warnings."""
+    """`platform`: the machine's fingerprint (perfgate.measure.platform_info) and its state's warnings."""
     id: str | None = None
     machine: str | None = None
     cpu_model: str | None = None
@@ -204,7 +204,7 @@ class CpuPinning(Record):
 
 @_record
 class CpuLatency(Record):
-    """`cpu_latency` (perfgate.cpu_latency): the idle-CPU wake-up latency asked for and held."""
+    """`cpu_latency` (perfgate.measure.cpu_latency): the idle-CPU wake-up latency asked for and held."""
     requested: str | None = None
     held_us: int | None = None
     idle_driver: str | None = None

@@ -180,7 +180,7 @@ SUBSCRIPTION_THROUGHPUT = "Subscription throughput [Mb/s]"
 THROUGHPUT_COLUMNS = (PAYLOAD, DEMAND, RECOVERY_TIME, SENT, PUBLICATION_TIME, PUBLICATION_RATE,
                       PUBLICATION_THROUGHPUT, RECEIVED, LOST, SUBSCRIPTION_TIME, SUBSCRIPTION_RATE,
                       SUBSCRIPTION_THROUGHPUT)
-# what the harness writes; the rates and Lost are derived from it (perfgate.throughput_table)
+# what the harness writes; the rates and Lost are derived from it (perfgate.throughput.table)
 THROUGHPUT_HARNESS_COLUMNS = (PAYLOAD, DEMAND, RECOVERY_TIME, SENT, PUBLICATION_TIME, RECEIVED, SUBSCRIPTION_TIME)
 THROUGHPUT_COUNT_COLUMNS = (PAYLOAD, DEMAND, RECOVERY_TIME, SENT, RECEIVED, LOST)
 DEFAULT_DEMANDS: tuple[int, ...] = (100, 1000)
@@ -339,7 +339,7 @@ CHECK_RECORD_FILE = "check.json"
 
 # --- Fast DDS builds (build / upstream helper) ---------------------------------------------------
 # perfgate-build.json at the root of a colcon workspace made by `perfgate build`: what was built and
-# how (see build.py); run and gate copy its Fast DDS part into metadata.json.
+# how (see fastdds/build.py); run and gate copy its Fast DDS part into metadata.json.
 BUILD_RECORD_FILE = "perfgate-build.json"
 BUILD_OK = "ok"
 BUILD_FAILED = "failed"

@@ -20,13 +20,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfgate import cli, files, process, upstream
+from perfgate import cli, files
+from perfgate.latency import process
+from perfgate.measure import upstream
 from perfgate.measure import environment as run_environment
 from perfgate.measure import supervise as supervision
 from perfgate import schema as s
-from perfgate.fastdds_build import colcon
-from perfgate.fastdds_build import record as build_record
-from perfgate.harness import ensure_harness
+from perfgate.fastdds import colcon
+from perfgate.fastdds import record as build_record
+from perfgate.fastdds.harness import ensure_harness
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # eProsima's published Fast-RTPS 1.9.2/1.9.3 latency measurements (Apache-2.0; data/fastdds-published/README.md)
@@ -49,7 +51,7 @@ def fastdds_fixtures() -> Path:
 
 @pytest.fixture(scope="session")
 def harness_paths():
-    # The native harness, built once into the shared cache (perfgate.harness; a file lock keeps
+    # The native harness, built once into the shared cache (perfgate.fastdds.harness; a file lock keeps
     # parallel workers from building it twice). A failed build fails the tests that need it.
     return ensure_harness()
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
-from perfgate import change_points as cp
+from perfgate.history import change_points as cp
 from perfgate import files
 from perfgate import schema as s
 

@@ -13,11 +13,12 @@ import pandas as pd
 import pytest
 
 from conftest import live_processes_of
-from perfgate import ab, cli, files
+from perfgate.ab import latency as ab
+from perfgate import cli, files
 from perfgate.measure import commands
 from perfgate.measure import options as run_options
 from perfgate import schema as s
-from perfgate import verdict as v
+from perfgate.ab import verdict as v
 
 SUBS = ["intraprocess_best_effort", "interprocess_best_effort"]
 PAYLOADS = (16, 256, 4096)
@@ -210,7 +211,7 @@ def test_a_a_passes_and_an_injected_delay_fails_naming_its_sub_experiment(harnes
     metadata = files.read_metadata(tmp_path / "aa")
     assert metadata["cpu_pinning"]["requested"] == "auto"
     assert metadata["cpu_latency"]["requested"] == "system" and metadata["cpu_latency"]["held_us"] is None
-    assert metadata["turn_samples"] == 50  # both arms at once, in turns (ab_turns.py)
+    assert metadata["turn_samples"] == 50  # both arms at once, in turns (ab/turns.py)
     assert live_processes_of(metadata["run_id"]) == []
     rounds = sorted((tmp_path / "aa" / s.AB_ROUNDS_DIR).iterdir())
     assert [r.name for r in rounds] == [f"{i:02d}" for i in range(1, 13)]

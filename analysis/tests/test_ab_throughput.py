@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 
 from conftest import perfgate_in_process
-from perfgate import ab_throughput_report as tr
+from perfgate.ab import throughput_report as tr
 from perfgate import files
-from perfgate import gate
+from perfgate.gate import run as gate
 from perfgate import schema as s
-from perfgate.throughput_files import read_throughput
-from perfgate.throughput_table import throughput_table
+from perfgate.throughput.files import read_throughput
+from perfgate.throughput.table import throughput_table
 
 SUBS = ["intraprocess_best_effort", "interprocess_best_effort", "interprocess_reliable"]
 TESTS = [(16, 1000, 0), (16384, 1000, 0)]
@@ -156,7 +156,7 @@ def test_a_real_throughput_ab_writes_both_arms_of_every_round(tmp_path, harness_
 
 
 def test_the_store_keeps_the_throughput_ab_verdict_beside_the_latency_ones(tmp_path):
-    from perfgate import store
+    from perfgate.store import experiments as store
 
     write_ab(tmp_path / s.THROUGHPUT_DIR / s.AB_DIR, 13, {SUBS[1]: 0.9})
     assert verdict(tmp_path / s.THROUGHPUT_DIR / s.AB_DIR, "--no-plots").returncode == s.EXIT_REGRESSION

@@ -1,4 +1,4 @@
-"""Both arms of an A/B measuring at once, taking turns (ab_turns.py, native/src/turns.cpp): the command
+"""Both arms of an A/B measuring at once, taking turns (ab/turns.py, native/src/turns.cpp): the command
 lines, and real runs on the system Fast DDS, whole and with one side failing."""
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from perfgate import ab_turns
+from perfgate.ab import turns as ab_turns
 from perfgate.measure import commands
 from perfgate.measure import environment as run_environment
 from perfgate.measure import options as run_options
 from perfgate import schema as s
-from perfgate.harness import HarnessPaths
+from perfgate.fastdds.harness import HarnessPaths
 
 PAYLOADS = (16, 1024)
 
@@ -82,7 +82,8 @@ def test_sigterm_during_turns_leaves_no_process_and_no_scratch(harness_paths, tm
     import time
 
     from conftest import live_processes_of
-    from perfgate import files, scratch
+    from perfgate import files
+    from perfgate.measure import scratch
 
     output = tmp_path / "ab"
     process = subprocess.Popen(

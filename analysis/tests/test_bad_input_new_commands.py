@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 
 from conftest import live_processes_of, make_source, perfgate_in_process
-from perfgate import files, gate_plan, scratch
+from perfgate import files
+from perfgate.gate import plan as gate_plan
+from perfgate.measure import scratch
 from perfgate import schema as s
 from perfgate.errors import InputError
-from perfgate.fastdds_build import kept
+from perfgate.fastdds import kept
 from test_throughput import write_experiment
 
 BEST_EFFORT = s.throughput_csv_name("interprocess_best_effort")
@@ -269,7 +271,8 @@ def test_the_requirements_never_replace_a_run_table(tmp_path, output, message):
 
 
 def test_a_results_store_with_the_throughput_history_is_read_for_its_tables_only(tmp_path):
-    from perfgate import throughput_check, throughput_files, throughput_history
+    from perfgate.throughput import check as throughput_check, files as throughput_files
+    from perfgate.history import throughput as throughput_history
 
     assert {throughput_check.THROUGHPUT_CHECKS_FILE, throughput_history.CHANGE_POINTS_CSV} == throughput_files.NOT_TABLES
     results = runs(tmp_path)

@@ -19,13 +19,14 @@ from junitparser import Error, JUnitXml
 
 from conftest import (BROKEN, PACKAGE_XML, git_in, make_source, perfgate_in_process, processes_working_in,
                       terminal_signals)
-from perfgate import cli, fastdds_source, files
+from perfgate import cli, files
+from perfgate.fastdds import source as fastdds_source
 from perfgate import schema as s
 from perfgate.errors import IncompleteError, InputError
-from perfgate.fastdds_build import colcon
-from perfgate.fastdds_build import git as build_git
-from perfgate.fastdds_build import record as build_record
-from perfgate.fastdds_build import workspace as build_workspace
+from perfgate.fastdds import colcon
+from perfgate.fastdds import git as build_git
+from perfgate.fastdds import record as build_record
+from perfgate.fastdds import workspace as build_workspace
 
 def perfgate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True, cwd=cwd)

@@ -20,14 +20,14 @@ import pytest
 from junitparser import Error, JUnitXml
 
 from conftest import BROKEN, PACKAGE_XML, git_in, make_source
-from perfgate import fastdds_source
+from perfgate.fastdds import source as fastdds_source
 from perfgate import schema as s
 from perfgate.errors import IncompleteError, InputError, one_line
-from perfgate.fastdds_build import colcon
-from perfgate.fastdds_build import git as build_git
-from perfgate.fastdds_build import logs
-from perfgate.fastdds_build import record as build_record
-from perfgate.fastdds_build.workspace import place_fastcdr
+from perfgate.fastdds import colcon
+from perfgate.fastdds import git as build_git
+from perfgate.fastdds import logs
+from perfgate.fastdds import record as build_record
+from perfgate.fastdds.workspace import place_fastcdr
 
 SYSTEM_FASTCDR = fastdds_source.installed_cmake_version("fastcdr")  # Debian's 1.0.26 (ci/debian-packages.txt)
 PINNED_URL = "https://fastcdr.example.invalid/eProsima/Fast-CDR.git"

@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from perfgate import change_points as cp
-from perfgate import files, history
-from perfgate import history_files as hf
+from perfgate.history import change_points as cp
+from perfgate import files
+from perfgate.history import latency as history
+from perfgate.history import files as hf
 from perfgate import schema as s
 from history_synthetic import PAYLOADS, SUBS, described, synthetic_values, write_store
 

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfgate import check, files
+from perfgate.latency import check
+from perfgate import files
 from perfgate import schema as s
 from perfgate.cli import main
 
@@ -211,7 +212,7 @@ def test_check_plots_mark_failed_points(tmp_path, experiment):
     assert axes.get_title() == f"{A}: Median against requirement (1 of 2 failed)"
 
 
-# --- rows the run was not asked for (docs/formats.md section 6; perfgate.requested) -----------------
+# --- rows the run was not asked for (docs/formats.md section 6; perfgate.latency.requested) -----------------
 def narrowed(experiment: Path, subs: list[str], payloads: list[int]) -> None:
     """The metadata.json of a run given --subexperiments and --payloads, as `perfgate run` writes it."""
     files.write_metadata(experiment, {"requested_subexperiments": subs, "payloads": payloads})

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from perfgate import cli, compare, files
+from perfgate import cli, files
+from perfgate.latency import compare
 from perfgate import schema as s
 from conftest import PLATFORM_A, metadata, scaled, tiny_summary, write_experiment
 

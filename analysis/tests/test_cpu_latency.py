@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perfgate import cpu_latency as cl
+from perfgate.measure import cpu_latency as cl
 from perfgate.errors import InputError
 
 

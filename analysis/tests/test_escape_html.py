@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from perfgate import cli, report
-from perfgate import history_page as hp
+from perfgate.history import page as hp
 from perfgate import schema as s
 from perfgate.escape import html as escape_html
 from escape_hostile import BAD_VERSION, FORGED, HOSTILE, write_hostile_store

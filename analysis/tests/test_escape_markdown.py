@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from perfgate import check, cli, files, report
+from perfgate.latency import check
+from perfgate import cli, files, report
 from perfgate import schema as s
 from perfgate.escape import markdown
 from conftest import metadata, tiny_summary, write_experiment

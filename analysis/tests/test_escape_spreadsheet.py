@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from perfgate import cli
-from perfgate import change_points as cp
-from perfgate import history_files as hf
+from perfgate.history import change_points as cp
+from perfgate.history import files as hf
 from perfgate import schema as s
 from perfgate.escape import spreadsheet
 from history_synthetic import SUBS

@@ -9,7 +9,8 @@ import xml.etree.ElementTree as ET
 import junitparser
 import pytest
 
-from perfgate import cli, files, junit_writer
+from perfgate import cli, files
+from perfgate import junit_writer
 from perfgate import schema as s
 from perfgate.escape import xml
 from perfgate.junit_writer import TestCase as JUnitCase

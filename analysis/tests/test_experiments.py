@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from conftest import PLATFORM_A, metadata, tiny_summary, write_experiment
-from perfgate import experiments as ex
+from perfgate.latency import experiments as ex
 from perfgate import files
 from perfgate import schema as s
 from perfgate.errors import InputError

@@ -16,8 +16,8 @@ import pytest
 
 from conftest import make_source
 from perfgate import schema as s
-from perfgate.fastdds_build import record as build_record
-from perfgate.fastdds_build.logs import code_block, code_span
+from perfgate.fastdds import record as build_record
+from perfgate.fastdds.logs import code_block, code_span
 
 OPENING = re.compile(r"^ {0,3}(`{3,})[^`]*$")
 

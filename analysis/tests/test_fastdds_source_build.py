@@ -22,7 +22,7 @@ from junitparser import JUnitXml
 
 from perfgate import files
 from perfgate import schema as s
-from perfgate import platform_info, upstream
+from perfgate.measure import platform_info, upstream
 
 pytestmark = pytest.mark.slow
 

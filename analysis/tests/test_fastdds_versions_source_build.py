@@ -27,10 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from perfgate import files, upstream
+from perfgate import files
+from perfgate.measure import upstream
 from perfgate import schema as s
-from perfgate.fastdds_build import colcon
-from perfgate.fastdds_build import git as build_git
+from perfgate.fastdds import colcon
+from perfgate.fastdds import git as build_git
 
 pytestmark = pytest.mark.slow
 

@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 
 from conftest import live_processes_of
-from perfgate import check, cli, files, process, report
-from perfgate import gate as gate_module
-from perfgate import gate_plan
+from perfgate.latency import check, process
+from perfgate import cli, files, report
+from perfgate.gate import run as gate_module
+from perfgate.gate import plan as gate_plan
 from perfgate import schema as s
 
 GATED = ["intraprocess_best_effort", "interprocess_reliable"]  # intra-process and UDPv4
@@ -530,7 +531,7 @@ def test_a_gate_stopped_while_drawing_the_history_ends_its_workers_and_still_rep
     """Stopped while its plot workers draw (here the history's, the longest plotting step): no worker
     outlives the gate, no temporary or empty PNG is left, the reports are written, exit 3."""
     from history_synthetic import write_store
-    from perfgate.platform_info import this_machine
+    from perfgate.measure.platform_info import this_machine
 
     write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)
     write_store(workspace / "store", 30, 20)  # 30 earlier runs: enough history plots to stop the gate among them

@@ -1,4 +1,4 @@
-"""perfgate.harness: the native harness builds into its cache, is reused, and reports build failures."""
+"""perfgate.fastdds.harness: the native harness builds into its cache, is reused, and reports build failures."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import processes_working_in, terminal_signals
-from perfgate import harness as h
+from perfgate.fastdds import harness as h
 from perfgate.errors import IncompleteError
 
 
@@ -98,7 +98,7 @@ def test_the_version_of_a_broken_executable_is_an_incomplete_error(tmp_path):
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])  # a cancelled CI job; Ctrl-C
 def test_a_stopped_first_use_build_leaves_no_compiler_running(tmp_path, signum):
     cache = (tmp_path / "cache").resolve()
-    build = subprocess.Popen([sys.executable, "-m", "perfgate.harness", "build"], env={**os.environ, h.CACHE_ENV: str(cache)},
+    build = subprocess.Popen([sys.executable, "-m", "perfgate.fastdds.harness", "build"], env={**os.environ, h.CACHE_ENV: str(cache)},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=terminal_signals)
     deadline = time.monotonic() + 120  # until cmake's or make's children run there; not a timing assertion
     working = []

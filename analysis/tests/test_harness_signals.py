@@ -23,7 +23,7 @@ from perfgate.measure import environment as run_environment
 from perfgate import schema as s
 
 FLOOR_RUNS = 30
-STOP_LIMIT_S = 2.0  # run.py's grace between SIGTERM and SIGKILL
+STOP_LIMIT_S = 2.0  # latency/run.py's grace between SIGTERM and SIGKILL
 SAMPLES = 20000  # a payload takes about a second over udpv4 here: long enough to stop in the middle
 PAYLOADS = (16, 32, 64, 128)
 

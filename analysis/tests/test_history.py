@@ -9,8 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfgate import cli, history, throughput_check
-from perfgate import experiments as ex
+from perfgate import cli
+from perfgate.history import latency as history
+from perfgate.throughput import check as throughput_check
+from perfgate.latency import experiments as ex
 from perfgate import files
 from perfgate import schema as s
 from conftest import PLATFORM_A, metadata, scaled, tiny_summary, write_experiment

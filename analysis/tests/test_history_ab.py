@@ -12,11 +12,14 @@ import pandas as pd
 import pytest
 
 from conftest import PLATFORM_A, metadata, scaled, tiny_summary, write_experiment
-from perfgate import cli, gate, gate_plan, history_ab, store
+from perfgate import cli
+from perfgate.gate import run as gate, plan as gate_plan
+from perfgate.history import ab as history_ab
+from perfgate.store import experiments as store
 from perfgate import schema as s
 from perfgate.plotting.history_marks import MarkedHistoryFigures
 from perfgate.errors import InputError
-from perfgate.verdict import RATIO, STATISTIC
+from perfgate.ab.verdict import RATIO, STATISTIC
 
 SUBS = ["intraprocess_best_effort", "interprocess_reliable"]
 BASE = {16: (20.0, 30.0, 40.0), 1024: (25.0, 35.0, 50.0)}

@@ -7,10 +7,11 @@ import shutil
 import pandas as pd
 import pytest
 
-from perfgate import experiments as ex
-from perfgate import files, history
+from perfgate.latency import experiments as ex
+from perfgate import files
+from perfgate.history import latency as history
 from perfgate import schema as s
-from perfgate import summary_index as si
+from perfgate.history import index as si
 from history_synthetic import SUBS, summary, write_store
 
 SUB = SUBS[1]

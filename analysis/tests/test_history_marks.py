@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
-from perfgate import change_points as cp
-from perfgate import files, history
+from perfgate.history import change_points as cp
+from perfgate import files
+from perfgate.history import latency as history
 from perfgate import schema as s
 from perfgate.plotting.history_marks import BASELINE_COLOURS, MarkedHistoryFigures, commit_tick_labels
 from history_synthetic import SUBS, summary, write_store

@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfgate import change_points as cp
-from perfgate import files, history
-from perfgate import history_page as hp
+from perfgate.history import change_points as cp
+from perfgate import files
+from perfgate.history import latency as history
+from perfgate.history import page as hp
 from perfgate import schema as s
 from conftest import REPO_ROOT
 from history_synthetic import SUBS, write_store

@@ -372,7 +372,7 @@ def test_the_fast_dds_stage_calls_perfgate_build_and_no_git(calls):
 ])
 def test_the_fast_dds_stage_builds_the_parent_or_merge_base(calls, fastdds_history, tmp_path, baseline_ref,
                                                             candidate, form, expected):
-    from perfgate.fastdds_build.git import fetch_git
+    from perfgate.fastdds.git import fetch_git
 
     origin, commits = fastdds_history
     [script] = stage_scripts(calls, "Fast DDS")

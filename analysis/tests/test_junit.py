@@ -7,7 +7,8 @@ from pathlib import Path
 import junitparser
 import pytest
 
-from perfgate import files, junit
+from perfgate import files
+from perfgate.latency import junit
 from perfgate import schema as s
 from perfgate.cli import main
 

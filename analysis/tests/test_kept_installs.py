@@ -20,11 +20,12 @@ from pathlib import Path
 import pytest
 
 from conftest import BROKEN, PACKAGE_XML, git_in, make_source
-from perfgate import ab, fastdds_source
-from perfgate import harness as native_harness
+from perfgate.ab import latency as ab
+from perfgate.fastdds import source as fastdds_source
+from perfgate.fastdds import harness as native_harness
 from perfgate import schema as s
-from perfgate.fastdds_build import colcon, kept
-from perfgate.fastdds_build import record as build_record
+from perfgate.fastdds import colcon, kept
+from perfgate.fastdds import record as build_record
 
 
 def perfgate(*args: str) -> subprocess.CompletedProcess:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import live_processes_of
-from perfgate import files, scratch
+from perfgate import files
+from perfgate.measure import scratch
 from perfgate import schema as s
 
 WAIT_LIMIT_S = 60.0  # for the run to get going on a loaded machine; not a timing assertion

@@ -1,6 +1,7 @@
 """The package's layout rules (README "Layout"): no import cycle between perfgate's modules, counting
 the imports inside functions too (an import moved into a function to dodge a cycle is still one),
-and no module over 400 lines."""
+no module over 400 lines, a small core at the top, and the direction of the imports between its rooms
+(the subpackages): ALLOWED below, as data."""
 from __future__ import annotations
 
 import ast
@@ -76,7 +77,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_package_has_no_import_cycle():
     graph = import_graph()
     assert len(graph) > 50  # the whole package was read
-    assert graph["perfgate.gate"] >= {"perfgate.run", "perfgate.check", "perfgate.gate_plan"}
+    assert graph["perfgate.gate.run"] >= {"perfgate.latency.run", "perfgate.latency.check", "perfgate.gate.plan"}
     assert cycles(graph) == []
 
 
@@ -99,3 +100,95 @@ def test_an_import_cycle_is_found_even_inside_a_function(tmp_path):
 def test_no_module_is_over_400_lines():
     lengths = {module_name(path): len(path.read_text(encoding="utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}
     assert {name: length for name, length in lengths.items() if length > MAX_LINES} == {}
+
+
+# The rooms of the package: "core" is the modules at the top (but cli, which only dispatches), every
+# other room a subpackage. A room may import itself, and the rooms listed here; nothing else.
+CORE_MODULES = {"claims", "cli_types", "clock", "csv_lines", "errors", "files", "junit_writer", "model", "outcome",
+                "outputs", "plausibility", "pools", "process_group", "schema", "temporaries"}
+ALLOWED = {
+    "escape": set(),  # pure functions of text, under everything
+    "core": {"escape"},  # junit_writer: XML text made safe
+    "plotting": {"core", "latency"},  # latency.check_terms: the words of a check its plots show
+    "report": {"core", "escape", "latency"},  # what a check, an experiment folder, a request are
+    "fastdds": {"core", "escape"},
+    "measure": {"core", "escape", "fastdds", "throughput"},  # throughput.table, .files: what a test counted
+    "latency": {"core", "escape", "fastdds", "measure", "plotting", "throughput"},
+    "throughput": {"core", "fastdds", "latency", "measure", "plotting"},
+    "ab": {"core", "escape", "fastdds", "latency", "measure", "plotting", "report", "throughput"},
+    "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
+    "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
+    "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
+    "commands": {"core", "measure", "store"},  # constants their options show: cpu_latency.CHOICES, store's branch
+    "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
+}
+# What measures (runs Fast DDS, builds it, drives the harness): the core, report/, plotting/ and escape/
+# import none of it, so that reading and drawing results never starts a measurement.
+MEASURING = ("perfgate.measure", "perfgate.fastdds", "perfgate.latency.run", "perfgate.throughput.run",
+             "perfgate.ab.latency", "perfgate.ab.throughput", "perfgate.ab.turns", "perfgate.gate")
+
+
+def room(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1 or (len(parts) == 2 and not (PACKAGE / parts[1]).is_dir()):
+        return "cli" if parts[1:] == ["cli"] else "core"
+    return parts[1]
+
+
+def test_the_core_is_small_and_every_room_is_known():
+    top = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__", "cli"}
+    assert top == CORE_MODULES and len(top) <= 15
+    rooms = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    assert rooms | {"core", "cli"} == set(ALLOWED)
+    for folder in PACKAGE.glob("*/__init__.py"):
+        assert '"""' in folder.read_text(encoding="utf-8"), f"{folder}: say what the room owns and may import"
+
+
+def test_every_import_between_rooms_is_allowed():
+    graph = import_graph()
+    wrong = sorted((module, target) for module, targets in graph.items() for target in targets
+                   if room(module) != room(target) and room(target) not in ALLOWED[room(module)])
+    assert wrong == []
+
+
+def test_reading_and_drawing_results_imports_no_measuring_code():
+    graph = import_graph()
+    wrong = sorted((module, target) for module, targets in graph.items() for target in targets
+                   if room(module) in {"core", "report", "plotting", "escape"}
+                   and any(target == m or target.startswith(m + ".") for m in MEASURING))
+    assert wrong == []
+
+
+def test_cli_only_dispatches():
+    """cli.py imports no room but commands/: the work of a command is imported when that command runs."""
+    assert {room(target) for target in import_graph()["perfgate.cli"]} <= {"core", "commands"}
+
+
+def with_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph plus what importing a module also runs: the __init__ of each package above it (importing
+    perfgate.report.x runs perfgate/report/__init__.py first), but for the importer's own packages, which
+    are already being imported when it runs."""
+    whole = {}
+    for module, targets in graph.items():
+        own = {".".join(module.split(".")[:end]) for end in range(1, len(module.split(".")) + 1)}
+        inits = {".".join(target.split(".")[:end]) for target in targets for end in range(2, len(target.split(".")))}
+        whole[module] = targets | {init for init in inits if init in graph and init not in own}
+    return whole
+
+
+def test_no_import_cycle_through_a_package_init():
+    """A package whose __init__ imports its modules (report/) must not be imported by what it imports:
+    `from ..report import x` in a module report/__init__ reaches would fail when that module is imported first."""
+    assert cycles(with_package_inits(import_graph())) == []
+
+
+def test_every_command_names_a_function_that_exists():
+    """Each commands/ module's HANDLER ("module:function", imported only when the command runs) names
+    a function that is there: a module moved or renamed without its command would fail only when run."""
+    import importlib
+
+    from perfgate import cli
+    for command in cli.COMMANDS:
+        module_name, function_name = command.HANDLER.split(":")
+        assert callable(getattr(importlib.import_module(module_name), function_name)), command.NAME
+    assert [command.NAME for command in cli.COMMANDS] == list(cli.build_parser().command_parsers)

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfgate import csv_lines, files, plausibility, process
+from perfgate import csv_lines, files, plausibility
+from perfgate.latency import process
 from perfgate import schema as s
 from perfgate.errors import InputError
 

@@ -12,7 +12,7 @@ import pytest
 
 from perfgate import cli, files
 from perfgate import schema as s
-from perfgate.harness import HarnessPaths
+from perfgate.fastdds.harness import HarnessPaths
 from perfgate.measure import commands, subexperiment
 from perfgate.measure import options as run_options
 
@@ -271,7 +271,7 @@ def test_check_and_junit_take_a_one_to_many_sub_experiment_its_requirements_list
 
 
 def test_one_to_many_sub_experiments_come_after_the_fixed_ones():
-    from perfgate.experiments import sort_subexperiments
+    from perfgate.latency.experiments import sort_subexperiments
 
     names = ["interprocess_reliable_1to3", "floor_udp", "interprocess_best_effort_1to3", "intraprocess_reliable"]
     assert sort_subexperiments(names) == ["intraprocess_reliable", "floor_udp", "interprocess_best_effort_1to3",

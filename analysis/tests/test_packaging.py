@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT
-from perfgate import harness
+from perfgate.fastdds import harness
 
 PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
@@ -87,7 +87,7 @@ def test_installed_wheel_builds_its_harness_and_runs(tmp_path):
     (Path(site) / "perfgate-test-deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
     subprocess.run([str(python), "-m", "pip", "check"], check=True)
-    where = subprocess.run([str(python), "-c", "from perfgate import harness; print(harness.NATIVE_DIR)"],
+    where = subprocess.run([str(python), "-c", "from perfgate.fastdds import harness; print(harness.NATIVE_DIR)"],
                            capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip()
     assert Path(where) == Path(site) / "perfgate" / "native"
 

@@ -6,7 +6,7 @@ import platform
 import socket
 from pathlib import Path
 
-from perfgate import platform_info as pi
+from perfgate.measure import platform_info as pi
 
 CPUINFO_SMT = """\
 processor\t: 0

@@ -12,9 +12,10 @@ import pytest
 from matplotlib.colors import to_hex
 from PIL import Image
 
-from perfgate import compare, files
+from perfgate.latency import compare
+from perfgate import files
 from perfgate import schema as s
-from perfgate.check import check_summary
+from perfgate.latency.check import check_summary
 from perfgate.plotting import check_plots, common, compare_plots, process_plots
 from perfgate.plotting.history_plots import HistoryFigures
 

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from perfgate import ab_report, check, files, process, report
+from perfgate.ab import report as ab_report
+from perfgate.latency import check, process
+from perfgate import files, report
 from perfgate import schema as s
 from perfgate.report import comment
 from test_ab import write_rounds

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfgate import files, process
+from perfgate import files
+from perfgate.latency import process
 from perfgate import schema as s
 from perfgate.cli import main
 from perfgate.plotting import common, process_plots

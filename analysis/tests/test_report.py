@@ -20,7 +20,8 @@ import pandas as pd
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from perfgate import check, compare, files, process, report
+from perfgate.latency import check, compare, process
+from perfgate import files, report
 from perfgate import schema as s
 from perfgate.model import Metadata
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from perfgate import cli, files
-from perfgate import requirements as rq
+from perfgate.latency import requirements as rq
 from perfgate import schema as s
 from conftest import metadata, scaled, tiny_summary, write_experiment
 
@@ -44,7 +44,7 @@ def test_requirements_are_the_percentile_across_runs_ordered_by_sub_then_payload
 
 def test_leave_one_out_by_hand_on_three_runs(tmp_path):
     root = three_tiny_runs(tmp_path / "store")
-    from perfgate import experiments as ex
+    from perfgate.latency import experiments as ex
 
     experiments = ex.load_store(root)
     run = rq.run_values([{sub: e.summary(sub) for sub in e.subexperiments} for e in experiments])

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from conftest import perfgate_in_process
-from perfgate import files, resources_table
+from perfgate import files
+from perfgate.latency import resources_table
 from perfgate import schema as s
 from perfgate.cli import main
 from perfgate.errors import InputError

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from perfgate import cli, cpu_latency, files
+from perfgate import cli, files
+from perfgate.measure import cpu_latency
 from perfgate.measure import commands, domains, shm, subexperiment
 from perfgate.measure import environment as run_environment
 from perfgate.measure import options as run_options
@@ -340,7 +341,7 @@ def assert_complete_raw_csv(path: Path, payloads: tuple[int, ...], samples: int)
 
 @pytest.mark.fastdds
 def test_quick_run_of_the_default_set(harness_paths, tmp_path):
-    from perfgate import platform_info
+    from perfgate.measure import platform_info
 
     output = tmp_path / "out"
     started = time.time()
@@ -445,7 +446,7 @@ def thread_affinities(pid: int) -> set[str]:
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning publisher and subscriber apart needs two CPUs")
 @pytest.mark.parametrize("explicit", [True, False], ids=["pin-cpus given", "auto by default"])
 def test_pinned_publisher_and_subscriber_run_on_their_cpus(harness_paths, tmp_path, explicit):
-    from perfgate import platform_info
+    from perfgate.measure import platform_info
 
     if explicit:
         publisher_cpu, subscriber_cpu = sorted(os.sched_getaffinity(0))[:2]

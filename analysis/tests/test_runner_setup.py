@@ -1,5 +1,5 @@
 """ci/runner/ and ci/gate.sh: shellcheck passes, and the pinning scripts leave a copy of /sys and
-/proc in the state that perfgate's own platform check (perfgate.platform_info) calls pinned."""
+/proc in the state that perfgate's own platform check (perfgate.measure.platform_info) calls pinned."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perfgate import platform_info
+from perfgate.measure import platform_info
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNNER = REPO_ROOT / "ci" / "runner"

@@ -1,4 +1,4 @@
-"""perfgate.security: the DDS Security files of a run, checked with openssl and with real Fast DDS."""
+"""perfgate.fastdds.security: the DDS Security files of a run, checked with openssl and with real Fast DDS."""
 from __future__ import annotations
 
 import stat
@@ -10,7 +10,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from perfgate import security
+from perfgate.fastdds import security
 from perfgate.measure import upstream_certificates as certificates
 from perfgate.errors import InputError
 

@@ -12,7 +12,9 @@ import threading
 import pandas as pd
 import pytest
 
-from perfgate import cli, files, gate, store
+from perfgate import cli, files
+from perfgate.gate import run as gate
+from perfgate.store import experiments as store
 from perfgate import schema as s
 from perfgate.errors import InputError
 
@@ -41,7 +43,7 @@ def test_adding_waits_for_the_store_lock_and_a_dead_holder_releases_it(tmp_path)
     (tmp_path / "store" / s.STORE_EXPERIMENTS_DIR).mkdir(parents=True)
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import time; from pathlib import Path; from perfgate import store\n"
+         "import time; from pathlib import Path; from perfgate.store import experiments as store\n"
          f"with store.locked(Path({str(tmp_path / 'store')!r})):\n"
          "    print('held', flush=True); time.sleep(600)"],
         stdout=subprocess.PIPE, text=True)

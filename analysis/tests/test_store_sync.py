@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import metadata, tiny_summary, write_experiment
-from perfgate import cli, files, store, store_branch, store_cli, store_sync
+from perfgate import cli, files
+from perfgate.store import experiments as store, branch as store_branch, cli as store_cli, sync as store_sync
 from perfgate import schema as s
 
 SUB = "intraprocess_best_effort"

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from perfgate import files, process
+from perfgate import files
+from perfgate.latency import process
 from perfgate import schema as s
 
 

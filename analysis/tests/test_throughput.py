@@ -18,9 +18,9 @@ from conftest import perfgate_in_process
 from perfgate import files
 from perfgate import schema as s
 from perfgate.errors import InputError
-from perfgate.throughput_check import check_throughput
-from perfgate.throughput_files import read_harness_throughput, read_throughput, read_throughput_requirements
-from perfgate.throughput_table import throughput_table
+from perfgate.throughput.check import check_throughput
+from perfgate.throughput.files import read_harness_throughput, read_throughput, read_throughput_requirements
+from perfgate.throughput.table import throughput_table
 
 HARNESS_HEADER = ",".join(s.THROUGHPUT_HARNESS_COLUMNS) + "\n"
 

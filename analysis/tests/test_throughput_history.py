@@ -11,8 +11,8 @@ import pytest
 
 from perfgate import files
 from perfgate import schema as s
-from perfgate import throughput_history as th
-from perfgate.throughput_table import throughput_table
+from perfgate.history import throughput as th
+from perfgate.throughput.table import throughput_table
 from conftest import metadata, scaled, write_experiment
 
 SUB = "interprocess_reliable"

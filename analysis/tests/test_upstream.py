@@ -25,7 +25,7 @@ from conftest import PROFILES, make_workspace
 from perfgate import files
 from perfgate import schema as s
 from perfgate.errors import InputError
-from perfgate.fastdds_build import record as build_record
+from perfgate.fastdds import record as build_record
 from perfgate.measure import upstream_certificates as certificates
 from perfgate.measure import upstream_commands as commands
 from perfgate.measure import upstream_names as names

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from perfgate import schema as s
-from perfgate import verdict as v
+from perfgate.ab import verdict as v
 
 SUBS = list(s.DEFAULT_SUBEXPERIMENT_NAMES)
 

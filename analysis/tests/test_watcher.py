@@ -13,12 +13,12 @@ import textwrap
 import time
 from pathlib import Path
 
-from perfgate import scratch, watcher
+from perfgate.measure import scratch, watcher
 from perfgate.measure.environment import RUN_ID_ENV
 
 HOLDER = textwrap.dedent("""\
     import os, subprocess, sys, time
-    from perfgate import scratch
+    from perfgate.measure import scratch
     with scratch.scratch_folder("test", sys.argv[1]) as folder:
         (folder / "ca_key.pem").write_text("private")
         # in a session of its own and without a parent-death signal: nothing ends it but the watcher

@@ -711,7 +711,7 @@ def test_the_baseline_then_the_candidate_in_one_workspace(workflows, tmp_path):
 ])
 def test_baseline_step_builds_the_parent_or_merge_base(workflows, fastdds_history, tmp_path, baseline_ref, candidate,
                                                        form, expected):
-    from perfgate.fastdds_build.git import fetch_git
+    from perfgate.fastdds.git import fetch_git
 
     origin, commits = fastdds_history
     script = step_named(workflows["gate.yml"]["jobs"]["gate"], "baseline")["run"]

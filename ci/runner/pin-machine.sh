@@ -3,7 +3,7 @@
 # and boost off, every online CPU's frequency governor to "performance". Run as root, at boot
 # (perfgate-pin.service): none of this survives a reboot. Settings the kernel does not offer are
 # skipped; perfgate records the resulting state in metadata.json and warns when it is not pinned
-# (analysis/perfgate/platform_info.py). PERFGATE_SYSFS (default /sys) points the tests at a copy.
+# (analysis/perfgate/measure/platform_info.py). PERFGATE_SYSFS (default /sys) points the tests at a copy.
 set -euo pipefail
 cpu="${PERFGATE_SYSFS:-/sys}/devices/system/cpu"
 

@@ -121,7 +121,7 @@ def subscriber_names(sub: s.SubExperiment) -> list[str]:
 
 
 def participant_names(sub: s.SubExperiment) -> list[str]:
-    """Every identity a secure sub-experiment needs (perfgate.security.generate_security_files)."""
+    """Every identity a secure sub-experiment needs (perfgate.fastdds.security.generate_security_files)."""
     return ["publisher"] + subscriber_names(sub)
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Mapping
 
 
-from .. import claims, cpu_latency, outputs, platform_info
+from .. import claims, outputs
+from . import cpu_latency, platform_info
 from .. import schema as s
 from ..cli_types import label_problem
 from ..errors import InputError

@@ -17,10 +17,10 @@ from .. import files
 from .. import schema as s
 from ..clock import utc_now
 from ..errors import InputError
-from ..harness import HarnessPaths
+from ..fastdds.harness import HarnessPaths
 from ..model import SubexperimentOutcome, ZeroCopy
-from ..throughput_files import read_harness_throughput
-from ..throughput_table import expected_tests, keys_of, throughput_table
+from ..throughput.files import read_harness_throughput
+from ..throughput.table import expected_tests, keys_of, throughput_table
 from .commands import ProcessSpec, Turns, floor_commands, latency_commands, describe, participant_names
 from .domains import lease_domain, own_port
 from .options import RunOptions
@@ -236,7 +236,7 @@ def _commands(sub: s.SubExperiment, options: RunOptions, paths: HarnessPaths, do
         security_dir = private / "security"
         security_dir.mkdir(mode=0o700)
         try:
-            from .. import security  # cryptography loads slowly: only for secure sub-experiments
+            from ..fastdds import security  # cryptography loads slowly: only for secure sub-experiments
 
             security.generate_security_files(security_dir, domain, participant_names(sub))
         except Exception as error:  # any failure here is this sub-experiment's, the run goes on

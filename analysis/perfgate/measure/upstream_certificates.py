@@ -1,5 +1,5 @@
 """Certificates and access-control documents for the upstream engine's security tests, generated for
-the run and named as LatencyTest wants them (perfgate.security's identities)."""
+the run and named as LatencyTest wants them (perfgate.fastdds.security's identities)."""
 from __future__ import annotations
 
 import os
@@ -41,7 +41,7 @@ def performance_governance(domains: tuple[int, int] = LATENCY_TEST_DOMAINS) -> s
     """The protections of upstream's governance_performance_tests.xml for LatencyTest's topics:
     discovery, liveliness and rtps ENCRYPT; LatencyTest_* with discovery protection, read and write
     access control, metadata and data ENCRYPT, no liveliness protection."""
-    from .. import security
+    from ..fastdds import security
 
     return security.governance_document(f"<id_range><min>{domains[0]}</min><max>{domains[1]}</max></id_range>",
                                         topic_expression="LatencyTest_*", liveliness_protection=False)
@@ -73,12 +73,12 @@ def performance_permissions(subjects: dict[str, str], not_before: str, not_after
 
 
 def generate_certificates(folder: Path) -> Path:
-    """CA, publisher and subscriber identities (perfgate.security's), under LatencyTest's file names,
+    """CA, publisher and subscriber identities (perfgate.fastdds.security's), under LatencyTest's file names,
     and the signed governance and permissions LatencyTest asks for where it uses access control."""
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
 
-    from .. import security
+    from ..fastdds import security
 
     paths = security.generate_security_files(folder, 0, ["pub", "sub"])
     sources = {"ca": lambda _: paths["ca_certificate"],

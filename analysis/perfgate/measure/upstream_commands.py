@@ -72,7 +72,7 @@ def pinned_launcher(latency_test: Path, pin: tuple[int, int], python: str) -> st
     publisher, subscriber = pin
     program = repr(latency_test.as_posix())
     return (f"#!{python} -S\n"
-            "# Written by perfgate.upstream for one run: LatencyTest pinned to CPUs by its role.\n"
+            "# Written by perfgate.measure.upstream for one run: LatencyTest pinned to CPUs by its role.\n"
             "import os, sys\n"
             f"CPUS = {{'publisher': {{{publisher}}}, 'subscriber': {{{subscriber}}}}}\n"
             "role = sys.argv[1] if len(sys.argv) > 1 else ''\n"

@@ -1,7 +1,7 @@
 """The upstream engine's names: which of Fast DDS' latency tests measures which sub-experiment of the
 contract, under any of the names Fast DDS has given them, and which of them a run selects (pure).
 
-perfgate.upstream is the engine (docs/build.md "Two engines")."""
+perfgate.measure.upstream is the engine (docs/build.md "Two engines")."""
 from __future__ import annotations
 
 import re

@@ -13,7 +13,7 @@ import pandas as pd
 from .. import files
 from .. import schema as s
 from ..errors import IncompleteError, InputError
-from ..fastdds_build.logs import printable
+from ..fastdds.logs import printable
 from .upstream_names import SUBEXPERIMENT_TESTS, expected_csv_name
 
 _EXPORT = re.compile(r"--export_raw_data\s+(\S+\.csv)")

@@ -7,7 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import schema as s
-from ..check_terms import format_percent
+from ..latency.check_terms import format_percent
 from .common import (FAILED_COLOUR, LATENCY_LABEL, PASSED_COLOUR, REQUIREMENT_COLOUR, latency_yaxis, new_figure,
                      payload_axis, save)
 

@@ -11,7 +11,11 @@ so the reports do not depend on how the other steps work inside.
     markdown   the step summary and the workflow commands
     html       the page and its embedded images
 
-`write_reports` writes both files. The names below are the package's interface (gate, ab_report).
+    pr_comment     `perfgate pr-comment`: the sticky pull-request comment (comment: its text)
+
+`write_reports` writes both files. The names below are the package's interface (gate, ab.report).
+May import: the core, escape and latency's reading half (check, experiments, requested, check_terms);
+nothing that measures (tests/test_layout.py).
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .. import files
 from .. import schema as s
-from ..check_terms import format_percent, testcase_name
+from ..latency.check_terms import format_percent, testcase_name
 from ..model import CpuPinning, FastDDS, LoadAverage, Metadata, Platform
 from .tables import BASELINE, CHANGE, PAYLOADS, REASON, SUB
 

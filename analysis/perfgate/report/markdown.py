@@ -8,7 +8,7 @@ from .. import schema as s
 from ..escape.markdown import text as markdown_text
 from ..escape.workflow import command_data as escape_command_data
 from ..escape.workflow import command_property as escape_command_property
-from ..check_terms import testcase_name
+from ..latency.check_terms import testcase_name
 from .columns import (BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns, metadata_items,
                       number_text, percent_text)
 from .tables import (BASELINE, CHANGE, LINE, SUB, ExperimentResults, check_rows, failed_checks, missing_data,

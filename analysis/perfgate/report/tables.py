@@ -14,12 +14,12 @@ import pandas as pd
 
 from .. import files, outcome
 from .. import schema as s
-from ..check import split_missing
+from ..latency.check import split_missing
 from ..errors import InputError
-from ..experiments import sort_subexperiments
+from ..latency.experiments import sort_subexperiments
 from ..model import Metadata, read_metadata
 from ..outcome import INCOMPLETE, REGRESSION
-from ..requested import requested_of
+from ..latency.requested import requested_of
 
 
 # Columns of the reports' own tables (not files of the contract).
@@ -176,7 +176,7 @@ def missing_data(results: ExperimentResults) -> pd.DataFrame:
 
 def not_asked_data(results: ExperimentResults) -> pd.DataFrame:
     """Every requirement row the run was not asked for (--subexperiments, --payloads): listed, not
-    checked (perfgate.requested), as missing_groups lists missing ones."""
+    checked (perfgate.latency.requested), as missing_groups lists missing ones."""
     rows = [(item.subexperiment, item.bytes, "not asked for", item.line) for item in _split_missing(results)[1]]
     return pd.DataFrame(rows, columns=[SUB, s.BYTES, REASON, LINE])
 

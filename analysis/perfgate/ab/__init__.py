@@ -1,0 +1,13 @@
+"""ab: a candidate Fast DDS against a baseline, measured in interleaved rounds, and the verdict.
+
+    latency          `perfgate ab`: the latency A/B, round by round (ab.turns: both arms in turns)
+    throughput       `perfgate ab-throughput`: the throughput A/B
+    turns            both arms of a round measuring one sub-experiment at the same time
+    rounds           an A/B folder's rounds read into one table, the verdict's input
+    verdict          the paired, exact decision (sign test, Holm-corrected); pure
+    report           `perfgate verdict` and the files beside a latency A/B folder
+    throughput_report  the same for a throughput A/B folder
+
+May import: the core, escape, report, plotting, measure, fastdds, latency and throughput
+(tests/test_layout.py ALLOWED). Imported by history (the verdict marks) and gate.
+"""

@@ -1,0 +1,361 @@
+"""ab.latency: measure two Fast DDS builds against each other, interleaved in rounds, and decide.
+
+In every round both arms (baseline, candidate) run every selected sub-experiment, the same
+sub-experiment back to back, so that whatever state the machine is in (another job, a CPU's
+placement, thermal state) hits both alike. The arm that goes first alternates per round and per
+sub-experiment: an order effect (a warm cache, a freshly freed port) lands on each arm equally
+often, within every round. Each arm's round is an ordinary experiment folder
+(rounds/<NN>/<arm>/: raw CSVs, summaries, metadata.json), so `perfgate verdict` can decide again
+from the stored rounds alone.
+
+An arm is `system` (the system's Fast DDS), a colcon install prefix, or a `perfgate build`
+workspace; the harness is built once per arm against that Fast DDS.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from .. import __version__, claims, clock, files
+from . import report as ab_report, turns as ab_turns
+from ..fastdds import build
+from ..measure import cpu_latency, platform_info, scratch
+from ..latency import process
+from ..fastdds import harness as native_harness
+from ..latency import run
+from .. import schema as s
+from ..errors import InputError
+from ..escape.workflow import log_text
+from ..fastdds.harness import HarnessPaths
+from ..measure import commands, subexperiment
+from ..measure import environment as run_environment
+from ..measure import options as run_options
+from ..model import (KIND_AB, AbArm, CpuLatency, CpuPinning, Environment, FastDDS, LoadAverage, Metadata, Platform,
+                     write_metadata)
+
+# 16 rounds: with 20 tests at a family-wise 2 %, one round in which one arm hit a bad machine state
+# can neither hide a regression nor fake one (see ab/verdict.py); fewer rounds lose that.
+DEFAULT_ROUNDS = 16
+DEFAULT_SAMPLES = 1000  # per payload and round: the median and 90 % settle long before, start-up dominates
+# Quick: the round trips are most of a round's time (75 % at 200 samples and a warm-up of 100), so
+# fewer of them; a payload's first round trips settle within 3-5 (docs/verdict.md, "The quick A/B"),
+# and in turns every turn warms up again by itself, so 10 warm-up round trips per payload suffice.
+QUICK_SAMPLES = 100
+QUICK_WARMUP = 10
+# the fewest rounds with which 20 tests at 2 % can reject at all: every round must agree, so one bad
+# round can hide a regression here; for trying things out and the README, not for gating
+QUICK_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    name: str  # baseline | candidate
+    spec: str  # as given: system, a prefix, a workspace
+    fastdds_prefix: Path | None
+    harness: Path | None  # a workspace's own harness; None: built from native/ for the prefix
+    build_record: dict | None = None
+
+
+@dataclass(frozen=True)
+class Arm:
+    spec: ArmSpec
+    paths: HarnessPaths
+    version: str
+    fastdds: FastDDS  # the `fastdds` part of metadata.json, as `perfgate run` writes it for this Fast DDS
+    echo_delay_ns: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+def fastdds_entry(spec: ArmSpec, version: str) -> FastDDS:
+    if spec.build_record is not None:
+        return build.fastdds_metadata(spec.build_record)
+    prefix = spec.fastdds_prefix
+    return FastDDS.record(version=version, commit=run.fastdds_commit(prefix),
+                          source=s.FASTDDS_SOURCE_SYSTEM if prefix is None else s.FASTDDS_SOURCE_COLCON,
+                          prefix=str(prefix) if prefix is not None else "/usr")
+
+
+# --- options --------------------------------------------------------------------------------------
+def parse_arm(name: str, spec: str) -> ArmSpec:
+    """`system`, a `perfgate build` workspace or an install it kept (WS/installs/<commit> or a name
+    linked to one: either has perfgate-build.json, whose harness is used as it is), or a colcon install
+    prefix."""
+    text = str(spec).strip()
+    if text == s.FASTDDS_SYSTEM_SPEC:
+        return ArmSpec(name, text, None, None)
+    path = Path(text)
+    if not path.is_dir():
+        raise InputError(f"--{name}: not 'system' and not a folder (a colcon install prefix or a "
+                         f"`perfgate build` workspace)", path)
+    if (path / s.BUILD_RECORD_FILE).is_file():
+        record = build.read_record(path)
+        harness, prefix = build.harness_paths(record, path)
+        return ArmSpec(name, text, prefix.resolve(), harness.resolve(), record)
+    if not any((path / sub).is_dir() for sub in ("lib", "lib64", "share")):
+        raise InputError(f"--{name}: neither a `perfgate build` workspace ({s.BUILD_RECORD_FILE}) nor an install "
+                         f"prefix (lib/, share/)", path)
+    return ArmSpec(name, text, path.resolve(), None)
+
+
+def parse_delays(text: str | None, subs: tuple[s.SubExperiment, ...]) -> dict[str, int]:
+    """--inject-delay-ns: `D` for every sub-experiment, or `name=D,name=D` (the others get none).
+    Floors are plain sockets with no Fast DDS echo: `D` leaves them out, naming one is an error."""
+    if text is None or str(text).strip() == "":
+        return {}
+    delays: dict[str, int] = {}
+    by_name = {sub.name: sub for sub in subs}
+    for item in str(text).split(","):
+        name, separator, value = item.strip().rpartition("=")
+        if not value.strip().isdigit():
+            raise InputError(f"--inject-delay-ns takes whole nanoseconds, D or name=D,...: {item.strip()!r}")
+        if not separator:
+            delays.update({n: int(value) for n, sub in by_name.items() if not sub.is_floor})
+        elif name not in by_name:
+            raise InputError(f"--inject-delay-ns names {name!r}, which this A/B does not measure")
+        elif by_name[name].is_floor:
+            raise InputError(f"--inject-delay-ns: {name} is a plain-socket floor, it has no Fast DDS echo to delay")
+        else:
+            delays[name] = int(value)
+    return {n: d for n, d in delays.items() if d}
+
+
+@dataclass(frozen=True)
+class AbPlan:
+    output: Path
+    label: str
+    rounds: int
+    options: run_options.RunOptions  # output and Fast DDS prefix are set per arm and round
+    arms: tuple[ArmSpec, ArmSpec]
+    echo_delay_ns: dict[str, int]
+    turn_samples: int  # 0: the arms' runs one after the other; else both at once, in turns (ab/turns.py)
+
+
+MAX_ROUNDS = 1000  # each round measures both builds (a minute or more): more is weeks, a typo, not a plan
+
+
+def require_rounds(rounds: int | None) -> None:
+    if rounds is None or not 1 <= rounds <= MAX_ROUNDS:
+        raise InputError(f"--rounds must be from 1 to {MAX_ROUNDS} (each round measures both builds), got {rounds}")
+
+
+def plan_ab(*, output: Path, baseline: str, candidate: str, rounds: int | None = None, samples: int | None = None,
+            quick: bool = False, subexperiments: list[str] | None = None, payloads: list[int] | None = None,
+            pin_cpus: str | None = None, inject_delay_ns: str | None = None, label: str | None = None,
+            warmup: int | None = None, timeout: float | None = None, cpu_latency_request: str | None = None,
+            turn_samples: int | None = None) -> AbPlan:
+    """Validate everything before anything is built or measured (InputError: exit 2). Rounds, samples
+    and warm-up not given are the quick A/B's with quick, else the full one's."""
+    output = Path(output)
+    rounds = (QUICK_ROUNDS if quick else DEFAULT_ROUNDS) if rounds is None else rounds
+    samples = (QUICK_SAMPLES if quick else DEFAULT_SAMPLES) if samples is None else samples
+    if warmup is None and quick:
+        warmup = QUICK_WARMUP
+    require_rounds(rounds)
+    turn_samples = ab_turns.DEFAULT_TURN_SAMPLES if turn_samples is None else turn_samples
+    if turn_samples < 0:
+        raise InputError(f"--turn-samples must be 0 (whole runs one after the other) or more, got {turn_samples}")
+    arms = (parse_arm(s.AB_ARMS[0], baseline), parse_arm(s.AB_ARMS[1], candidate))
+    # the ten of the contract by default: the floor measures the machine, which both arms share
+    options = run_options.resolve_options(output=output, samples=samples, payloads=payloads,
+                                  subexperiments=subexperiments or list(s.DEFAULT_SUBEXPERIMENT_NAMES),
+                                  label=label, warmup=warmup, harness=None, fastdds_prefix=None, pin_cpus=pin_cpus,
+                                  timeout=timeout, cpu_latency_request=cpu_latency_request, command="ab")
+    delays = parse_delays(inject_delay_ns, options.subexperiments)
+    return AbPlan(output, options.label, int(rounds), options, arms, delays, int(turn_samples))
+
+
+# --- measuring --------------------------------------------------------------------------------------
+def prepare_arm(spec: ArmSpec, delays: dict[str, int]) -> Arm:
+    paths = (HarnessPaths(spec.harness, spec.harness.parent / native_harness.FLOOR_EXECUTABLE, spec.harness.parent)
+             if spec.harness is not None else native_harness.ensure_harness(fastdds_prefix=spec.fastdds_prefix))
+    version = native_harness.fastdds_version(paths)
+    return Arm(spec, paths, version, fastdds_entry(spec, version), delays)
+
+
+def first_arm(round_index: int, sub_index: int) -> int:
+    """0 (baseline) or 1 (candidate): alternating per round and per sub-experiment."""
+    return (round_index + sub_index) % 2
+
+
+def round_name(round_index: int, rounds: int) -> str:
+    return f"{round_index + 1:0{max(2, len(str(rounds)))}d}"
+
+
+def arm_options(plan: AbPlan, arm: Arm, round_dir: Path) -> run_options.RunOptions:
+    return replace(plan.options, output=round_dir / arm.name, label=f"{plan.label}-{round_dir.name}-{arm.name}",
+                   fastdds_prefix=arm.spec.fastdds_prefix, harness=arm.paths.latency, echo_delay_ns=arm.echo_delay_ns)
+
+
+def ab_metadata(plan: AbPlan, arms: list[Arm], platform: Platform, ignored: list[str], run_id: str) -> Metadata:
+    return Metadata.record(
+        label=plan.label,
+        kind=KIND_AB,
+        created_utc=clock.utc_now(),
+        arms={arm.name: AbArm.record(spec=arm.spec.spec, fastdds=arm.fastdds, harness=str(arm.paths.latency),
+                                     injected_echo_delay_ns=arm.echo_delay_ns)
+              for arm in arms},
+        rounds=plan.rounds,
+        order=("both arms at once, taking turns of turn_samples round trips; the arm that takes the first turn "
+               "alternates per round and per sub-experiment") if plan.turn_samples else
+              "arms alternate per round and per sub-experiment; the same sub-experiment back to back",
+        turn_samples=plan.turn_samples,
+        samples=plan.options.samples,
+        payloads=tuple(plan.options.payloads),
+        warmup=plan.options.warmup,
+        **measuring_fields(plan.options, platform, ignored, run_id),
+    )
+
+
+def measuring_fields(options: run_options.RunOptions, platform: Platform, ignored: list[str], run_id: str) -> dict:
+    """The fields an A/B folder's metadata.json has whatever is measured (latency or throughput), as
+    they stand before the first round."""
+    return dict(
+        requested_subexperiments=tuple(sub.name for sub in options.subexperiments),
+        cpu_pinning=CpuPinning.record(**run_options.cpu_pinning_metadata(options.pin_cpus, options.pin_request)),
+        cpu_latency=None,  # while measuring: cpu_latency.hold_awake's entry
+        platform=platform,
+        load_average=LoadAverage.record(before=clock.load_average(), after=None),
+        environment=Environment.record(ignored=tuple(sorted(ignored)), set_for_harness=dict(run_environment.CHILD_ENV)),
+        perfgate_version=__version__,
+        failures=(),
+        run_id=run_id,
+        finished_utc=None,
+        interrupted=False,
+    )
+
+
+def open_round(plan: AbPlan, arms: list[Arm], round_dir: Path, platform: Platform,
+               run_id: str) -> dict[str, tuple[run_options.RunOptions, Metadata]]:
+    """Per arm: the run options and the metadata of its experiment folder in this round."""
+    opened = {}
+    for arm in arms:
+        options = arm_options(plan, arm, round_dir)
+        options.output.mkdir(parents=True, exist_ok=True)
+        meta = run.initial_metadata(options, arm.paths, arm.version, platform, [], run_id)
+        opened[arm.name] = (options, replace(meta, fastdds=arm.fastdds, injected_echo_delay_ns=arm.echo_delay_ns))
+    return opened
+
+
+def measure_pair(plan: AbPlan, sub: s.SubExperiment, ordered: tuple[Arm, Arm],
+                 opened: dict[str, tuple[run_options.RunOptions, Metadata]], environment: dict[str, str],
+                 workdir: Path) -> list[subexperiment.SubexperimentResult]:
+    """One sub-experiment of one round for both arms, `ordered[0]` first: in turns, or one run after the other."""
+    arms = [(opened[arm.name][0], arm.paths) for arm in ordered]
+    if plan.turn_samples and not sub.is_floor:
+        return list(ab_turns.measure_in_turns(sub, arms[0], arms[1], environment, workdir, plan.turn_samples))
+    return [subexperiment.run_subexperiment(sub, options, paths, environment, workdir) for options, paths in arms]
+
+
+def write_latency_frame(folder: Path, sub: s.SubExperiment, frame) -> None:
+    files.write_csv(folder / s.raw_csv_name(sub.name), frame)
+    files.write_csv(folder / s.summary_csv_name(sub.name), process.summarise(frame))
+
+
+@dataclass(frozen=True)
+class RoundSteps:
+    """What differs between the latency A/B and the throughput A/B (perfgate.ab.throughput) inside the
+    same rounds: how a round's arm folders open, how one sub-experiment is measured for both arms, and
+    what is written of a measured frame."""
+
+    program: str
+    open_round: Callable  # (plan, arms, round_dir, platform, run_id) -> {arm: (options, Metadata)}
+    measure_pair: Callable  # (plan, sub, ordered arms, opened, environment, workdir) -> [result, result]
+    write_frame: Callable  # (arm's round folder, sub, frame) -> None
+
+
+LATENCY_ROUNDS = RoundSteps("ab", open_round, measure_pair, write_latency_frame)
+
+
+def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[str, str], platform: Platform,
+                   steps: RoundSteps = LATENCY_ROUNDS) -> list[str]:
+    """Every round, every sub-experiment, both arms back to back, the arm that goes first alternating
+    per round and sub-experiment. Returns what did not finish."""
+    failures = list(metadata.failures or ())
+    subs = plan.options.subexperiments
+    try:
+        with run.terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
+                scratch.scratch_folder(steps.program, metadata.run_id) as workdir:
+            metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake))
+            cpu_latency.warn(f"perfgate {steps.program}", awake)
+            for r in range(plan.rounds):
+                round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
+                opened = {name: (options, replace(arm_meta, cpu_latency=metadata.cpu_latency)) for name, (options, arm_meta)
+                          in steps.open_round(plan, arms, round_dir, platform, metadata.run_id).items()}
+                for i, sub in enumerate(subs):
+                    first = first_arm(r, i)
+                    ordered = (arms[first], arms[1 - first])
+                    results = steps.measure_pair(plan, sub, ordered, opened, environment, Path(workdir))
+                    for arm, result in zip(ordered, results):
+                        options, arm_meta = opened[arm.name]
+                        if result.measured.frame is not None:
+                            steps.write_frame(options.output, sub, result.measured.frame)
+                        arm_meta = arm_meta.with_outcome(sub.name, result.metadata_entry())
+                        opened[arm.name] = (options, arm_meta)
+                        write_metadata(options.output, arm_meta)
+                        if result.outcome != s.OUTCOME_OK:
+                            failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
+                            print(f"perfgate {steps.program}: error: round {round_dir.name}, {arm.name}: "
+                                  f"{commands.describe(sub)}: {log_text(result.error)}", file=sys.stderr, flush=True)
+                for options, arm_meta in opened.values():
+                    write_metadata(options.output, arm_meta.finish(clock.utc_now(), clock.load_average()))
+                metadata = replace(metadata, failures=tuple(failures))
+                write_metadata(plan.output, metadata)
+                print(f"[round {r + 1}/{plan.rounds}] {len(subs)} sub-experiment(s) x 2 arms "
+                      f"(load {clock.load_average()[0]:.2f})", flush=True)
+    except KeyboardInterrupt:
+        metadata = replace(metadata, interrupted=True)
+        raise
+    finally:
+        write_metadata(plan.output, metadata.finish(clock.utc_now(), clock.load_average(), failures=tuple(failures)))
+    return failures
+
+
+# --- the command --------------------------------------------------------------------------------------
+def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=False, subexperiments=None,
+               payloads=None, pin_cpus=None, inject_delay_ns=None, threshold=None, alpha=None, no_plots=False,
+               label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None) -> int:
+    plan = plan_ab(output=Path(output), baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
+                   quick=quick, subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
+                   inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,
+                   cpu_latency_request=cpu_latency_request, turn_samples=turn_samples)
+    ab_report.require_parameters(threshold, alpha)
+    return measure_ab(plan, threshold=threshold, alpha=alpha, draw=not no_plots)
+
+
+@claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
+def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True) -> int:
+    """The A/B of a validated plan (plan_ab): interleaved rounds, then the verdict (ab_report)."""
+    environment, ignored = run_environment.scrub_environment(os.environ)
+    run_id = uuid.uuid4().hex
+    environment[run_environment.RUN_ID_ENV] = run_id
+    arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], plan.echo_delay_ns)]
+    platform = platform_info.this_machine()
+    for warning in platform.warnings or ():
+        print(f"perfgate ab: warning: {warning}", file=sys.stderr)
+    for name in ignored:
+        print(f"perfgate ab: warning: ignoring {name} (Fast DDS configuration from the environment)", file=sys.stderr)
+    pin = plan.options.pin_cpus
+    print(f"perfgate ab: {plan.rounds} rounds x {len(plan.options.subexperiments)} sub-experiment(s) x "
+          f"{len(plan.options.payloads)} payload(s), {plan.options.samples} samples; baseline {arms[0].spec.spec} "
+          f"(Fast DDS {arms[0].version}), candidate {arms[1].spec.spec} (Fast DDS {arms[1].version}); "
+          + (f"pinned publisher CPU {pin[0]}, subscriber CPU {pin[1]}" if pin else "not pinned")
+          + (f"; in turns of {plan.turn_samples} round trips" if plan.turn_samples else "; arms one after the other")
+          + (f"; injected echo delay {plan.echo_delay_ns} ns" if plan.echo_delay_ns else ""), flush=True)
+    plan.output.mkdir(parents=True, exist_ok=True)
+    metadata = ab_metadata(plan, arms, platform, ignored, run_id)
+    write_metadata(plan.output, metadata)
+    failures = measure_rounds(plan, arms, metadata, environment, platform)
+    code = ab_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
+                                     no_plots=not draw, program="ab")
+    if failures:
+        print(f"perfgate ab: {len(failures)} sub-experiment run(s) did not finish (see metadata.json 'failures')",
+              file=sys.stderr)
+        return code if code == s.EXIT_USAGE else s.EXIT_INCOMPLETE
+    return code

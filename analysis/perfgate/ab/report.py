@@ -1,0 +1,266 @@
+"""ab.report: `perfgate verdict` and what it writes beside an A/B folder's rounds.
+
+verdict.csv (one row per test), verdict_payloads.csv (the drill-down, not tested), verdict.json
+(everything a program needs), junit.xml (one testcase per test), report.md (the step summary,
+answer first), report.html (self-contained, heatmap first) and plots/verdict_heatmap.png.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .. import files
+from .. import junit_writer
+from .. import schema as s
+from . import verdict as v
+from .verdict import require_parameters
+from . import throughput_report as ab_throughput_report
+from .rounds import Rounds, read_rounds
+from ..junit_writer import TestCase
+from ..model import AbArm, FastDDS, Metadata, as_json
+from ..outcome import INCOMPLETE, exit_code, verdict_of
+from ..escape.workflow import log_text
+from ..report import CSS, Column, _e, _html_table, _md, _md_table
+
+@dataclass(frozen=True)
+class VerdictReport:
+    ab_dir: Path
+    rounds: Rounds
+    decision: v.Decision
+
+    @property
+    def status(self) -> str:
+        return verdict_of(incomplete=self.decision.too_few_rounds, regressed=not self.decision.failed.empty)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.status)
+
+    def headline(self) -> str:
+        d, table = self.decision, self.decision.table
+        tests = f"{len(table)} tests ({len(self.rounds.subexperiments)} sub-experiment(s) x " \
+                f"{'/'.join(v.TESTED_STATISTICS)})"
+        parts = []
+        if not d.failed.empty:
+            worst = d.failed.sort_values(v.LOWER_BOUND, ascending=False).iloc[0]
+            parts.append(f"{len(d.failed)} of {tests} failed; worst {worst[s.EXPERIMENT_TYPE]} {worst[v.STATISTIC]} "
+                         f"{_ratio(worst[v.RATIO])} (lower bound {_ratio(worst[v.LOWER_BOUND])})")
+        else:
+            parts.append(f"no regression above +{d.threshold:.1%} in {tests}")
+        if d.too_few_rounds:
+            few = ", ".join(f"{sub} ({n})" for sub, n in d.too_few_rounds.items())
+            parts.append(f"too few usable rounds for {few}: a test needs at least {d.rounds_needed} to ever reject "
+                         f"at family-wise {d.alpha:g}")
+        return f"{self.status}: " + "; ".join(parts)
+
+
+def _ratio(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.3f}x"
+
+
+def _percent(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{(value - 1) * 100:+.1f} %"
+
+
+# --- the files -------------------------------------------------------------------------------------
+def verdict_csv(table: pd.DataFrame, columns) -> pd.DataFrame:
+    out = table.loc[:, list(columns)].copy()
+    for column in (v.RATIO, v.LOWER_BOUND):
+        out[column] = out[column].map(lambda x: f"{x:.3f}" if math.isfinite(x) else "")
+    for column in (v.P_VALUE, v.ADJUSTED_P):
+        if column in out:
+            out[column] = out[column].map(lambda x: f"{x:.6g}")
+    return out
+
+
+def ordered_for_reading(table: pd.DataFrame) -> pd.DataFrame:
+    """Failed first (largest lower bound first), then the rest in contract order."""
+    failed = table[table[s.STATUS] == s.FAILED].sort_values(v.LOWER_BOUND, ascending=False)
+    return pd.concat([failed, table[table[s.STATUS] != s.FAILED]])
+
+
+def verdict_json(report: VerdictReport) -> dict:
+    d = report.decision
+    meta = report.rounds.metadata or Metadata()
+
+    def rows(frame: pd.DataFrame) -> list[dict]:
+        return [{"subexperiment": r[s.EXPERIMENT_TYPE], "statistic": r[v.STATISTIC], "ratio": round(r[v.RATIO], 6),
+                 "lower_bound": round(r[v.LOWER_BOUND], 6), "p_value": r[v.P_VALUE], "adjusted_p_value": r[v.ADJUSTED_P],
+                 "rounds": int(r[v.ROUNDS])} for _, r in frame.iterrows()]
+
+    return {
+        "status": report.status, "exit_code": report.exit_code, "headline": report.headline(),
+        "method": "exact one-sided sign test on per-round mean log ratios, Holm over all tests",
+        "threshold": d.threshold, "alpha": d.alpha, "tests": len(d.table), "rounds_needed": d.rounds_needed,
+        "rounds": report.rounds.round_names, "too_few_rounds": d.too_few_rounds,
+        "smallest_detectable_change": {k: (round(x, 4) if math.isfinite(x) else None)
+                                       for k, x in d.smallest_detectable.items()},
+        "failed": rows(d.failed), "improved": rows(d.table[d.table[v.IMPROVED]]),
+        "arms": as_json(meta.arms), "cpu_pinning": as_json(meta.cpu_pinning), "samples": meta.samples,
+        "load_average": as_json(meta.load_average),
+    }
+
+
+def junit_xml(report: VerdictReport) -> str:
+    d = report.decision
+    cases = []
+    for _, row in d.table.iterrows():
+        summary = (f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]}: candidate {_ratio(row[v.RATIO])} the baseline "
+                   f"(lower bound {_ratio(row[v.LOWER_BOUND])}, threshold {1 + d.threshold:.3f}x), "
+                   f"p = {row[v.P_VALUE]:.3g}, Holm-adjusted {row[v.ADJUSTED_P]:.3g}, {row[v.ROUNDS]} rounds")
+        too_few, failed = row[s.EXPERIMENT_TYPE] in d.too_few_rounds, row[s.STATUS] == s.FAILED
+        case = TestCase(f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]} vs baseline", classname=row[s.EXPERIMENT_TYPE],
+                        stdout=None if too_few or failed else summary)
+        if too_few:
+            case.add_error_info(summary, report.headline(), "too_few_rounds")
+        elif failed:
+            case.add_failure_info(summary, summary, "regression")
+        cases.append(case)
+    return junit_writer.document("perfgate ab", [junit_writer.suite("ab_verdict", cases)])
+
+
+def heatmap_frame(decision: v.Decision, subs: list[str]) -> tuple[pd.DataFrame, set[tuple[str, int]]]:
+    medians = decision.payloads[decision.payloads[v.STATISTIC] == s.MEDIAN]
+    changes = medians.pivot(index=s.EXPERIMENT_TYPE, columns=s.BYTES, values=v.RATIO).reindex(subs)
+    significant = {(r[s.EXPERIMENT_TYPE], int(r[s.BYTES])) for _, r in medians.iterrows()
+                   if r[v.LOWER_BOUND] > 1 + decision.threshold}
+    return (changes - 1) * 100, significant
+
+
+# --- the readers' views ------------------------------------------------------------------------------
+def setting_lines(report: VerdictReport) -> list[str]:
+    meta, d = report.rounds.metadata, report.decision
+    pin = meta.cpu_pinning if meta else None
+    arms = (meta.arms if meta else None) or {}
+    pinning = (f"pinned (publisher CPU {pin.publisher_cpu}, subscriber CPU {pin.subscriber_cpu})"
+               if pin and pin.pinned else "not pinned" if pin else "pinning not recorded")
+    detectable = [x for x in d.smallest_detectable.values() if math.isfinite(x)]
+    rounds = f"{len(report.rounds.round_names)} rounds ({d.rounds_needed} needed to ever reject)"
+    if meta:
+        load = ((meta.load_average.before if meta.load_average else None) or ["?"])[0]
+        turns = meta.turn_samples  # absent: an A/B from before turns existed
+        order = f"both arms in turns of {turns} round trips" if turns else "the arms one after the other"
+        samples = meta.samples if meta.samples is not None else "?"
+        rounds += f", {samples} samples per payload, {order}, {pinning}, load {load} before"
+    else:
+        rounds += f"; no {s.METADATA_FILE} beside the rounds: arms, samples and pinning not recorded"
+    lines = [rounds,
+             f"threshold +{d.threshold:.1%}, family-wise false-alarm level {d.alpha:g} (Holm over {len(d.table)} tests)"]
+    if detectable:
+        lines.append(f"smallest slow-down these rounds detect with 95 % power: +{min(detectable):.1%} "
+                     f"(best sub-experiment) to +{max(detectable):.1%} (noisiest)")
+    for name in s.AB_ARMS if arms else ():
+        arm = arms.get(name) or AbArm()
+        fastdds = arm.fastdds or FastDDS()
+        delay = arm.injected_echo_delay_ns or {}
+        lines.append(f"{name}: {arm.spec or '?'} (Fast DDS {fastdds.version or '?'}"
+                     + (f", commit {fastdds.commit[:12]}" if fastdds.commit else "") + ")"
+                     + (f", injected echo delay {delay} ns" if delay else ""))
+    return lines
+
+
+def _status(row: pd.Series) -> str:
+    return row[s.STATUS] + (" (improved)" if row[v.IMPROVED] else "")
+
+
+# the tables of report.md and report.html, in the gate report's table helpers and style
+TEST_COLUMNS = [
+    Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
+    Column("Statistic", lambda r: str(r[v.STATISTIC]), text=True),
+    Column("Change", lambda r: _percent(r[v.RATIO])),
+    Column("Ratio", lambda r: _ratio(r[v.RATIO])),
+    Column("Lower bound", lambda r: _ratio(r[v.LOWER_BOUND])),
+    Column("p (Holm)", lambda r: f"{r[v.ADJUSTED_P]:.3g}"),
+    Column("Rounds", lambda r: str(r[v.ROUNDS])),
+    Column("Status", _status, text=True),
+]
+PAYLOAD_COLUMNS = [
+    Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
+    Column("Statistic", lambda r: str(r[v.STATISTIC]), text=True),
+    Column("Bytes", lambda r: str(int(r[s.BYTES]))),
+    Column("Change", lambda r: _percent(r[v.RATIO])),
+    Column("Lower bound", lambda r: _ratio(r[v.LOWER_BOUND])),
+]
+
+
+def markdown(report: VerdictReport) -> str:
+    lines = [f"## perfgate A/B verdict: **{report.status}**", "", _md(report.headline()), ""]
+    lines += [f"- {_md(line)}" for line in setting_lines(report)] + [""]
+    return "\n".join(lines + _md_table(ordered_for_reading(report.decision.table), TEST_COLUMNS))
+
+
+def html_page(report: VerdictReport, heatmap_uri: str | None) -> str:
+    picture = f'<img alt="change of the median per sub-experiment and payload" src="{heatmap_uri}">' if heatmap_uri else ""
+    tests = _html_table(ordered_for_reading(report.decision.table), TEST_COLUMNS, lambda r: str(r[s.STATUS]))
+    drill = _html_table(report.decision.payloads, PAYLOAD_COLUMNS)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>perfgate A/B verdict: {_e(report.status)}</title>
+<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}img{{max-width:100%}}</style></head>
+<body><main><h1>perfgate A/B verdict</h1>
+<div class="verdict {_e(report.status)}">{_e(report.headline())}</div>
+<ul>{"".join(f"<li>{_e(line)}</li>" for line in setting_lines(report))}</ul>
+{picture}
+<h2>Tests</h2>{tests}
+<details><summary>Per payload (drill-down, not tested)</summary>{drill}</details>
+</main></body></html>
+"""
+
+
+# --- the command ------------------------------------------------------------------------------------
+def write_outputs(report: VerdictReport, plots: bool) -> None:
+    ab_dir, d = report.ab_dir, report.decision
+    files.write_csv(ab_dir / s.VERDICT_CSV, verdict_csv(d.table, v.VERDICT_COLUMNS))
+    files.write_csv(ab_dir / s.VERDICT_PAYLOADS_CSV, verdict_csv(d.payloads, v.PAYLOAD_COLUMNS))
+    files.write_text(ab_dir / s.VERDICT_JSON, json.dumps(verdict_json(report), indent=2, default=_json_value) + "\n")
+    files.write_text(ab_dir / s.JUNIT_FILE, junit_xml(report))
+    files.write_text(ab_dir / s.REPORT_MARKDOWN, markdown(report))
+    heatmap_uri = None
+    if plots:
+        from ..plotting.verdict_plots import draw_heatmap
+        from ..report import embedded_images
+
+        changes, significant = heatmap_frame(d, report.rounds.subexperiments)
+        path = ab_dir / s.PLOTS_DIR / s.VERDICT_HEATMAP_PNG
+        path.parent.mkdir(parents=True, exist_ok=True)
+        draw_heatmap(changes, set(d.failed[s.EXPERIMENT_TYPE]), significant, path,
+                     f"Median, candidate vs baseline: {report.status}")
+        heatmap_uri = embedded_images(path.parent).get(path)
+    files.write_text(ab_dir / s.REPORT_HTML, html_page(report, heatmap_uri))
+
+
+def _json_value(value):
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON: {type(value)}")
+
+
+def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False, program="verdict") -> int:
+    if ab_throughput_report.is_throughput_ab(Path(ab_directory)):
+        return ab_throughput_report.command_verdict(ab_directory=ab_directory, threshold=threshold, alpha=alpha,
+                                                    no_plots=no_plots, program=program)
+    threshold, alpha = require_parameters(threshold, alpha)
+    rounds = read_rounds(Path(ab_directory))
+    ratios = v.log_ratios(rounds.table)
+    decision = v.decide(ratios, threshold=threshold, alpha=alpha, order=rounds.subexperiments)
+    report = VerdictReport(Path(ab_directory), rounds, decision)
+    write_outputs(report, plots=not no_plots)
+    for _, row in ordered_for_reading(decision.table).iterrows():
+        if row[s.STATUS] == s.FAILED or row[v.IMPROVED]:
+            what = f"{log_text(row[s.EXPERIMENT_TYPE])} {row[v.STATISTIC]} {_percent(row[v.RATIO])} (ratio {_ratio(row[v.RATIO])}"
+            if row[s.STATUS] == s.FAILED:
+                print(f"perfgate {program}: REGRESSION: {what}, lower bound {_ratio(row[v.LOWER_BOUND])}, "
+                      f"Holm p {row[v.ADJUSTED_P]:.3g})")
+            else:
+                print(f"perfgate {program}: improved: {what})")
+    for line in setting_lines(report)[:3]:
+        print(f"perfgate {program}: {log_text(line)}")
+    print(f"perfgate {program}: {log_text(report.headline())}")
+    print(f"perfgate {program}: report {log_text((Path(ab_directory) / s.REPORT_HTML).resolve())}")
+    if report.status == INCOMPLETE:
+        print(f"perfgate {program}: error: {log_text(report.headline())}", file=sys.stderr)
+    return report.exit_code

@@ -1,0 +1,25 @@
+"""`perfgate history`: its options (HANDLER names the function that does the work)."""
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from ..cli_types import probability
+from .common import no_plots
+
+NAME = "history"
+HANDLER = "perfgate.history.latency:command_history"
+HELP = "redraw the history plots of a results store"
+
+
+def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) -> None:
+    option(parser, "--requirements", required=True, metavar="F")
+    option(parser, "--experiments-results", required=True, metavar="D",
+           help="results store, or its experiments/ folder: one experiment folder per run")
+    option(parser, "--plots-directory", required=True, metavar="D",
+           help="where the plots, change_points.csv and the Otava export go")
+    option(parser, "--alpha", type=probability, default=0.01,
+           help="family-wise false-alarm level of the change points over all series (default 0.01)")
+    option(parser, "--baseline", action="append", default=None, metavar="D",
+           help="a stored baseline (baselines/<platform>/) drawn as a reference line; repeat for release baselines")
+    no_plots(parser, option)

@@ -1,0 +1,374 @@
+"""history.latency: the latency of every stored experiment, oldest to newest, against the requirements.
+
+Pure computations first: `magnitude_history` (one sub-experiment's summaries -> experiments x
+payloads), `requirement_lookup` and `above_requirement`. The command loads the store, checks that
+its experiments compare, and draws per sub-experiment (docs/formats.md section 9):
+`<plots>/<sub>/history_{min,median,max,99}.png` and `<plots>/<sub>/<bytes>_bytes_{median,99,max}.png`.
+
+Work is split by sub-experiment over worker processes in two rounds: first every summary is read
+and validated, then the plots are drawn. A damaged experiment (store_check) is reported on one line
+and left out before anything is drawn. The command reports and exits 0: gating is `check`'s job;
+history shows the trend.
+
+Experiments are taken commit by commit (change_points.commit_order). Change points over every
+sub-experiment, payload and statistic (change_points.detect) go to `<plots>/change_points.csv`, and
+the store as Apache Otava CSV to `<plots>/otava/` (history_files), with or without plots. Each run's
+A/B verdict against its parent, where it has one, is marked at its commit (history_ab).
+"""
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..latency import experiments as ex
+from . import change_points as cp
+from .. import files, outputs
+from ..store import experiments as store, check as store_check
+from . import ab as history_ab
+from . import files as hf
+from . import page as hp
+from .. import schema as s
+from ..errors import InputError, PerfgateError
+from ..escape.html import plotly_text
+from ..escape.workflow import log_list, log_text
+from ..pools import stop_requested, worker_pool
+from . import index as si
+from .throughput import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV
+from .throughput import change_point_lines as throughput_change_point_lines
+from .throughput import throughput_history
+from ..latency.check import is_over
+
+
+# --- pure computations --------------------------------------------------------------------------
+def magnitude_history(table: pd.DataFrame, magnitude: str, experiment_count: int) -> pd.DataFrame:
+    """Experiments (positions 0..n-1) x payloads of one magnitude; NaN where a run lacks the payload."""
+    wide = table.pivot(index=ex.ORDER, columns=s.BYTES, values=magnitude)
+    wide = wide.reindex(index=range(experiment_count), columns=sorted(wide.columns))
+    wide.columns = [int(c) for c in wide.columns]
+    return wide
+
+
+def requirement_lookup(requirements: pd.DataFrame, sub: str) -> dict[tuple[int, str], float]:
+    """(payload, check) -> requirement of one sub-experiment."""
+    rows = requirements[requirements[s.EXPERIMENT_TYPE] == sub]
+    return {(int(row[s.BYTES]), check): float(row[check]) for _, row in rows.iterrows() for check in s.CHECKED_MAGNITUDES}
+
+
+def above_requirement(values: pd.Series, requirement: float | None) -> pd.Series:
+    """Which experiments are over the requirement by the contract's rule (missing values are not)."""
+    if requirement is None:
+        return pd.Series(False, index=values.index)
+    numbers = values.to_numpy(dtype=float)
+    over = np.zeros(len(numbers), dtype=bool)
+    present = ~np.isnan(numbers)
+    over[present] = is_over(numbers[present], requirement)
+    return pd.Series(over, index=values.index)
+
+
+def newest_verdicts(table: pd.DataFrame, requirements: dict[tuple[int, str], float], newest: int) -> tuple[int, int]:
+    """(checks over the requirement, checks with a requirement) of the newest experiment."""
+    rows = table[table[ex.ORDER] == newest]
+    over = checked = 0
+    for _, row in rows.iterrows():
+        for check in s.CHECKED_MAGNITUDES:
+            requirement = requirements.get((int(row[s.BYTES]), check))
+            if requirement is not None:
+                checked += 1
+                over += int(is_over(row[check], requirement))
+    return over, checked
+
+
+# --- per sub-experiment work (runs in worker processes) -----------------------------------------
+def _guarded(function, *arguments):
+    """Run in a worker; return a PerfgateError as data (its path and line do not survive pickling)."""
+    try:
+        return function(*arguments), None
+    except PerfgateError as error:
+        return None, (type(error), error.message, error.path, error.line)
+
+
+def _load_sub(experiments: list[ex.Experiment], sub: str,
+              indexed: Path | None) -> tuple[pd.DataFrame, list[store_check.Damage]]:
+    """ex.summary_table, with the summary files read through the store's index (summary_index); and
+    the experiments whose summary (or raw-only measurements) of `sub` did not read, left out."""
+    rows, damaged = store_check.load_summaries(experiments, sub, indexed)
+    by_folder = {e.path.name: (order, e.label) for order, e in enumerate(experiments)}
+    rows.insert(0, s.LABEL, rows[si.FOLDER].map(lambda folder: by_folder[folder][1]))
+    rows.insert(0, ex.ORDER, rows[si.FOLDER].map(lambda folder: by_folder[folder][0]))
+    frames = [rows.drop(columns=si.FOLDER)]
+    # a sub-experiment with only raw measurements (older tooling) is summarised on the fly, never indexed
+    raw_only = [(order, e) for order, e in enumerate(experiments) if sub in e.raw_paths]
+    for order, experiment in raw_only:
+        summary = store_check.summarise_raw_only(experiment, sub)
+        if isinstance(summary, store_check.Damage):
+            damaged.append(summary)
+            continue
+        summary.insert(0, s.LABEL, experiment.label)
+        summary.insert(0, ex.ORDER, order)
+        frames.append(summary)
+    table = pd.concat(frames, ignore_index=True)
+    return (table.sort_values(ex.ORDER, kind="stable").reset_index(drop=True) if raw_only else table), damaged
+
+
+def index_folder(experiments_results: Path) -> Path | None:
+    """Where the summary index is kept: the experiments folder of a results store, else nowhere (a
+    folder of experiments that is no store is someone's own, not ours to write into)."""
+    folder = ex.experiments_folder(experiments_results)
+    return folder if store.is_store(folder.parent) else None
+
+
+def _test_sub(sub: str, table: pd.DataFrame, alpha: float) -> tuple[list[tuple], int]:
+    return cp.tests_of_series(cp.long_values({sub: table}, ex.ORDER), alpha)
+
+
+def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, pd.DataFrame], changes: pd.DataFrame,
+               ticks: list[str], alpha: float, verdicts: list) -> None:
+    """The interactive page (history_page) beside the PNGs."""
+    count = len(experiments)
+    hover = [plotly_text(f"{tick} · {experiment.label}") for tick, experiment in zip(ticks, experiments)]
+    charts = {sub: [hp.chart(sub, statistic, magnitude_history(table, statistic, count), changes,
+                             hp.tick_positions(count), ticks,
+                             [(p, outcome, f"{hover[p]}<br>{plotly_text(text)}")
+                              for p, outcome, text in history_ab.marks(verdicts, sub)])
+                    for statistic in hp.CHART_STATISTICS]
+              for sub, table in by_sub.items() if not table.empty}
+    platforms = sorted({e.platform_id for e in experiments if e.platform_id})
+    title = f"perfgate latency history{' of platform ' + ', '.join(platforms) if platforms else ''}"
+    summary = (f"{count} experiments ({experiments[0].label} .. {experiments[-1].label}), commit by commit; "
+               f"{len(changes)} change point(s) at a family-wise false-alarm level of {alpha:g} (docs/history.md)"
+               + (f"; {history_ab.count_text(verdicts)}" if history_ab.count_text(verdicts) else "") + ".")
+    files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript()))
+
+
+NEARBY_RUNS = 3  # change points of one statistic this close on the plot of all payloads are one mark
+
+
+def change_marks(changes: pd.DataFrame, sub: str) -> dict:
+    """(statistic, payload) -> [(position, change %)], and (statistic, None) -> one mark per group of
+    change points at most NEARBY_RUNS apart over all payloads (their median position and change),
+    for one sub-experiment's plots: payloads placed a run or two apart are one step, not four."""
+    rows = changes[changes[s.EXPERIMENT_TYPE] == sub]
+    marks: dict = {}
+    for (statistic, payload), group in rows.groupby([cp.STATISTIC, s.BYTES]):
+        marks[(statistic, int(payload))] = list(zip(group[cp.INDEX].astype(int), group[cp.CHANGE]))
+    for statistic, group in rows.groupby(cp.STATISTIC):
+        group = group.sort_values(cp.INDEX)
+        cluster = (group[cp.INDEX].diff() > NEARBY_RUNS).cumsum()
+        marks[(statistic, None)] = [(int(round(part[cp.INDEX].median())), float(part[cp.CHANGE].median()))
+                                    for _, part in group.groupby(cluster)]
+    return marks
+
+
+def baseline_values(baselines: list[tuple[str, ex.Experiment]], sub: str) -> list[tuple[str, dict]]:
+    """Per baseline that has the sub-experiment: (name, {(payload, statistic): value})."""
+    values = []
+    for name, baseline in baselines:
+        if sub in baseline.subexperiments:
+            summary = baseline.summary(sub)
+            values.append((name, {(int(row[s.BYTES]), check): float(row[check])
+                                  for _, row in summary.iterrows() for check in s.CHECKED_MAGNITUDES}))
+    return values
+
+
+def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: list[str], plots: Path,
+              marks: dict, baselines: list[tuple[str, dict]], ab: list[tuple[int, str, str]]) -> int:
+    from ..plotting.history_marks import MarkedHistoryFigures
+
+    figures = MarkedHistoryFigures(tick_labels)
+    count = len(tick_labels)
+    drawn = 0
+    for magnitude in s.PLOTTED_MAGNITUDES:
+        if stop_requested():
+            return drawn
+        figures.magnitude(sub, magnitude, magnitude_history(table, magnitude, count),
+                          s.history_magnitude_png(plots, sub, magnitude), marks.get((magnitude, None), []), ab)
+        drawn += 1
+    for check in s.CHECKED_MAGNITUDES:
+        values = magnitude_history(table, check, count)
+        for payload in values.columns:
+            if stop_requested():
+                return drawn
+            requirement = requirements.get((payload, check))
+            references = [(name, value[(payload, check)]) for name, value in baselines if (payload, check) in value]
+            figures.payload(sub, check, payload, values[payload], requirement,
+                            above_requirement(values[payload], requirement),
+                            s.history_payload_png(plots, sub, payload, check), marks.get((check, payload), []),
+                            references, ab)
+            drawn += 1
+    return drawn
+
+
+def _workers(tasks: int) -> int:
+    return max(1, min(tasks, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()))
+
+
+def _pool_context():
+    """fork when safe: workers inherit the imported pandas and matplotlib instead of importing them
+    again. With other threads alive (the gate calls this in-process) a forked child could inherit a
+    lock held by one of them, so then spawn."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _map(executor, function, argument_lists):
+    """Results in order; the first worker error is raised here, in the main process."""
+    if executor is None:
+        outcomes = [_guarded(function, *arguments) for arguments in argument_lists]
+    else:
+        calls = [executor.submit(_guarded, function, *arguments) for arguments in argument_lists]
+        outcomes = [call.result() for call in calls]
+    results = []
+    for result, error in outcomes:
+        if error is not None:
+            kind, message, path, line = error
+            raise kind(message, path, line)
+        results.append(result)
+    return results
+
+
+# --- the command --------------------------------------------------------------------------------
+def command_history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool,
+                    alpha: float = cp.DEFAULT_ALPHA, baseline: list[str] | None = None) -> int:
+    return redraw_history(files.read_requirements(Path(requirements)), Path(requirements), Path(experiments_results),
+                          Path(plots_directory), draw=not no_plots, alpha=alpha,
+                          baselines=[Path(folder) for folder in baseline or []])
+
+
+def redraw_history(required: pd.DataFrame, requirements_path: Path, folder: Path, plots: Path, *, draw: bool = True,
+                   alpha: float = cp.DEFAULT_ALPHA, baselines: list[Path] | None = None) -> int:
+    """The history of a results store (or a folder of experiments) against requirements
+    (files.read_requirements of requirements_path), with reference lines of the baseline folders."""
+    _require_plots_folder(plots, folder)
+    # a results store is shared with gates adding to it: read and draw it whole, one redraw at a time
+    with store.locked(folder) if store.is_store(folder) else contextlib.nullcontext():
+        return _history(required, requirements_path, folder, plots, draw, alpha, baselines or [])
+
+
+def _load_all(executor, experiments: list[ex.Experiment], indexed: Path | None):
+    """Every sub-experiment's table (_load_sub, in the workers) and the damage found, once per folder."""
+    subs = ex.all_subexperiments(experiments)
+    loaded = _map(executor, _load_sub, [(experiments, sub, indexed) for sub in subs])
+    damage = {}
+    for _, found in loaded:
+        for item in found:
+            damage.setdefault(item.folder, item)
+    return subs, [table for table, _ in loaded], list(damage.values())
+
+
+def _require_plots_folder(plots: Path, experiments_results: Path) -> None:
+    """Before anything is read: the plots folder can be made, and is not among the experiment folders
+    (change_points.csv there would be a stray file that stops the next history, a plot folder an
+    experiment that is not one)."""
+    outputs.require_paths(plots_directory=str(plots), experiments_results=str(experiments_results))
+    outputs.require_writable(plots, "plots folder", folder=True)
+    experiments_folder = ex.experiments_folder(experiments_results).resolve()
+    if plots.resolve().is_relative_to(experiments_folder):
+        raise InputError(f"the plots folder is inside the experiments folder {experiments_folder}; the next history "
+                         "would read what it writes as experiments", plots)
+
+
+def in_commit_order(experiments: list[ex.Experiment]) -> tuple[list[ex.Experiment], int]:
+    """Experiments (given oldest first) commit by commit, the order of the change points and the x
+    axis; and the position there of the newest experiment (a re-run of an old commit is not last)."""
+    order = cp.commit_order([e.commit for e in experiments])
+    return [experiments[i] for i in order], order.index(len(experiments) - 1)
+
+
+def describe(experiments: list[ex.Experiment]) -> pd.DataFrame:
+    """Label, Fast DDS commit and creation time by position (the change points' and Otava's rows)."""
+    return pd.DataFrame({s.LABEL: [e.label for e in experiments], cp.COMMIT: [e.commit for e in experiments],
+                         hf.CREATED: [e.created for e in experiments]})
+
+
+def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_results: Path, plots: Path, draw: bool,
+             alpha: float, baseline_folders: list[Path]) -> int:
+    # a damaged experiment is reported and skipped: one bad folder must not stop every later history
+    readable, damaged = store_check.readable_experiments(experiments_results)
+    experiments, newest_position = in_commit_order(readable)
+    # a baseline is drawn beside the history only if it was measured the same way on the same platform
+    baselines = [(folder.resolve().name, ex.describe_experiment(folder)) for folder in baseline_folders]
+    for note in ex.require_comparable(experiments + [experiment for _, experiment in baselines]):
+        print(f"perfgate history: note: {log_text(note)}", file=sys.stderr)
+
+    workers = _workers(len(ex.all_subexperiments(experiments)))
+    # output: a plot worker killed mid-write leaves its temporary PNG below the plots folder
+    with worker_pool(workers, _pool_context(), output=plots) if workers > 1 else contextlib.nullcontext() as executor:
+        indexed = index_folder(experiments_results)
+        subs, tables, summary_damage = _load_all(executor, experiments, indexed)
+        if summary_damage:  # read again without them (from the index now: quick), so positions stay contiguous
+            damaged += summary_damage
+            skipped = {d.folder for d in summary_damage}
+            readable = [e for e in readable if e.path not in skipped]
+            if not readable:
+                raise InputError(f"every experiment of the results store is damaged, e.g. {damaged[0].problem}",
+                                 ex.experiments_folder(experiments_results))
+            experiments, newest_position = in_commit_order(readable)
+            subs, tables, _ = _load_all(executor, experiments, indexed)
+        for damage in damaged:
+            print(f"perfgate history: warning: {log_text(damage.line())}", file=sys.stderr)
+        uncovered = [sub for sub in subs if sub not in set(requirement_table[s.EXPERIMENT_TYPE])]
+        if uncovered:
+            print(f"perfgate history: note: {log_text(requirements)} has no requirements for {log_list(uncovered)}; "
+                  f"their payload histories are drawn without a requirement line", file=sys.stderr)
+        lookups = [requirement_lookup(requirement_table, sub) for sub in subs]
+        described = describe(experiments)
+        verdicts = [history_ab.read_verdict(e.path) for e in experiments]  # the A/B of each run, where it has one
+        by_sub = dict(zip(subs, tables))
+        tested = _map(executor, _test_sub, [(sub, table, alpha) for sub, table in by_sub.items()])
+        changes = cp.decide([row for found, _ in tested for row in found], sum(untested for _, untested in tested),
+                            described, alpha)
+        files.write_text(plots / hf.CHANGE_POINTS_CSV, hf.format_change_points(changes))
+        hf.write_otava(plots / hf.OTAVA_DIR, {sub: hf.otava_table(table, described, ex.ORDER)
+                                              for sub, table in by_sub.items() if not table.empty})
+        drawn = 0
+        ticks = None
+        if draw:
+            from ..plotting.history_marks import commit_tick_labels
+
+            ticks = commit_tick_labels([e.created for e in experiments], [e.label for e in experiments],
+                                       [e.commit for e in experiments],
+                                       [e.metadata.fastdds.version if e.metadata and e.metadata.fastdds else None
+                                        for e in experiments])
+            drawn = sum(_map(executor, _draw_sub,
+                             [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub),
+                               history_ab.marks(verdicts, sub))
+                              for sub, table, lookup in zip(subs, tables, lookups)]))
+            write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha, verdicts)
+
+    throughput = throughput_history(experiments, described, ticks, plots, alpha)
+    newest = experiments[newest_position]
+    if damaged:
+        print(f"history: {len(damaged)} damaged experiment(s) skipped: {log_list(d.folder.name for d in damaged)}")
+    print(f"history: {len(experiments)} experiments ({log_text(experiments[0].label)} .. {log_text(newest.label)}), "
+          f"{len(subs)} sub-experiments; {drawn} plots in {log_text(plots)}" if draw else
+          f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")
+    if baselines:
+        print(f"history: reference lines: {log_list(f'baseline {name}' for name, _ in baselines)}")
+    ab_lines = history_ab.summary_lines(verdicts, [e.label for e in experiments])
+    for line in ab_lines:
+        print(log_text(line))  # lines carrying labels and commits
+    for sub, table, lookup in zip(subs, tables, lookups):
+        over, checked = newest_verdicts(table, lookup, newest_position)
+        if over:
+            print(f"  newest ({log_text(newest.label)}) {log_text(sub)}: {over} of {checked} checks above the requirement")
+    regressions = int((changes[cp.CHANGE] > 0).sum())
+    print(f"history: {len(changes)} change point(s), {regressions} regression(s), family-wise false-alarm level "
+          f"{alpha:g}: {log_text(plots / hf.CHANGE_POINTS_CSV)}")
+    for line in hf.change_point_lines(changes):
+        print(log_text(line))
+    if throughput is not None:
+        throughput_changes, throughput_drawn = throughput
+        print(f"history: throughput: {len(throughput_changes)} change point(s), "
+              f"{int((throughput_changes[cp.CHANGE] < 0).sum())} regression(s) (drops), {throughput_drawn} plots: "
+              f"{log_text(plots / THROUGHPUT_CHANGE_POINTS_CSV)}")
+        for line in throughput_change_point_lines(throughput_changes):
+            print(log_text(line))
+    return s.EXIT_OK

@@ -1,0 +1,117 @@
+"""What outlives a perfgate killed outright: a watcher that cleans up after it.
+
+perfgate killed by SIGKILL (or the OOM killer) runs no clean-up of its own: the scratch folder of a
+run (the private keys and certificates of its DDS Security sub-experiments) stayed in /dev/shm until
+the next run started. So the command that makes a scratch folder (perfgate.measure.scratch) first starts this
+watcher: a process in a session of its own (a signal to perfgate's process group, a closed terminal,
+does not reach it) whose standard input is the read end of a pipe whose write end only perfgate holds
+(not inherited by the harness, closed in forked workers). It reads until the pipe closes, which is
+when perfgate ends, however it ends: the system closes a dead process's files. Then it kills what
+carries the run's id in its environment (harness processes; they die with perfgate on their own
+through their parent-death signal: this is the second line) and removes the scratch folder, and exits.
+
+When perfgate ends normally it closes the pipe itself, after its own clean-up, and waits for the
+watcher to end: the watcher finds nothing left and is never left behind.
+
+The watcher runs as a file (`python -I -S watcher.py`): the standard library only, nothing of
+perfgate imported, so that it starts fast and its environment (PYTHONPATH) cannot change what runs.
+`carriers` is pure over a /proc folder; `clean_up` and `main` are the watcher, `watching` its start.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+KILL_ROUNDS = 20  # of /proc scans: a process found may still be starting another
+ENDED_S = 30.0  # how long perfgate waits for a watcher that found nothing to do
+_write_ends: set[int] = set()  # this process's ends of its watchers' pipes
+
+
+def carriers(variable: bytes, proc: Path = Path("/proc"), own: int | None = None) -> list[int]:
+    """The processes whose environment holds `variable` (`NAME=value`, whole), this one left out."""
+    found = []
+    for entry in proc.glob("[0-9]*"):
+        try:
+            if int(entry.name) != own and variable in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except (OSError, ValueError):  # ended meanwhile, or another user's
+            continue
+    return sorted(found)
+
+
+def clean_up(folder: Path, variable: bytes | None) -> None:
+    """Kill the run's processes (first: they may write into the folder), then remove the folder."""
+    for _ in range(KILL_ROUNDS if variable else 0):
+        found = carriers(variable, own=os.getpid())
+        if not found:
+            break
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    """watcher.py FOLDER [NAME=VALUE]: wait for standard input to close, then clean up."""
+    if len(argv) not in (2, 3) or not Path(argv[1]).is_absolute():
+        return 2  # never guess what to remove
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for perfgate: the pipe tells when it ended
+    with contextlib.suppress(OSError):
+        while os.read(0, 4096):  # perfgate writes nothing: only the end matters
+            pass
+    clean_up(Path(argv[1]), os.fsencode(argv[2]) if len(argv) == 3 and argv[2] else None)
+    return 0
+
+
+@contextlib.contextmanager
+def watching(folder: Path, variable: str | None = None) -> Iterator[None]:
+    """While the block runs, a watcher that removes `folder` and kills the processes carrying
+    `variable` (`NAME=value`) once this process has ended, however. Without a Python to start it with
+    (an embedded interpreter) the block runs unwatched: the next scratch folder's sweep remains."""
+    read_end, write_end = os.pipe()  # neither inherited by exec'd children (PEP 446)
+    try:
+        watcher = subprocess.Popen([sys.executable, "-I", "-S", __file__, str(Path(folder).resolve()), variable or ""],
+                                   stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
+                                   start_new_session=True)
+    except OSError:
+        watcher = None
+    finally:
+        os.close(read_end)
+    if watcher is None:
+        os.close(write_end)
+        yield
+        return
+    _write_ends.add(write_end)
+    try:
+        yield
+    finally:
+        _write_ends.discard(write_end)
+        os.close(write_end)
+        try:
+            watcher.wait(ENDED_S)
+        except subprocess.TimeoutExpired:
+            watcher.kill()
+            watcher.wait()
+
+
+def _close_in_child() -> None:
+    """A forked child (a plot worker) must not hold a watcher's pipe open: the watcher would wait for
+    the worker as well as for perfgate."""
+    for descriptor in _write_ends:
+        with contextlib.suppress(OSError):
+            os.close(descriptor)
+    _write_ends.clear()
+
+
+os.register_at_fork(after_in_child=_close_in_child)
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

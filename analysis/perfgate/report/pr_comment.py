@@ -1,0 +1,20 @@
+"""`perfgate pr-comment`: the sticky pull-request comment of one platform, printed as Markdown.
+
+The trusted pull-request workflow (.github/workflows/pull-request.yml, docs/ci.md "The pull-request
+comment") runs it on a hosted runner over the gate's report artifact and posts what it prints. Its
+options are commands/pr_comment.py's; the work is report.comment's.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def command_pr_comment(gate_output: str, platform: str, report_url: str, commit: str | None = None) -> int:
+    from ..outputs import require_paths
+    from . import comment
+
+    require_paths(gate_output=gate_output)
+    # everything is read and checked before a line is printed: nothing half-written on stdout
+    text = comment.comment_markdown(comment.read_gate_output(gate_output), platform, report_url, commit)
+    sys.stdout.write(text)
+    return 0
