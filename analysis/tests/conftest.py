@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,17 @@ def live_processes_of(run_id: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def wait_until(condition, limit_s: float) -> bool:
+    """Whether `condition()` came true within `limit_s` seconds (polled; a bound for a loaded machine, never
+    a timing the test asserts)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
 
 
 def git_in(folder: Path, *args: str) -> str:

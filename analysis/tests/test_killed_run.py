@@ -5,12 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import live_processes_of
+from conftest import live_processes_of, wait_until
 from perfgate import files
 from perfgate.measure import scratch
 from perfgate import schema as s
@@ -31,15 +30,6 @@ def perfgate_run(output: Path, harness: Path, *options: str) -> subprocess.Popen
     return subprocess.Popen([sys.executable, "-m", "perfgate.cli", "run", "--output", str(output),
                              "--harness", str(harness), *options],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def wait_until(condition, limit_s: float) -> bool:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.mark.fastdds

@@ -20,6 +20,7 @@ import pytest
 from perfgate import files, temporaries
 from perfgate import schema as s
 from history_synthetic import SUBS as HISTORY_SUBS, write_store
+from conftest import wait_until
 
 SOURCES = {"intraprocess_best_effort": "measurements_intraprocess.csv",
            "interprocess_best_effort": "measurements_interprocess.csv"}
@@ -169,15 +170,6 @@ def test_a_history_stopped_while_drawing_ends_its_workers_and_leaves_no_temporar
     drawn = list(plots.rglob("*.png"))
     assert drawn and all(png.stat().st_size > 0 for png in drawn)
     assert len(drawn) < 2 * (4 + 2 * 3)  # stopped: the workers returned early instead of drawing everything
-
-
-def wait_until(condition, limit_s: float) -> bool:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.mark.heavy

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from perfgate.measure import scratch, watcher
 from perfgate.measure.environment import RUN_ID_ENV
+from conftest import wait_until
 
 HOLDER = textwrap.dedent("""\
     import os, subprocess, sys, time
@@ -27,18 +28,10 @@ HOLDER = textwrap.dedent("""\
         print(folder, left.pid, flush=True)
         if sys.argv[2] == "stay":
             time.sleep(600)
+        sys.stdin.readline()  # "end": once the test has seen the watcher (else it may be gone before it looks)
         left.kill()
         left.wait()
 """)
-
-
-def wait_until(condition, limit_s: float) -> bool:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 def alive(pid: int) -> bool:
@@ -64,7 +57,8 @@ def watchers_of(pid: int) -> list[int]:
 
 
 def start_holder(run_id: str, mode: str) -> tuple[subprocess.Popen, Path, int, list[int]]:
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, run_id, mode], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, run_id, mode], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
     folder, left = holder.stdout.readline().split()
     wait_until(lambda: watchers_of(holder.pid), 10.0)
     return holder, Path(folder), int(left), watchers_of(holder.pid)
@@ -88,12 +82,15 @@ def test_a_killed_commands_scratch_folder_and_run_processes_are_gone_within_mome
             except ProcessLookupError:
                 pass
         shutil.rmtree(folder, ignore_errors=True)
+        holder.stdin.close()
         holder.stdout.close()
 
 
 def test_a_command_that_ends_normally_leaves_no_watcher_and_no_folder():
     holder, folder, left, watchers = start_holder(f"watcher-test-{os.getpid()}-{time.monotonic_ns()}", "end")
     assert len(watchers) == 1
+    holder.stdin.write("end\n")
+    holder.stdin.close()
     assert holder.wait(timeout=60) == 0
     holder.stdout.close()
     assert not folder.exists() and not alive(left)
