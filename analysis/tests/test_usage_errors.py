@@ -163,3 +163,12 @@ def test_a_file_name_with_a_line_break_still_gives_one_error_line(tmp_path):
     assert done.returncode == s.EXIT_USAGE
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert "req\\nuirements.csv" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_python_dash_m_perfgate_is_the_console_script():
+    venv_bin = Path(sys.executable).parent
+    for args in (["--help"], ["check"], ["store", "--help"]):
+        module = subprocess.run([sys.executable, "-m", "perfgate", *args], capture_output=True, text=True)
+        script = subprocess.run([str(venv_bin / "perfgate"), *args], capture_output=True, text=True)
+        assert (module.returncode, module.stdout, module.stderr) == (script.returncode, script.stdout, script.stderr)
+        assert module.returncode == (0 if "--help" in args else 2) and "Traceback" not in module.stderr
