@@ -156,3 +156,33 @@ def test_a_link_named_like_the_marker_is_refused_and_left(tmp_path):
 def test_the_holder_written_in_a_marker():
     assert claims.holder_pid("1234\n") == 1234
     assert claims.holder_pid("") is None and claims.holder_pid("x1") is None
+
+
+def test_a_failed_builds_gate_claims_its_output_folder_too(tmp_path):
+    """The gate's output for a failed build (gate/failed_build) wrote into a folder another command was
+    writing: it claims it like every gate, so it is exit 2 naming the holder and writes nothing there."""
+    from perfgate.gate.failed_build import gate_failed_build
+
+    output = tmp_path / "gate"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""\
+        import sys
+        from pathlib import Path
+        from perfgate import claims
+        with claims.claimed(Path({str(output)!r})):
+            print("held", flush=True)
+            sys.stdin.readline()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    record = {"status": s.BUILD_FAILED, "workspace": str(tmp_path / "ws"), "error": "colcon build failed",
+              "log": str(tmp_path / "ws" / "log"), "log_tail": "error: x"}
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(InputError, match=f"already claimed by process {holder.pid}"):
+            gate_failed_build(record, output=str(output), label="failed", summary_markdown=None)
+        assert sorted(path.name for path in output.iterdir()) == [claims.MARKER_FILE]
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+        holder.stdout.close()
+    assert gate_failed_build(record, output=str(output), label="failed", summary_markdown=None) == s.EXIT_INCOMPLETE
+    assert {s.METADATA_FILE, s.JUNIT_FILE, s.REPORT_MARKDOWN} <= {path.name for path in output.iterdir()}
+    assert not (output / claims.MARKER_FILE).exists()

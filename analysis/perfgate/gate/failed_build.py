@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from .. import files
+from .. import claims, files
 from .. import schema as s
 from ..clock import utc_now
 from ..escape.markdown import text as markdown_text
@@ -49,17 +49,18 @@ def gate_failed_build(record: dict, *, output: str, label: str | None, summary_m
     error testcase "build", report.md (and the step summary), exit 3."""
     output_dir = Path(output)
     check_output_folder(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    metadata = failed_build_metadata(record, label or output_dir.resolve().name, this_machine())
-    write_metadata(output_dir, metadata)
-    files.write_text(output_dir / s.JUNIT_FILE, build_junit_xml(record, suite_properties(metadata)))
-    markdown = failed_build_markdown(record)
-    files.write_text(output_dir / s.REPORT_MARKDOWN, markdown)
-    if summary_markdown:
-        with open(summary_markdown, "a", encoding="utf-8") as summary:
-            summary.write(markdown)
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        print(f"::error title=Fast DDS build failed::{command_data(record.get('error'))}")
-    print(f"perfgate gate: error: {log_text(record_path(Path(record['workspace'])))}: {log_text(record.get('error'))}", file=sys.stderr)
-    print(f"perfgate gate: {INCOMPLETE}: the Fast DDS build failed; nothing was measured")
+    # claimed like every gate's output: of two commands into one --output, one is exit 2 (claims)
+    with claims.claimed(output_dir):
+        metadata = failed_build_metadata(record, label or output_dir.resolve().name, this_machine())
+        write_metadata(output_dir, metadata)
+        files.write_text(output_dir / s.JUNIT_FILE, build_junit_xml(record, suite_properties(metadata)))
+        markdown = failed_build_markdown(record)
+        files.write_text(output_dir / s.REPORT_MARKDOWN, markdown)
+        if summary_markdown:
+            with open(summary_markdown, "a", encoding="utf-8") as summary:
+                summary.write(markdown)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            print(f"::error title=Fast DDS build failed::{command_data(record.get('error'))}")
+        print(f"perfgate gate: error: {log_text(record_path(Path(record['workspace'])))}: {log_text(record.get('error'))}", file=sys.stderr)
+        print(f"perfgate gate: {INCOMPLETE}: the Fast DDS build failed; nothing was measured")
     return s.EXIT_INCOMPLETE
