@@ -32,19 +32,31 @@ def perfgate_run(output: Path, harness: Path, *options: str) -> subprocess.Popen
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
+def measuring_security_run(harness: Path, output: Path) -> tuple[subprocess.Popen, str]:
+    """A long run of a DDS Security sub-experiment, once both its harness processes measure (its keys
+    made): the run and its id. A run that never gets there is killed and the test fails."""
+    run = perfgate_run(output, harness, "--subexperiments", "interprocess_reliable_security", "--payloads", "16",
+                       "--samples", "1000000")
+
+    def measuring() -> bool:
+        if not (output / s.METADATA_FILE).exists():
+            return False
+        return len(live_processes_of(files.read_metadata(output)["run_id"])) == 2
+
+    try:
+        assert wait_until(measuring, WAIT_LIMIT_S), run.stderr.read() if run.poll() is not None else "not measuring"
+    except BaseException:
+        run.kill()
+        run.wait()
+        raise
+    return run, files.read_metadata(output)["run_id"]
+
+
 @pytest.mark.fastdds
 def test_a_killed_run_leaves_no_harness_and_its_keys_only_in_ram_until_the_next_run(harness_paths, tmp_path):
     base = scratch.root() or Path(tempfile.gettempdir())
-    killed = perfgate_run(tmp_path / "killed", harness_paths.latency, "--subexperiments",
-                          "interprocess_reliable_security", "--payloads", "16", "--samples", "1000000")
+    killed, run_id = measuring_security_run(harness_paths.latency, tmp_path / "killed")
     try:
-        def measuring() -> bool:
-            if not (tmp_path / "killed" / s.METADATA_FILE).exists():
-                return False
-            return len(live_processes_of(files.read_metadata(tmp_path / "killed")["run_id"])) == 2
-
-        assert wait_until(measuring, WAIT_LIMIT_S), killed.stderr.read() if killed.poll() is not None else "not measuring"
-        run_id = files.read_metadata(tmp_path / "killed")["run_id"]
         keys = list(base.glob(f"{scratch.PREFIX}{killed.pid}-run-*/*/security/*key*"))
         assert keys, f"no key files under {base}"  # (another test's run may remove them once we are dead)
     finally:
@@ -68,16 +80,8 @@ def test_a_killed_runs_keys_and_harness_are_gone_within_moments_without_another_
     """Issue 23: the keys stayed in RAM until the next run started; the scratch folder's watcher removes
     them, and kills any harness process of the run left, as soon as the run is dead."""
     base = scratch.root() or Path(tempfile.gettempdir())
-    killed = perfgate_run(tmp_path / "killed", harness_paths.latency, "--subexperiments",
-                          "interprocess_reliable_security", "--payloads", "16", "--samples", "1000000")
+    killed, run_id = measuring_security_run(harness_paths.latency, tmp_path / "killed")
     try:
-        def measuring() -> bool:
-            if not (tmp_path / "killed" / s.METADATA_FILE).exists():
-                return False
-            return len(live_processes_of(files.read_metadata(tmp_path / "killed")["run_id"])) == 2
-
-        assert wait_until(measuring, WAIT_LIMIT_S), killed.stderr.read() if killed.poll() is not None else "not measuring"
-        run_id = files.read_metadata(tmp_path / "killed")["run_id"]
         folders = list(base.glob(f"{scratch.PREFIX}{killed.pid}-run-*"))
         assert len(folders) == 1 and list(folders[0].glob("*/security/*key*")), f"no key files under {base}"
     finally:
