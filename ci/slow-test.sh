@@ -23,7 +23,7 @@ sudo=""
 ci/install-system.sh ci/debian-packages.txt ci/fastdds-build-packages.txt ci/debian-test-packages.txt
 ci/install-python.sh test
 # the package as a user installs it: a wheel in a fresh venv building its harness (test_packaging.py)
-.venv/bin/python -m pytest -m slow -v analysis/tests/test_packaging.py "$@"
+.venv/bin/python -m pytest -m slow -v analysis/tests/repository/test_packaging.py "$@"
 
 if [ -z "$(apt-cache showsrc fastdds 2>/dev/null)" ]; then
   codename="$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)"
@@ -42,7 +42,7 @@ workspace="$work/workspace"
 rm -rf "$workspace"
 .venv/bin/python benchmarks/bench_build.py --source "$source_dir" --workspace "$workspace"
 PERFGATE_FASTDDS_SOURCE="$source_dir" PERFGATE_FASTDDS_WORKSPACE="$workspace" \
-  .venv/bin/python -m pytest -m slow -v analysis/tests/test_fastdds_source_build.py "$@"
+  .venv/bin/python -m pytest -m slow -v analysis/tests/fastdds/test_fastdds_source_build.py "$@"
 PERFGATE_FASTDDS_MASTER_WORKSPACE="${PERFGATE_FASTDDS_MASTER_WORKSPACE:-$work/workspace-master}" \
 PERFGATE_FASTDDS_2_14_WORKSPACE="${PERFGATE_FASTDDS_2_14_WORKSPACE:-$work/workspace-2.14}" \
-  .venv/bin/python -m pytest -m slow -v -s analysis/tests/test_fastdds_versions_source_build.py "$@"
+  .venv/bin/python -m pytest -m slow -v -s analysis/tests/fastdds/test_fastdds_versions_source_build.py "$@"

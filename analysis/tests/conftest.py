@@ -1,7 +1,10 @@
 """Shared test fixtures and data builders: where the published Fast DDS measurements are, experiment
 folders, Fast-DDS-like sources and colcon workspaces, git repositories, and the processes of a run.
 
-Test files import the builders from here (`from conftest import ...`), never from one another.
+Test files sit in folders that mirror the package (ab/, history/, ...); they import the builders from
+here (`from conftest import ...`) or from the support modules beside it (ab_inputs, report_inputs,
+throughput_inputs, history_synthetic, escape_hostile, store_scripts), never from one another, and find
+files through REPO_ROOT and TESTS_DIR, never through their own __file__ (a test file may move).
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,9 +35,11 @@ from perfgate.fastdds import colcon
 from perfgate.fastdds import record as build_record
 from perfgate.fastdds.harness import ensure_harness
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parents[1]
 # eProsima's published Fast-RTPS 1.9.2/1.9.3 latency measurements (Apache-2.0; data/fastdds-published/README.md)
-FASTDDS_FIXTURES = Path(__file__).resolve().parent / "data" / "fastdds-published"
+FASTDDS_FIXTURES = TESTS_DIR / "data" / "fastdds-published"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def pytest_collection_modifyitems(items) -> None:

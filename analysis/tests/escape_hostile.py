@@ -10,6 +10,8 @@ import pandas as pd
 
 from perfgate import files
 from perfgate import schema as s
+from perfgate.latency import check
+from conftest import metadata, tiny_summary, write_experiment
 from history_synthetic import SUBS, write_store
 
 FORGED = "x\n::warning title=FORGED::forged"
@@ -54,3 +56,17 @@ def command_lines(text: str) -> list[str]:
     """The lines of a log GitHub would read as workflow commands: `::` after leading whitespace, or
     the older `##[` anywhere; split wherever any reader might (CR, LF, U+2028, NEL, ...: splitlines)."""
     return [line for line in text.splitlines() if line.lstrip().startswith("::") or "##[" in line]
+
+
+def hostile_experiment(tmp_path, label: str):
+    """A checked experiment (one failed check) whose label and Fast DDS version are hostile."""
+    sub = "intraprocess_best_effort"
+    meta = metadata(label, "2026-01-01T00:00:00Z")
+    meta["fastdds"]["version"] = BAD_VERSION
+    experiment = write_experiment(tmp_path / "e", {sub: tiny_summary({16: (10.0, 20.0, 30.0)})}, meta)
+    requirements = tmp_path / "requirements [x](javascript:alert(1)) @octocat.csv"
+    requirements.write_text(f"Experiment type,Bytes,Median,99%,Max\n{sub},16,5.000,100.000,100.000\n")
+    assert check.command_check(requirements=str(requirements), experiment_directory=str(experiment),
+                               plots_directory=str(experiment / s.PLOTS_DIR), print_summaries=False, junit=None,
+                               no_plots=True) == s.EXIT_REGRESSION
+    return experiment, requirements

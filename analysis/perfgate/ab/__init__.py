@@ -9,5 +9,5 @@
     throughput_report  the same for a throughput A/B folder
 
 May import: the core, escape, report, plotting, measure, fastdds, latency and throughput
-(tests/test_layout.py ALLOWED). Imported by history (the verdict marks) and gate.
+(tests/repository/test_layout.py ALLOWED). Imported by history (the verdict marks) and gate.
 """

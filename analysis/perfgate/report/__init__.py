@@ -15,7 +15,7 @@ so the reports do not depend on how the other steps work inside.
 
 `write_reports` writes both files. The names below are the package's interface (gate, ab.report).
 May import: the core, escape and latency's reading half (check, experiments, requested, check_terms);
-nothing that measures (tests/test_layout.py).
+nothing that measures (tests/repository/test_layout.py).
 """
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from perfgate.measure import platform_info
+from conftest import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNNER = REPO_ROOT / "ci" / "runner"
 SHELL_SCRIPTS = [REPO_ROOT / "ci" / "gate.sh", RUNNER / "pin-machine.sh", RUNNER / "irq-affinity.sh"]
 

@@ -23,7 +23,6 @@ from perfgate import schema as s
 from perfgate.errors import InputError
 from conftest import live_processes_of
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def options_for(tmp_path: Path, **overrides) -> run_options.RunOptions:

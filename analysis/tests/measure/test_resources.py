@@ -24,7 +24,6 @@ from perfgate.errors import InputError
 from perfgate.measure import resources
 
 SUB = "interprocess_best_effort"
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # /proc/self/stat and /proc/self/statm as read by a Python process named "py (x) y" (a symlink to the
 # interpreter) after it had spun for 0.3 s of CPU, on the development VM: the name holds a space and

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import junitparser
 import pytest
 
-from perfgate import cli, files
+from perfgate import cli
 from perfgate import junit_writer
 from perfgate import schema as s
 from perfgate.escape import xml
@@ -78,7 +78,7 @@ def test_check_junit_and_perfgate_junit_write_readable_files_for_a_hostile_versi
 
 
 def test_the_ab_verdicts_junit_is_readable_with_hostile_sub_experiment_names(tmp_path):
-    from test_ab import write_rounds, SUBS
+    from ab_inputs import SUBS, write_rounds
     write_rounds(tmp_path, 16, {SUBS[1]: 0.05})
     (tmp_path / s.METADATA_FILE).write_text(json.dumps({
         "kind": "ab", "label": FORGED + "\x01", "samples": 200,

@@ -21,7 +21,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conftest import PROFILES, make_workspace
+from conftest import PROFILES, TESTS_DIR, make_workspace
 from perfgate import files
 from perfgate import schema as s
 from perfgate.errors import InputError
@@ -167,7 +167,7 @@ def test_selection_of_their_tests():
 # Excerpts of test/performance/latency/CTestTestfile.cmake of real builds (SECURITY=ON), one per naming
 # scheme: Debian's 2.9.1, 2.14.6 (as 2.10 to 3.3.0) and 3.6.2 (as 3.3.1 on and master); see
 # data/ctest/README.md for how each was made.
-CTEST_FIXTURES = Path(__file__).parent / "data" / "ctest"
+CTEST_FIXTURES = TESTS_DIR / "data" / "ctest"
 THEIR_TESTS = {
     "2.9.1": {"intraprocess_best_effort": "intraprocess_best_effort",
               "intraprocess_reliable": "intraprocess_reliable",

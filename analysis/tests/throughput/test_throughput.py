@@ -15,27 +15,16 @@ import pandas as pd
 import pytest
 
 from conftest import perfgate_in_process
+from throughput_inputs import HARNESS_HEADER, write_experiment
 from perfgate import files
 from perfgate import schema as s
 from perfgate.errors import InputError
 from perfgate.throughput.check import check_throughput
 from perfgate.throughput.files import read_harness_throughput, read_throughput, read_throughput_requirements
-from perfgate.throughput.table import throughput_table
 
-HARNESS_HEADER = ",".join(s.THROUGHPUT_HARNESS_COLUMNS) + "\n"
 
 
 perfgate = perfgate_in_process  # (the killed and interrupted runs below are real processes)
-
-
-def write_experiment(folder: Path, sub: str, harness_rows: str) -> pd.DataFrame:
-    """A throughput folder with one sub-experiment's table, derived from harness rows as a run does."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "counts.csv").write_text(HARNESS_HEADER + harness_rows)
-    table = throughput_table(read_harness_throughput(folder / "counts.csv"))
-    (folder / "counts.csv").unlink()
-    files.write_csv(folder / s.throughput_csv_name(sub), table)
-    return table
 
 
 # --- the table ----------------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from conftest import REPO_ROOT
+
 WORKFLOWS = REPO_ROOT / ".github" / "workflows"
 ACTIONLINT_CONFIG = REPO_ROOT / ".github" / "actionlint.yaml"
 HISTORY_PAGE = REPO_ROOT / ".github" / "scripts" / "history_page.py"

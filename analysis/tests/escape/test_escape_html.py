@@ -14,9 +14,8 @@ from perfgate import cli, report
 from perfgate.history import page as hp
 from perfgate import schema as s
 from perfgate.escape import html as escape_html
-from escape_hostile import BAD_VERSION, FORGED, HOSTILE, write_hostile_store
-from test_escape_markdown import hostile_experiment
-from test_history_page import CHROMIUM
+from conftest import CHROMIUM
+from escape_hostile import BAD_VERSION, FORGED, HOSTILE, hostile_experiment, write_hostile_store
 
 SCRIPT_BREAKERS = ("</script>", "<!--<script>", "</SCRIPT >", "<!-- </script> -->", "<script>", "]]>")
 
@@ -72,7 +71,7 @@ def test_the_gates_report_html_shows_hostile_text_as_text(tmp_path):
 
 
 def test_the_ab_report_html_shows_hostile_arms_as_text(tmp_path):
-    from test_ab import write_rounds, SUBS
+    from ab_inputs import SUBS, write_rounds
     write_rounds(tmp_path, 16, {SUBS[1]: 0.05})
     (tmp_path / s.METADATA_FILE).write_text(json.dumps({
         "kind": "ab", "label": FORGED, "samples": 200,

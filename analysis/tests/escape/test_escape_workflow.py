@@ -64,7 +64,7 @@ def test_history_prints_hostile_labels_and_versions_without_a_command(tmp_path, 
 
 
 def test_verdict_prints_hostile_sub_experiment_and_arms_without_a_command(tmp_path, capsys):
-    from test_ab import write_rounds, SUBS
+    from ab_inputs import SUBS, write_rounds
     write_rounds(tmp_path, 16, {SUBS[1]: 0.05})
     (tmp_path / s.METADATA_FILE).write_text(json.dumps({
         "kind": "ab", "label": FORGED, "samples": 200,

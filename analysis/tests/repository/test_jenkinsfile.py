@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from conftest import REPO_ROOT
+
 JENKINSFILE = REPO_ROOT / "ci" / "Jenkinsfile"
 
 OUTLINE_GROOVY = r"""

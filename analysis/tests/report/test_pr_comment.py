@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
@@ -21,13 +20,13 @@ from perfgate.latency import check, process
 from perfgate import files, report
 from perfgate import schema as s
 from perfgate.report import comment
-from test_ab import write_rounds
-from test_report import PAYLOADS, SOURCES, TIGHT, metadata, published_raw, requirements_frame
+from ab_inputs import write_rounds
+from report_inputs import PAYLOADS, SOURCES, TIGHT, metadata, published_raw, requirements_frame
+from conftest import REPO_ROOT
 
 HOSTILE = "[x](http://evil) ![i](http://evil/i.png) @org/team <img src=x onerror=alert(1)> | a\n## forged `b` www.evil.com"
 URL = "https://github.com/o/perfgate/actions/runs/42"
 SHA = "0123456789abcdef0123456789abcdef01234567"
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def perfgate(*args: str) -> subprocess.CompletedProcess:

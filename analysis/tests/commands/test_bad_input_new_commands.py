@@ -21,7 +21,7 @@ from perfgate.measure import scratch
 from perfgate import schema as s
 from perfgate.errors import InputError
 from perfgate.fastdds import kept
-from test_throughput import write_experiment
+from throughput_inputs import write_experiment
 
 BEST_EFFORT = s.throughput_csv_name("interprocess_best_effort")
 RELIABLE = s.throughput_csv_name("interprocess_reliable")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 
@@ -15,10 +14,9 @@ from perfgate import files
 from perfgate.history import latency as history
 from perfgate.history import page as hp
 from perfgate import schema as s
-from conftest import REPO_ROOT
+from conftest import CHROMIUM, REPO_ROOT
 from history_synthetic import SUBS, write_store
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def test_a_chart_has_a_line_per_payload_with_three_decimals_and_its_change_points():

@@ -3,7 +3,6 @@ runs on the system Fast DDS (A/A passes; a known injected delay fails, naming it
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -12,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ab_inputs import PAYLOADS, SUBS, write_rounds
 from conftest import live_processes_of
 from perfgate.ab import latency as ab
 from perfgate import cli, files
@@ -20,40 +20,9 @@ from perfgate.measure import options as run_options
 from perfgate import schema as s
 from perfgate.ab import verdict as v
 
-SUBS = ["intraprocess_best_effort", "interprocess_best_effort"]
-PAYLOADS = (16, 256, 4096)
-
-
 def perfgate(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True,
                           timeout=timeout)
-
-
-def summary(medians: dict[int, float], spread: float = 1.1) -> pd.DataFrame:
-    rows = []
-    for payload, median in medians.items():
-        rows.append({s.BYTES: payload, s.SAMPLES: 200, s.MAX: median * 3, s.MIN: median * 0.9, s.MEAN: median * 1.02,
-                     s.MEDIAN: median, s.STDEV: 0.1, s.MEAN_JITTER: 0.05, s.MAX_JITTER: 1.0,
-                     s.P90: median * spread, s.P99: median * 1.5, s.P9999: median * 2.5})
-    return pd.DataFrame(rows, columns=list(s.SUMMARY_COLUMNS))
-
-
-def write_rounds(ab_dir, rounds: int, slowdown: dict[str, float], seed: int = 7, skip=()):
-    """Stored rounds whose candidate is `slowdown` slower per sub-experiment, with round-to-round noise
-    shared by both arms (as a machine state) and a little of each arm's own."""
-    rng = np.random.default_rng(seed)
-    for r in range(rounds):
-        state = rng.normal(0, 0.05)
-        for arm in s.AB_ARMS:
-            folder = ab_dir / s.AB_ROUNDS_DIR / f"{r + 1:02d}" / arm
-            folder.mkdir(parents=True)
-            for sub in SUBS:
-                if (r, arm, sub) in skip:
-                    continue
-                factor = math.exp(state + rng.normal(0, 0.004)) * (1 + (slowdown.get(sub, 0) if arm == "candidate" else 0))
-                base = 2.0 if sub.startswith("intra") else 60.0
-                files.write_csv(folder / s.summary_csv_name(sub),
-                                summary({p: base * (1 + p / 16384) * factor for p in PAYLOADS}))
 
 
 # --- options --------------------------------------------------------------------------------------

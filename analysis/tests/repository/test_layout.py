@@ -7,7 +7,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "perfgate"
+from conftest import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "analysis" / "perfgate"
 MAX_LINES = 400
 
 
@@ -193,3 +195,27 @@ def test_every_command_names_a_function_that_exists():
         module_name, function_name = command.HANDLER.split(":")
         assert callable(getattr(importlib.import_module(module_name), function_name)), command.NAME
     assert [command.NAME for command in cli.COMMANDS] == list(cli.build_parser().command_parsers)
+
+
+# Test folders beyond the package's rooms: the command line's bad input and usage errors as a whole, the
+# top-level (core) modules, and the repository itself (layout, packaging, workflows, Jenkinsfile).
+TEST_FOLDERS_BEYOND_ROOMS = {"commands", "core", "repository"}
+
+
+def test_tests_mirror_the_package():
+    """Every test file sits in a folder named after a room of the package (or one of the three above);
+    support modules sit beside conftest.py; no test file imports another (pytest puts each test folder
+    on sys.path only when it collects it, so such an import breaks a run of one file)."""
+    tests = REPO_ROOT / "analysis" / "tests"
+    rooms = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert sorted(path.name for path in tests.glob("test_*.py")) == []
+    folders = {path.parent.name for path in tests.glob("*/test_*.py")}
+    assert folders <= rooms | TEST_FOLDERS_BEYOND_ROOMS, folders - rooms - TEST_FOLDERS_BEYOND_ROOMS
+    assert not list(tests.glob("*/__init__.py")) and not list(tests.glob("*/conftest.py"))
+    test_names = {path.stem for path in tests.glob("*/test_*.py")}
+    for path in tests.glob("**/*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            imported = (node.module or "") if isinstance(node, ast.ImportFrom) else None
+            names = [imported] if imported is not None else \
+                [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            assert not set(names) & test_names, f"{path.relative_to(tests)} imports a test file: {names}"

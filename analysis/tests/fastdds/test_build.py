@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml
 
-from conftest import (BROKEN, PACKAGE_XML, git_in, make_source, perfgate_in_process, processes_working_in,
+from conftest import (BROKEN, REPO_ROOT, PACKAGE_XML, git_in, make_source, perfgate_in_process, processes_working_in,
                       terminal_signals)
 from perfgate import cli, files
 from perfgate.fastdds import source as fastdds_source
@@ -485,7 +485,7 @@ def test_the_gate_workflow_builds_fast_dds_before_the_gate():
 
     import yaml
 
-    workflow = yaml.safe_load((Path(__file__).resolve().parents[2] / ".github" / "workflows" / "gate.yml").read_text())
+    workflow = yaml.safe_load((REPO_ROOT / ".github" / "workflows" / "gate.yml").read_text())
     steps = workflow["jobs"]["gate"]["steps"]
     ids = [step.get("id") for step in steps]
     assert ids.index("build") < ids.index("gate")

@@ -10,12 +10,10 @@ import re
 
 import pytest
 
-from perfgate.latency import check
-from perfgate import cli, files, report
+from perfgate import cli, report
 from perfgate import schema as s
 from perfgate.escape import markdown
-from conftest import metadata, tiny_summary, write_experiment
-from escape_hostile import BAD_VERSION, FORGED, HOSTILE
+from escape_hostile import BAD_VERSION, FORGED, HOSTILE, hostile_experiment
 
 OWN_TAGS = {"details", "/details", "summary", "/summary"}  # the report's own HTML blocks
 
@@ -60,20 +58,6 @@ def test_comment_text_is_inert_even_where_it_would_notify():
     assert html.unescape(shown).replace("\u200b", "") == "[x](http://e.example) ![i](p.png) @team #12 :x: `c` www.e.example "
 
 
-def hostile_experiment(tmp_path, label: str):
-    """A checked experiment (one failed check) whose label and Fast DDS version are hostile."""
-    sub = "intraprocess_best_effort"
-    meta = metadata(label, "2026-01-01T00:00:00Z")
-    meta["fastdds"]["version"] = BAD_VERSION
-    experiment = write_experiment(tmp_path / "e", {sub: tiny_summary({16: (10.0, 20.0, 30.0)})}, meta)
-    requirements = tmp_path / "requirements [x](javascript:alert(1)) @octocat.csv"
-    requirements.write_text(f"Experiment type,Bytes,Median,99%,Max\n{sub},16,5.000,100.000,100.000\n")
-    assert check.command_check(requirements=str(requirements), experiment_directory=str(experiment),
-                               plots_directory=str(experiment / s.PLOTS_DIR), print_summaries=False, junit=None,
-                               no_plots=True) == s.EXIT_REGRESSION
-    return experiment, requirements
-
-
 @pytest.mark.parametrize("label", [FORGED + " [x](https://evil.example) ![i](www.evil.example/p.png) @octocat",
                                    "<!--<script>x</script> `a` *b* | c <img src=x onerror=alert(1)>"])
 def test_the_gates_report_md_shows_a_hostile_label_and_version_as_text(tmp_path, label):
@@ -91,7 +75,7 @@ def test_the_gates_report_md_shows_a_hostile_label_and_version_as_text(tmp_path,
 
 
 def test_the_ab_report_md_shows_hostile_arms_as_text(tmp_path):
-    from test_ab import write_rounds, SUBS
+    from ab_inputs import SUBS, write_rounds
     write_rounds(tmp_path, 16, {SUBS[1]: 0.05})
     (tmp_path / s.METADATA_FILE).write_text(json.dumps({
         "kind": "ab", "label": FORGED, "samples": 200,
