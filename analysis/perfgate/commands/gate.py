@@ -6,6 +6,7 @@ from typing import Callable
 
 from .. import schema as s
 from ..cli_types import label, name_list, non_negative_float, payload_list, pin_request, positive_int
+from ..gate.request import DEFAULT_FAIL_THRESHOLD
 from ..measure import cpu_latency
 from .common import CPU_LATENCY_HELP
 
@@ -29,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--requirements", default=None, metavar="F", help="default: requirements/<platform>.csv")
     option(parser, "--throughput-requirements", metavar="F", help="default: requirements/<platform>_throughput.csv")
     option(parser, "--baseline", metavar="DIR", help="baseline experiment (default: baselines/<platform>/, skipped when absent)")
-    option(parser, "--fail-threshold", type=non_negative_float, default=0.1,
+    option(parser, "--fail-threshold", type=non_negative_float, default=DEFAULT_FAIL_THRESHOLD,
            help="baseline comparison: fail above baseline * (1 + threshold)")
     option(parser, "--store", default=None, metavar="DIR",
            help=f"results store to add the run to and redraw the history of (default: ${s.STORE_ENV}, else none)")

@@ -24,6 +24,7 @@ from ..latency.resources_requirements import read_resource_requirements
 from ..throughput.files import read_throughput_requirements
 from ..measure import options as run_options
 from ..measure.options import RunOptions
+from .request import GateRequest
 
 QUICK_SAMPLES = 200
 DEFAULT_PLATFORM = "local"
@@ -212,14 +213,16 @@ def requirements_platform_warning(requirements: Path, provenance: dict | None, t
             "its limits may not fit this machine")
 
 
-def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[int] | None,
-              subexperiments: list[str] | None, platform: str | None, requirements: str | None,
-              baseline: str | None, store: str | None, label: str | None, history: bool | None,
-              fastdds_prefix: str | Path | None, environment: dict, this_platform_id: str | None,
-              harness: Path | None = None,
-              pin_cpus: str | None = None, baseline_build: str | None = None,
-              cpu_latency_request: str | None = None, experiments: list[str] | None = None,
-              throughput_requirements_file: str | None = None, now: datetime) -> GatePlan:
+def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str | None, now: datetime,
+              harness: Path | None = None, prefix: str | Path | None = None) -> GatePlan:
+    """The plan for `request`, measuring the Fast DDS installed at `prefix` (None: the system's) with
+    `harness`; $PERFGATE_PIN_CPUS from `environment` when --pin-cpus was left out."""
+    output, quick, samples, payloads = request.output, request.quick, request.samples, request.payloads
+    subexperiments, platform, requirements = request.subexperiments, request.platform, request.requirements
+    baseline, store, label, history = request.baseline, request.store, request.label, request.history
+    baseline_build, cpu_latency_request, experiments = request.baseline_build, request.cpu_latency_request, request.experiments
+    throughput_requirements_file = request.throughput_requirements
+    pin_cpus = request.pin_cpus or environment.get(s.PIN_CPUS_ENV) or None
     platform_name = resolve_platform(platform, environment)
     chosen_experiments = resolve_experiments(experiments)
     requirements_path = (Path(requirements) if requirements
@@ -234,7 +237,7 @@ def plan_gate(*, output: str, quick: bool, samples: int | None, payloads: list[i
     options = run_options.resolve_options(output=output_path,
                                           samples=samples or (QUICK_SAMPLES if quick else s.DEFAULT_SAMPLES),
                                           payloads=payloads, subexperiments=subexperiments, label=chosen_label,
-                                          warmup=None, harness=harness, fastdds_prefix=fastdds_prefix, pin_cpus=pin_cpus,
+                                          warmup=None, harness=harness, fastdds_prefix=prefix, pin_cpus=pin_cpus,
                                           timeout=None, cpu_latency_request=cpu_latency_request)
     gated = [sub.name for sub in options.subexperiments if not sub.is_floor]
     if not gated:  # a floor is measured for reference, never checked: a gate of floors alone checks nothing

@@ -32,13 +32,13 @@ from .failed_build import gate_failed_build
 from ..fastdds.record import harness_paths
 from .which_fastdds import GateFastDDS, choose_fastdds
 from .plan import GatePlan, plan_gate
+from .request import GateRequest
 from ..history.baselines import history_baselines
 from ..latency.junit import annotation_path, build_junit_xml
 from ..model import read_metadata
 from ..measure.platform_info import this_machine
 from ..throughput.files import table_paths
 
-DEFAULT_FAIL_THRESHOLD = 0.1  # as `perfgate compare`
 
 
 # --- running the steps ----------------------------------------------------------------------------
@@ -271,20 +271,18 @@ def final_exit_code(verdict: report.Verdict, step_codes: dict[str, int]) -> int:
 
 
 # --- the command ----------------------------------------------------------------------------------
-def command_gate(output: str, quick: bool = False, samples: int | None = None, payloads: list[int] | None = None,
-                 subexperiments: list[str] | None = None, platform: str | None = None, requirements: str | None = None,
-                 baseline: str | None = None, store: str | None = None, fastdds_prefix: str | None = None,
-                 label: str | None = None, summary_markdown: str | None = None, annotations: bool = False,
-                 history: bool | None = None, fail_threshold: float = DEFAULT_FAIL_THRESHOLD,
-                 workspace: str | None = None, pin_cpus: str | None = None, baseline_build: str | None = None,
-                 cpu_latency_request: str | None = None, experiments: list[str] | None = None,
-                 fastdds: str | None = None, throughput_requirements: str | None = None) -> int:
+def command_gate(**options) -> int:
+    """`perfgate gate` (commands/gate.py): the parsed command line, as one GateRequest."""
+    return run_gate(GateRequest(**options), dict(os.environ))
+
+
+def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
+    output, label, summary_markdown = request.output, request.label, request.summary_markdown
     if summary_markdown is not None:  # a folder there would show after measuring, as a traceback
         outputs.require_appendable(summary_markdown, "summary_markdown")
-    environment = dict(os.environ)
     # said first, whatever follows: a gate never measures a Fast DDS nobody sees it chose
-    chosen = choose_fastdds(workspace=workspace, fastdds_prefix=fastdds_prefix, fastdds=fastdds,
-                            environment=environment)
+    chosen = choose_fastdds(workspace=request.workspace, fastdds_prefix=request.fastdds_prefix,
+                            fastdds=request.fastdds, environment=environment)
     print(f"perfgate gate: Fast DDS: {log_text(chosen.describe())}", flush=True)
     if not chosen.built:  # a `perfgate build` workspace whose build failed: the JUnit error "build" (exit 3)
         return gate_failed_build(chosen.record, output=output, label=label, summary_markdown=summary_markdown)
@@ -295,16 +293,11 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
         except IncompleteError as error:  # built, but its harness is gone: reported like a failed build (exit 3)
             unusable = {**chosen.record, "status": s.BUILD_FAILED, "error": error.message, "log": str(error.path)}
             return gate_failed_build(unusable, output=output, label=label, summary_markdown=summary_markdown)
-    plan = plan_gate(output=output, quick=quick, samples=samples, payloads=payloads, subexperiments=subexperiments,
-                     platform=platform, requirements=requirements, baseline=baseline, store=store, label=label,
-                     history=history, harness=harness, fastdds_prefix=prefix, environment=environment,
-                     pin_cpus=pin_cpus or environment.get(s.PIN_CPUS_ENV) or None, baseline_build=baseline_build,
-                     cpu_latency_request=cpu_latency_request, experiments=experiments,
-                     throughput_requirements_file=throughput_requirements,
-                     this_platform_id=this_machine().id, now=datetime.now(timezone.utc))
+    plan = plan_gate(request, environment=environment, this_platform_id=this_machine().id,
+                     now=datetime.now(timezone.utc), harness=harness, prefix=prefix)
     print(f"perfgate gate: platform {log_text(plan.platform)}, requirements {log_text(plan.requirements)}, {plan.samples} samples, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {log_text(plan.label)}, "
-          + (f"results store {log_text(plan.store)} (from {'--store' if store is not None else '$' + s.STORE_ENV})"
+          + (f"results store {log_text(plan.store)} (from {'--store' if request.store is not None else '$' + s.STORE_ENV})"
              if plan.store else "not added to a results store")
           + (f"; A/B against {log_text(plan.baseline_build)} decides" if plan.baseline_build else "")
           + ("; throughput " + (f"checked against {log_text(plan.throughput_requirements)}" if plan.throughput_requirements
@@ -316,10 +309,10 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
     with claims.claimed(plan.output):
         steps = Steps()
         with run.terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
-            compared = run_steps(plan, steps, chosen, fail_threshold)
+            compared = run_steps(plan, steps, chosen, request.fail_threshold)
             plan.output.mkdir(parents=True, exist_ok=True)
-            throughput_headline = run_throughput(plan, steps, quick, chosen)
-            ab_headline = run_ab(plan, steps, quick, candidate=chosen.spec)
+            throughput_headline = run_throughput(plan, steps, request.quick, chosen)
+            ab_headline = run_ab(plan, steps, request.quick, candidate=chosen.spec)
             store_and_redraw(plan, steps)  # last: the stored run keeps the A/B verdict
         results = report.load(plan.output, plan.requirements, requirements=plan.required, baseline_compared=compared,
                               fastdds_note=chosen.describe(),
@@ -332,7 +325,7 @@ def command_gate(output: str, quick: bool = False, samples: int | None = None, p
             if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary
                 with open(summary_markdown, "a", encoding="utf-8") as handle:
                     handle.write("\n" + ab_markdown.read_text(encoding="utf-8"))
-        if annotations or environment.get("GITHUB_ACTIONS") == "true":
+        if request.annotations or environment.get("GITHUB_ACTIONS") == "true":
             for line in report.annotations(results, annotation_path(plan.requirements)):
                 print(line)
             for ab_dir in (plan.output / s.AB_DIR, plan.output / s.THROUGHPUT_DIR / s.AB_DIR):

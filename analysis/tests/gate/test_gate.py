@@ -19,6 +19,7 @@ from perfgate.latency import check, process
 from perfgate import cli, files, report
 from perfgate.gate import run as gate_module
 from perfgate.gate import plan as gate_plan
+from perfgate.gate.request import DEFAULT_FAIL_THRESHOLD, GateRequest
 from perfgate import schema as s
 
 GATED = ["intraprocess_best_effort", "interprocess_reliable"]  # intra-process and UDPv4
@@ -118,10 +119,9 @@ def test_a_damaged_stored_experiment_is_skipped_with_a_warning_not_a_blockade(wo
     bad = stored / "damaged" / s.summary_csv_name(GATED[0])
     bad.write_text(bad.read_text().replace("\n16,", "\n-16,", 1))
     from datetime import datetime, timezone
-    plan = gate_plan.plan_gate(output=str(workspace / "out"), quick=True, samples=None, payloads=PAYLOADS,
-                               subexperiments=GATED, platform="bench", requirements=None, baseline=None,
-                               store="store", label="first", history=None, fastdds_prefix=None, environment={},
-                               this_platform_id=None, now=datetime.now(timezone.utc))
+    plan = gate_plan.plan_gate(GateRequest(output=str(workspace / "out"), quick=True, payloads=PAYLOADS,
+                                           subexperiments=GATED, platform="bench", store="store", label="first"),
+                               environment={}, this_platform_id=None, now=datetime.now(timezone.utc))
     assert plan.store == Path("store") and len(plan.warnings) == 1
     assert plan.warnings[0].startswith("the results store's store/experiments/damaged/"
                                        f"{s.summary_csv_name(GATED[0])}:2: ")
@@ -406,10 +406,10 @@ def test_pinned_cpus_are_checked_before_measuring_and_passed_to_the_run(workspac
 def plan_for(workspace: Path, baseline: str | None, this_platform_id: str, pin_cpus: str | None = None):
     from datetime import datetime, timezone
 
-    return gate_plan.plan_gate(output=str(workspace / "out"), quick=True, samples=None, payloads=PAYLOADS,
-                               subexperiments=GATED, platform="bench", requirements=None, baseline=baseline,
-                               store=None, label="first", history=None, fastdds_prefix=None, environment={},
-                               this_platform_id=this_platform_id, now=datetime.now(timezone.utc), pin_cpus=pin_cpus)
+    return gate_plan.plan_gate(GateRequest(output=str(workspace / "out"), quick=True, payloads=PAYLOADS,
+                                           subexperiments=GATED, platform="bench", baseline=baseline, label="first",
+                                           pin_cpus=pin_cpus),
+                               environment={}, this_platform_id=this_platform_id, now=datetime.now(timezone.utc))
 
 
 def make_experiment(folder: Path, fastdds_fixtures: Path, subs: dict[str, str], outcome=s.OUTCOME_OK) -> Path:
@@ -587,10 +587,10 @@ def test_the_warning_reaches_the_reports_of_a_gate(workspace, fastdds_fixtures, 
     write_requirements(workspace / "requirements" / "bench.csv", [sub], [16, 32])
     (workspace / "requirements" / "bench_provenance.json").write_text(
         json.dumps({"platform": {"id": "aaaaaaaaaaaaaaaa"}}))
-    plan = gate_plan.plan_gate(output="out", quick=True, samples=None, payloads=[16, 32], subexperiments=[sub],
-                               platform="bench", requirements=None, baseline=None, store=None, label="x",
-                               history=None, fastdds_prefix=None, environment={},
-                               this_platform_id="bbbbbbbbbbbbbbbb", now=gate_module.datetime.now(gate_module.timezone.utc))
+    plan = gate_plan.plan_gate(GateRequest(output="out", quick=True, payloads=[16, 32], subexperiments=[sub],
+                                           platform="bench", label="x"),
+                               environment={}, this_platform_id="bbbbbbbbbbbbbbbb",
+                               now=gate_module.datetime.now(gate_module.timezone.utc))
     assert plan.warnings == ("requirements/bench.csv was derived on platform id aaaaaaaaaaaaaaaa, this machine is "
                              "bbbbbbbbbbbbbbbb: its limits may not fit this machine",)
     experiment = make_experiment(workspace / "out", fastdds_fixtures, {sub: "intraprocess"})
@@ -603,10 +603,9 @@ def test_the_warning_reaches_the_reports_of_a_gate(workspace, fastdds_fixtures, 
 
 # --- the platform's throughput and resource requirements, wherever --requirements points (issue 22) ----
 def plan_with(workspace: Path, **given) -> gate_plan.GatePlan:
-    return gate_plan.plan_gate(output="out", quick=True, samples=None, payloads=[16], subexperiments=[GATED[0]],
-                               platform="bench", baseline=None, store=None, label="x", history=False,
-                               fastdds_prefix=None, environment={}, this_platform_id=None,
-                               now=gate_module.datetime.now(gate_module.timezone.utc), **given)
+    return gate_plan.plan_gate(GateRequest(output="out", quick=True, payloads=[16], subexperiments=[GATED[0]],
+                                           platform="bench", label="x", history=False, **given),
+                               environment={}, this_platform_id=None, now=gate_module.datetime.now(gate_module.timezone.utc))
 
 
 THROUGHPUT_HEADER = "Experiment type,Bytes,Demand,Recovery time,Subscription throughput\n"
@@ -631,13 +630,13 @@ def test_the_platforms_throughput_and_resource_requirements_are_found_when_requi
     other = workspace / "elsewhere" / "tp.csv"
     other.write_text(THROUGHPUT_HEADER + f"throughput_{GATED[0]},16,1000,5,2.0\n")
     plan = plan_with(workspace, requirements=str(copy), experiments=["latency", "throughput"],
-                     throughput_requirements_file=str(other))
+                     throughput_requirements=str(other))
     assert plan.throughput_requirements == other and plan.throughput_table["Demand"].tolist() == [1000]
     with pytest.raises(gate_plan.InputError, match="throughput requirements file not found"):
         plan_with(workspace, requirements=str(copy), experiments=["latency", "throughput"],
-                  throughput_requirements_file=str(workspace / "absent.csv"))
+                  throughput_requirements=str(workspace / "absent.csv"))
     with pytest.raises(gate_plan.InputError, match="--throughput-requirements is for a gate that measures throughput"):
-        plan_with(workspace, requirements=str(copy), throughput_requirements_file=str(other))
+        plan_with(workspace, requirements=str(copy), throughput_requirements=str(other))
 
 
 def test_the_throughput_requirements_option_reaches_the_gate_and_its_errors_are_one_line(workspace, capsys):
@@ -669,3 +668,17 @@ def test_a_narrowed_gate_that_measured_nothing_writes_errors_for_what_it_asked_f
     cases = junit_cases(workspace / "out" / s.JUNIT_FILE)
     assert sorted(cases) == sorted((f"latency.{GATED[0]}", f"{m}[16 B]") for m in s.CHECKED_MAGNITUDES)
     assert all(case.find("error") is not None for case in cases.values())
+
+
+def test_the_gates_command_line_is_one_typed_request():
+    """Every option of `perfgate gate` is a field of GateRequest and nothing else is: the parsed command
+    line becomes one object (gate.run.command_gate), whose defaults are the parser's."""
+    import dataclasses
+
+    parsed = vars(cli.parse_arguments(["gate", "--output", "out"]))
+    assert parsed.pop("command") == "gate" and parsed.pop("handler") == "perfgate.gate.run:command_gate"
+    request = GateRequest(**parsed)
+    assert {field.name for field in dataclasses.fields(GateRequest)} == set(parsed)
+    assert request == GateRequest(output="out") and request.fail_threshold == DEFAULT_FAIL_THRESHOLD
+    with pytest.raises(TypeError):  # an option the request does not know fails at once, not deep in a run
+        GateRequest(output="out", fastdds_prefx="x")

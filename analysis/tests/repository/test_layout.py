@@ -122,7 +122,8 @@ ALLOWED = {
     "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
     "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
-    "commands": {"core", "measure", "store"},  # constants their options show: cpu_latency.CHOICES, store's branch
+    # constants their options show: cpu_latency.CHOICES, store's branch, the gate's default threshold
+    "commands": {"core", "gate", "measure", "store"},
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
 }
 # What measures (runs Fast DDS, builds it, drives the harness): the core, report/, plotting/ and escape/

@@ -1,0 +1,37 @@
+"""gate.request: `perfgate gate`'s options as one typed object, built once from the command line
+(commands/gate.py's parser) and passed down. Planning (gate.plan) resolves and validates it; running
+(gate.run) reads it; no function takes the options one by one."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_FAIL_THRESHOLD = 0.1  # as `perfgate compare`
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """What the maintainer asked for, as given: None where an option was left out (planning decides the
+    default: the platform from the environment, the requirements from requirements/, ...)."""
+
+    output: str
+    quick: bool = False
+    samples: int | None = None
+    payloads: list[int] | None = None
+    subexperiments: list[str] | None = None
+    experiments: list[str] | None = None
+    platform: str | None = None
+    requirements: str | None = None
+    throughput_requirements: str | None = None
+    baseline: str | None = None
+    fail_threshold: float = DEFAULT_FAIL_THRESHOLD
+    baseline_build: str | None = None
+    store: str | None = None
+    history: bool | None = None  # None: add to the store when there is one
+    fastdds: str | None = None
+    fastdds_prefix: str | None = None
+    workspace: str | None = None
+    pin_cpus: str | None = None
+    cpu_latency_request: str | None = None
+    label: str | None = None
+    summary_markdown: str | None = None
+    annotations: bool = False
