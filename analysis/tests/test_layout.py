@@ -120,6 +120,7 @@ ALLOWED = {
     "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
     "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
+    "bisect": {"ab", "core", "escape", "fastdds", "plotting", "report"},  # builds, A/Bs, their verdict; its report
     "commands": {"core", "measure", "store"},  # constants their options show: cpu_latency.CHOICES, store's branch
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
 }
