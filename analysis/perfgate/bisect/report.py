@@ -153,8 +153,10 @@ def html_page(bisection: Bisection, chart_uri: str | None) -> str:
                      f'src="{chart_uri}" style="max-width:100%">')
     table = step_rows(bisection)
     if len(table):
-        head = "".join(f"<th>{_e(column)}</th>" for column in table.columns)
-        body = "".join("<tr>" + "".join(f"<td>{_e(str(value))}</td>" for value in row) + "</tr>"
+        numbers = {"#", "rounds", "wall [s]"}  # the rest is text, left-aligned (CSS class "text")
+        kind = [("" if column in numbers else ' class="text"') for column in table.columns]
+        head = "".join(f"<th{k}>{_e(column)}</th>" for k, column in zip(kind, table.columns))
+        body = "".join("<tr>" + "".join(f"<td{k}>{_e(str(value))}</td>" for k, value in zip(kind, row)) + "</tr>"
                        for row in table.itertuples(index=False))
         parts.append(f"<h2>Steps</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>perfgate bisect</title>"
