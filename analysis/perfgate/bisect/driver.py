@@ -33,6 +33,7 @@ class Request:
     threshold: float
     alpha: float
     jobs: int | None
+    fastcdr_url: str | None = None
     commits: list[history.Commit] = field(default_factory=list)
     installs: dict[int, Path | None] = field(default_factory=dict)
     count: int = 0  # A/Bs so far
@@ -48,7 +49,8 @@ def _installed(request: Request, index: int) -> Path | None:
         print(f"perfgate bisect: building {commit.short} {log_text(commit.subject)}", flush=True)
         try:
             build.command_build(workspace=request.workspace, git_url=request.url, commit=commit.sha,
-                                jobs=request.jobs, keep_as=GOOD_NAME if index == 0 else None)
+                                jobs=request.jobs, keep_as=GOOD_NAME if index == 0 else None,
+                                fastcdr_url=request.fastcdr_url)
         except InputError:
             raise
         except PerfgateError as error:
@@ -104,9 +106,10 @@ def measure(request: Request, commit: int, against: int, tests: list[search.Test
 
 def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None, payloads=None, quick=False,
                    rounds=None, samples=None, threshold=None, alpha=None, pin_cpus=None, cpu_latency_request=None,
-                   jobs=None, no_plots=False) -> int:
-    outputs.require_paths(workspace=workspace, git_url=git_url, output=output)
+                   jobs=None, fastcdr_url=None, no_plots=False) -> int:
+    outputs.require_paths(workspace=workspace, git_url=git_url, output=output, fastcdr_url=fastcdr_url)
     url = check_git_url(git_url, "--git-url")
+    fastcdr_url = check_git_url(fastcdr_url, "--fastcdr-url") if fastcdr_url is not None else None
     good, bad = history.require_ref(good, "--good"), history.require_ref(bad, "--bad")
     threshold, alpha = v.require_parameters(threshold, alpha)
     output, workspace = Path(output).resolve(), Path(workspace).resolve()
@@ -117,7 +120,7 @@ def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None
                                candidate=s.FASTDDS_SYSTEM_SPEC, **ab_options)
     kept.check_workspace(workspace)
     with claims.claimed(output):
-        request = Request(workspace, url, output, ab_options, threshold, alpha, jobs)
+        request = Request(workspace, url, output, ab_options, threshold, alpha, jobs, fastcdr_url)
         request.commits = history.fetch_range(url, good, bad, workspace / "perfgate" / "bisect.git")
         print(f"perfgate bisect: {len(request.commits) - 1} first-parent commit(s) after good {request.commits[0].short} "
               f"up to bad {request.commits[-1].short}; at most {search.step_budget(len(request.commits))} A/Bs of "

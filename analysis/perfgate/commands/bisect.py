@@ -38,5 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
            help="as for run (default auto)")
     option(parser, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
            help=CPU_LATENCY_HELP)
+    option(parser, "--fastcdr-url", default=None, metavar="URL",
+           help="as for build: where the Fast CDR commit each Fast DDS commit pins is fetched from (a mirror)")
     option(parser, "--jobs", type=positive_int, default=None, help="parallel compile jobs of each build")
     no_plots(parser, option)

@@ -18,6 +18,7 @@ def bisect(tmp_path, *extra, good="a" * 40, bad="b" * 40, url=None):
     ((), {"good": "HEAD~1"}, "--good 'HEAD~1' is not a commit, tag or branch"),
     ((), {"bad": "parent:main"}, "--bad 'parent:main' is not a commit, tag or branch"),
     ((), {"url": "/srv/git\x1b[31m"}, "holds a control character"),
+    (("--fastcdr-url=-x",), {}, "--fastcdr-url '-x' starts with '-'"),
     (("--threshold", "1.5"), {}, "--threshold is a fraction"),
     (("--subexperiments", "no_such_thing"), {}, "no_such_thing"),
     (("--rounds", "0"), {}, "--rounds"),
