@@ -2,7 +2,8 @@
 
 commits[0] is good, commits[-1] is bad. First the A/B of bad against good must show the regression
 (the verdict's exact sign test with Holm, ab/verdict.py); its failed tests (sub-experiment x
-statistic) and their ratios are "the change". Then, as `git bisect` does, a commit between the last
+statistic) and their ratios are "the change"; too few usable rounds there is measured again
+with 2x, 4x the rounds too. Then, as `git bisect` does, a commit between the last
 known good and the first known bad is measured against good on the regressed sub-experiments, and
 classified by where its change lies relative to the whole change, in log scale (so that 2x then 2x
 again is half and half):
@@ -175,14 +176,20 @@ def bisect(count: int, measure: Measure, rounds: int) -> Result:
 
 def _search(count: int, measure: Measure, rounds: int, steps: list[Step]) -> Result:
     good, bad = 0, count - 1
-    measured, wall = measure(bad, good, None, None)
-    if measured is None:
-        steps.append(Step(CONFIRM, bad, good, SKIPPED, None, wall, "build failed"))
-        return Result(UNDECIDED, "the build of good or bad failed: nothing to compare", steps, skipped=[bad])
-    confirmed = bool(measured.failed) and not measured.incomplete
-    steps.append(Step(CONFIRM, bad, good, REGRESSED if confirmed else NO_REGRESSION, measured, wall))
+    for more in range(MORE_ROUNDS + 1):  # too few usable rounds: more rounds, as for a step
+        measured, wall = measure(bad, good, None, None if more == 0 else rounds * 2 ** more)
+        if measured is None:
+            steps.append(Step(CONFIRM, bad, good, SKIPPED, None, wall, "build failed"))
+            return Result(UNDECIDED, "the build of good or bad failed: nothing to compare", steps, skipped=[bad])
+        confirmed = bool(measured.failed) and not measured.incomplete
+        steps.append(Step(CONFIRM, bad, good, REGRESSED if confirmed else
+                          AMBIGUOUS if measured.incomplete else NO_REGRESSION, measured, wall,
+                          "too few usable rounds to decide" if measured.incomplete else ""))
+        if not measured.incomplete:
+            break
     if measured.incomplete:
-        return Result(UNDECIDED, "the A/B of bad against good is incomplete (too few usable rounds)", steps)
+        return Result(UNDECIDED, f"the A/B of bad against good has too few usable rounds after {MORE_ROUNDS} more "
+                                 "measurements", steps)
     if not confirmed:
         return Result(NOT_REGRESSED, "bad does not regress against good", steps)
     change = {test: measured.ratios[test] for test in sorted(measured.failed, key=str)}

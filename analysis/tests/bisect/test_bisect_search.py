@@ -133,6 +133,16 @@ def test_a_noisy_step_is_measured_again_not_guessed():
     assert fives == [(search.AMBIGUOUS, 16), (search.GOOD, 32)]
 
 
+def test_a_confirmation_with_too_few_usable_rounds_is_measured_again():
+    model = Model(step(4), noisy={(11, None)})
+    result = search.bisect(12, model, rounds=16)
+    assert (result.status, result.culprit) == (search.FOUND, 4)
+    assert [(s.kind, s.outcome, s.measured.rounds) for s in result.steps[:2]] == [
+        (search.CONFIRM, search.AMBIGUOUS, 16), (search.CONFIRM, search.REGRESSED, 32)]
+    stuck = search.bisect(12, Model(step(4), noisy={(11, None), (11, 32), (11, 64)}), rounds=16)
+    assert (stuck.status, stuck.ab_count) == (search.UNDECIDED, 3) and "too few usable rounds" in stuck.why
+
+
 def test_a_culprit_its_parent_does_not_confirm_cannot_decide():
     # between good and bad the latency creeps up by a sixth of the change per commit after 5: the first
     # commit beyond three quarters regresses against good but hardly against its parent
