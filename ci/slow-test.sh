@@ -8,7 +8,8 @@
 # PERFGATE_FASTDDS_<MASTER|2_14>_SOURCE or _GIT_URL/_COMMIT, and PERFGATE_FASTCDR_URL, say otherwise),
 # Fast CDR 2 from each commit's submodule pin, every sub-experiment each defines through both engines,
 # each in its own workspace (kept: a second run rebuilds nothing).
-# First, the wheel test: perfgate installed from a wheel into a fresh venv builds its harness and runs.
+# First, the wheel test: perfgate installed from a wheel into a fresh venv builds its harness and runs;
+# then `perfgate bisect` end to end on twelve real commits of a stand-in (docs/bisect.md "Tests").
 # About 12 minutes on 2 cores, plus 30 to 60 for master and 2.14 the first time.
 # Work folder: $PERFGATE_SLOW_DIR (default ~/.cache/perfgate/slow-test).
 set -euo pipefail
@@ -24,6 +25,7 @@ ci/install-system.sh ci/debian-packages.txt ci/fastdds-build-packages.txt ci/deb
 ci/install-python.sh test
 # the package as a user installs it: a wheel in a fresh venv building its harness (test_packaging.py)
 .venv/bin/python -m pytest -m slow -v analysis/tests/repository/test_packaging.py "$@"
+.venv/bin/python -m pytest -m slow -v analysis/tests/bisect/test_bisect_end_to_end.py "$@"
 
 if [ -z "$(apt-cache showsrc fastdds 2>/dev/null)" ]; then
   codename="$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)"

@@ -358,6 +358,7 @@ VERDICT_CSV = "verdict.csv"
 VERDICT_PAYLOADS_CSV = "verdict_payloads.csv"
 VERDICT_JSON = "verdict.json"
 VERDICT_HEATMAP_PNG = "verdict_heatmap.png"  # in <ab dir>/plots/
+BISECT_JSON, BISECT_STEPS_DIR, BISECT_CHART_PNG = "bisect.json", "steps", "bisect_change.png"  # perfgate bisect
 FASTDDS_SYSTEM_SPEC = "system"  # perfgate ab --baseline/--candidate: the system Fast DDS
 PIN_AUTO = "auto"  # --pin-cpus auto (the default): two distinct CPUs, isolated ones first
 PIN_NONE = "none"

@@ -122,6 +122,7 @@ ALLOWED = {
     "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
     "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
+    "bisect": {"ab", "core", "escape", "fastdds", "plotting", "report"},  # builds, A/Bs, their verdict; its report
     # constants their options show: cpu_latency.CHOICES, store's branch, the gate's default threshold
     "commands": {"core", "gate", "measure", "store"},
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs

@@ -1,0 +1,103 @@
+"""bisect.commits: the first-parent commits from good to bad, with what a report shows of each.
+
+The history is fetched into a bare repository of the workspace's own (WS/perfgate/bisect.git), by
+commit and deeper and deeper until good is reached, as `perfgate build --commit merge-base:` does;
+git only reads there (fetch, rev-list, log): nothing of the fetched history runs.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import IncompleteError, InputError
+from ..fastdds.git import git_message, parse_revision, run_git
+
+DEPTHS = (100, 1000, 10000)  # history fetched, deeper and deeper, until good is on bad's first parents
+FIELD = "\x1f"  # between a commit's fields in `git log` output (never in a subject or a name)
+FORMAT = FIELD.join(("%H", "%s", "%an", "%aI"))
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    subject: str
+    author: str
+    date: str
+
+    @property
+    def short(self) -> str:
+        return self.sha[:10]
+
+
+def require_ref(text: str, option: str) -> str:
+    """A --good/--bad revision as `perfgate build --commit` takes a plain one; InputError otherwise."""
+    try:
+        revision = parse_revision(text)
+    except InputError:
+        revision = None
+    if revision is None or revision.kind != "ref":
+        raise InputError(f"{option} {text!r} is not a commit, tag or branch")
+    return text
+
+
+def parse_log(text: str) -> list[Commit]:
+    """Commits from `git log --format=FORMAT` output, in its order."""
+    commits = []
+    for line in text.splitlines():
+        parts = line.split(FIELD)
+        if len(parts) == 4 and re.fullmatch(r"[0-9a-f]{40}", parts[0]):
+            commits.append(Commit(*parts))
+    return commits
+
+
+def first_parent_range(newest_first: list[Commit], good: str) -> list[Commit] | None:
+    """From bad's first-parent history (newest first, as `git log --first-parent` gives it): good, then
+    every commit after it up to bad, oldest first. None when good is not on that history."""
+    shas = [commit.sha for commit in newest_first]
+    if good not in shas:
+        return None
+    return list(reversed(newest_first[:shas.index(good) + 1]))
+
+
+def commit_link(url: str, sha: str) -> str | None:
+    """The commit's page for a GitHub repository URL; None for any other (a local mirror)."""
+    match = re.fullmatch(r"(?:https://|git@|ssh://git@)github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?", url)
+    return f"https://github.com/{match.group(1)}/{match.group(2)}/commit/{sha}" if match else None
+
+
+# --- git (thin) ------------------------------------------------------------------------------------
+def _git(repository: Path, *args: str) -> str:
+    done = run_git(list(args), repository)
+    if done.returncode != 0:
+        raise IncompleteError(f"git {args[0]} failed: {git_message(done)}", repository)
+    return done.stdout
+
+
+def _fetch_one(repository: Path, url: str, ref: str, option: str) -> str:
+    done = run_git(["fetch", "--quiet", "--depth", "1", "origin", ref], repository)
+    if done.returncode != 0:
+        raise IncompleteError(f"cannot fetch {option} {ref} from {url}: {git_message(done)}", repository)
+    return _git(repository, "rev-parse", "--verify", "FETCH_HEAD^{commit}").strip()
+
+
+def fetch_range(url: str, good: str, bad: str, repository: Path, depths: tuple[int, ...] = DEPTHS) -> list[Commit]:
+    """good, then bad's first-parent commits after it up to bad (oldest first), fetched from `url`."""
+    if not (repository / "HEAD").is_file():
+        repository.mkdir(parents=True, exist_ok=True)
+        _git(repository, "init", "--quiet", "--bare")
+    run_git(["remote", "remove", "origin"], repository)
+    _git(repository, "remote", "add", "origin", url)
+    good_sha, bad_sha = _fetch_one(repository, url, good, "--good"), _fetch_one(repository, url, bad, "--bad")
+    if good_sha == bad_sha:
+        raise InputError(f"--good {good} and --bad {bad} are the same commit {good_sha}")
+    for depth in depths:
+        _git(repository, "fetch", "--quiet", "--depth", str(depth), "origin", bad_sha)
+        log = _git(repository, "log", "--first-parent", f"--format={FORMAT}", bad_sha)
+        found = first_parent_range(parse_log(log), good_sha)
+        if found is not None:
+            return found
+        if len(parse_log(log)) < depth:  # the whole history is here: good is not on it
+            break
+    raise InputError(f"--good {good} ({good_sha}) is not on the first-parent history of --bad {bad} ({bad_sha}) "
+                     f"within {depths[-1]} commits")

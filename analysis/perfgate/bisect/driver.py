@@ -1,0 +1,137 @@
+"""bisect.driver: `perfgate bisect`, the thin part around bisect.search: each commit built with
+`perfgate build` into the workspace (kept installs and ccache: a commit built before costs seconds),
+each step an ordinary `perfgate ab` folder under <output>/steps/, decided with the A/B's verdict.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import claims, outputs
+from .. import schema as s
+from ..ab import latency as ab_latency
+from ..ab import verdict as v
+from ..ab.rounds import read_rounds
+from ..errors import InputError, PerfgateError
+from ..escape.workflow import log_text
+from ..fastdds import build, kept
+from ..fastdds.git import check_git_url
+from . import commits as history, report
+from . import search
+
+GOOD_NAME = "bisect-good"  # WS/installs/bisect-good: good's install, kept while the search measures against it
+
+
+@dataclass
+class Request:
+    workspace: Path
+    url: str
+    output: Path
+    ab_options: dict  # rounds, samples, quick, subexperiments, payloads, pin_cpus, cpu_latency_request
+    threshold: float
+    alpha: float
+    jobs: int | None
+    fastcdr_url: str | None = None
+    commits: list[history.Commit] = field(default_factory=list)
+    installs: dict[int, Path | None] = field(default_factory=dict)
+    count: int = 0  # A/Bs so far
+
+
+def _installed(request: Request, index: int) -> Path | None:
+    """The kept install of commits[index], built now unless kept; None when its build fails."""
+    commit = request.commits[index]
+    folder = kept.installs_dir(request.workspace) / commit.sha
+    if index in request.installs and request.installs[index] is None:
+        return None  # its build failed before
+    if index not in request.installs or not folder.is_dir():  # never built, or pruned since: built (again)
+        print(f"perfgate bisect: building {commit.short} {log_text(commit.subject)}", flush=True)
+        try:
+            build.command_build(workspace=request.workspace, git_url=request.url, commit=commit.sha,
+                                jobs=request.jobs, keep_as=GOOD_NAME if index == 0 else None,
+                                fastcdr_url=request.fastcdr_url)
+        except InputError:
+            raise
+        except PerfgateError as error:
+            print(f"perfgate bisect: build of {commit.short} failed, skipped: {error}", file=sys.stderr, flush=True)
+            request.installs[index] = None
+            return None
+        if not folder.is_dir():
+            raise search.Stop(f"the build of {commit.sha} was not kept in {folder}: an A/B needs both installs")
+        request.installs[index] = folder
+    return request.installs[index]
+
+
+def _measured(folder: Path, threshold: float, alpha: float, code: int) -> search.Measured:
+    rounds = read_rounds(folder)
+    decision = v.decide(v.log_ratios(rounds.table), threshold=threshold, alpha=alpha, order=rounds.subexperiments)
+    table = decision.table
+    tests = [search.Test(row[s.EXPERIMENT_TYPE], row[v.STATISTIC]) for _, row in table.iterrows()]
+    return search.Measured(
+        ratios={test: float(row[v.RATIO]) for test, (_, row) in zip(tests, table.iterrows())},
+        lower_bounds={test: float(row[v.LOWER_BOUND]) for test, (_, row) in zip(tests, table.iterrows())},
+        failed=frozenset(test for test, (_, row) in zip(tests, table.iterrows()) if row[s.STATUS] == s.FAILED),
+        incomplete=bool(decision.too_few_rounds) or code == s.EXIT_INCOMPLETE,
+        rounds=int(table[v.ROUNDS].min()) if len(table) else 0, folder=str(folder))
+
+
+def measure(request: Request, commit: int, against: int, tests: list[search.Test] | None,
+            rounds: int | None) -> tuple[search.Measured | None, float]:
+    """Build both, then the A/B of commits[commit] against commits[against] (search.Measure)."""
+    started = time.monotonic()
+    baseline, candidate = _installed(request, against), _installed(request, commit)
+    if baseline is None or candidate is None:
+        return None, time.monotonic() - started
+    request.count += 1
+    sha = request.commits[commit].short
+    folder = request.output / s.BISECT_STEPS_DIR / f"{request.count:02d}-{sha}-vs-{request.commits[against].short}"
+    options = dict(request.ab_options)
+    if tests is not None:
+        options["subexperiments"] = list(dict.fromkeys(test.subexperiment for test in tests))
+    if rounds is not None:
+        options["rounds"] = rounds
+    print(f"perfgate bisect: A/B {request.count}: {sha} against {request.commits[against].short} "
+          f"({options.get('rounds') or 'default'} rounds) in {folder}", flush=True)
+    plan = ab_latency.plan_ab(output=folder, baseline=str(baseline), candidate=str(candidate),
+                              label=f"bisect-{request.count:02d}-{sha}", **options)
+    try:
+        code = ab_latency.measure_ab(plan, threshold=request.threshold, alpha=request.alpha, draw=False)
+    except InputError:
+        raise
+    except PerfgateError as error:
+        raise search.Stop(f"the A/B of {sha} against {request.commits[against].short} failed: {error}") from None
+    return _measured(folder, request.threshold, request.alpha, code), time.monotonic() - started
+
+
+def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None, payloads=None, quick=False,
+                   rounds=None, samples=None, threshold=None, alpha=None, pin_cpus=None, cpu_latency_request=None,
+                   jobs=None, fastcdr_url=None, no_plots=False) -> int:
+    outputs.require_paths(workspace=workspace, git_url=git_url, output=output, fastcdr_url=fastcdr_url)
+    url = check_git_url(git_url, "--git-url")
+    fastcdr_url = check_git_url(fastcdr_url, "--fastcdr-url") if fastcdr_url is not None else None
+    good, bad = history.require_ref(good, "--good"), history.require_ref(bad, "--bad")
+    threshold, alpha = v.require_parameters(threshold, alpha)
+    output, workspace = Path(output).resolve(), Path(workspace).resolve()
+    ab_options = dict(rounds=rounds, samples=samples, quick=quick, subexperiments=subexperiments, payloads=payloads,
+                      pin_cpus=pin_cpus, cpu_latency_request=cpu_latency_request)
+    # every A/B option checked before anything is fetched or built (exit 2)
+    probe = ab_latency.plan_ab(output=output / s.BISECT_STEPS_DIR / "check", baseline=s.FASTDDS_SYSTEM_SPEC,
+                               candidate=s.FASTDDS_SYSTEM_SPEC, **ab_options)
+    kept.check_workspace(workspace)
+    with claims.claimed(output):
+        request = Request(workspace, url, output, ab_options, threshold, alpha, jobs, fastcdr_url)
+        request.commits = history.fetch_range(url, good, bad, workspace / "perfgate" / "bisect.git")
+        print(f"perfgate bisect: {len(request.commits) - 1} first-parent commit(s) after good {request.commits[0].short} "
+              f"up to bad {request.commits[-1].short}; at most {search.step_budget(len(request.commits))} A/Bs of "
+              f"{probe.rounds} rounds when no build fails and no step is ambiguous", flush=True)
+        started = time.monotonic()
+        result = search.bisect(len(request.commits), lambda *a: measure(request, *a), probe.rounds)
+        wall = time.monotonic() - started
+        report.write(output, report.Bisection(result, request.commits, url, threshold, alpha, wall), plots=not no_plots)
+    for line in report.summary_lines(report.Bisection(result, request.commits, url, threshold, alpha, wall)):
+        print(f"perfgate bisect: {log_text(line)}")
+    print(f"perfgate bisect: report {output / s.REPORT_HTML}")
+    if result.status == search.UNDECIDED:
+        print(f"perfgate bisect: error: cannot decide: {log_text(result.why)}", file=sys.stderr)
+    return result.exit_code
