@@ -11,13 +11,14 @@ checked before measuring (gate.plan_gate), and again when the run is added, unde
 another run may have taken it in the minutes between.
 
 An experiment `perfgate store pull` brought from a results branch has a marker in PULLED_DIR
-(`<store>/.perfgate-pulled/<label>`, naming the folder's inode and change time: an experiment added later
-under that label, or the pulled one changed since, is not pulled). The branch is untrusted: anyone who can push to it could pre-push the label a
-gate will take (CI labels hold a date and a run number: guessable), and a pulled experiment holding
-it made the gate refuse its own run (issue 23). So a label is taken only by an experiment added here;
-a pulled one holding the gate's label is set aside whole into SET_ASIDE_DIR (beside experiments/, as
-PULLED_DIR: history, push and pull never read them), with a warning, and the run takes its label. The run is
-never replaced, nor the branch's experiment: push then reports that label as differing (`not pushed`).
+(`<store>/.perfgate-pulled/<label>`, naming the folder's inode and change time: an experiment added
+later under that label, or the pulled one changed since, is not pulled). The branch is untrusted:
+anyone who can push to it could pre-push the label a gate will take (CI labels hold a date and a run
+number: guessable), and a pulled experiment holding it made the gate refuse its own run (issue 23).
+So a label is taken only by an experiment added here; a pulled one holding the gate's label is set
+aside whole into SET_ASIDE_DIR (beside experiments/, as PULLED_DIR: history, push and pull never
+read them), with a warning, and the run takes its label. The run is never replaced, nor the
+branch's experiment: push then reports that label as differing (`not pushed`).
 """
 from __future__ import annotations
 

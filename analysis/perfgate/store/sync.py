@@ -114,9 +114,9 @@ def unfetchable_message(error: str, remote: str, branch: str, last_fetched: str 
     before = f" (this store last fetched {last_fetched})" if last_fetched else ""
     return (f"git fetch of {remote} branch {branch} failed: the remote cannot send the branch, whose tree names "
             f"object {object_id} as what it is not (e.g. a blob under a folder's mode 040000) or lacks it; nothing "
-            f"was pulled. Repair the branch in the repository {remote} itself: `git ls-tree -r -t {branch} | grep "
+            f"was fetched. Repair the branch in the repository {remote} itself: `git ls-tree -r -t {branch} | grep "
             f"{object_id}` names the entry; commit the branch's tree without that experiment, or reset the branch to "
-            f"a commit before it{before}, then pull again (push adds back any experiment a reset dropped). "
+            f"a commit before it{before}, then pull or push again (push adds back what a reset dropped). "
             f"git said: {one_line(error)}")
 
 
