@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..latency import experiments
 from .. import files, outputs
-from ..store import check as store_check
+from ..store import check as store_check, experiments as results_store
 from .. import schema as s
 from ..ab.latency import parse_arm
 from ..store.baseline import require_folder_name, require_platform_name
@@ -174,9 +174,7 @@ def _validate_store(store: Path, label: str, this_platform_id: str | None) -> li
     """The store's damaged experiments, as warnings: history skips them, and so does the gate."""
     outputs.require_writable(store, "results store", folder=True)  # a file or /proc: refused before measuring
     experiments_dir = store / s.STORE_EXPERIMENTS_DIR
-    if (experiments_dir / label).exists():
-        raise InputError(f"the results store already has an experiment labelled {label!r}; choose another --label",
-                         experiments_dir / label)
+    displaced = results_store.label_taken(store, label)  # one added here: refused; a pulled one: set aside
     damaged: list[store_check.Damage] = []
     if experiments_dir.is_dir() and any(not p.name.startswith(".") for p in experiments_dir.iterdir()):
         stored, damaged = store_check.undamaged_experiments(store)
@@ -186,7 +184,8 @@ def _validate_store(store: Path, label: str, this_platform_id: str | None) -> li
         if other is not None:
             raise InputError(f"the results store holds platform id {other.platform_id} ({other.path}), this machine is "
                              f"{this_platform_id}; histories of different platforms are never mixed", store)
-    return [f"the results store's {d.line()} (perfgate store check lists them)" for d in damaged]
+    return [f"the results store's {d.line()} (perfgate store check lists them)" for d in damaged] \
+        + ([displaced] if displaced else [])
 
 
 def resolve_store(store: str | None, history: bool | None, environment: dict) -> Path | None:

@@ -6,8 +6,9 @@ through links (CVE-2025-4517's shape wrote outside the store). Here nothing the 
 a path until store_branch accepted it (a kept file's plain name under a valid label), every file is
 created new (O_EXCL | O_NOFOLLOW) inside a staging folder that this pull made inside the store, its
 blob streamed from `git cat-file --batch` up to its kind's size limit, and an experiment lands with
-one rename under the store's lock once it reads as history would read it (store_check). Nothing
-outside `<store>/experiments/` is opened for writing (git writes its objects into `<store>/.perfgate-git`).
+one rename under the store's lock once it reads as history would read it (store_check), and is
+marked pulled (`<store>/.perfgate-pulled/<label>`: a gate may take its label, results_store). Nothing
+else outside `<store>/experiments/` is opened for writing (git writes its objects into `<store>/.perfgate-git`).
 
 An experiment of another platform id or latency definition than the store's (or than the first
 pulled, into an empty store) is quarantined too: history and the gate refuse a store that mixes them.
@@ -92,7 +93,8 @@ def pull(store_dir: Path, remote: str, branch: str) -> str:
     experiments = store_dir / s.STORE_EXPERIMENTS_DIR
     experiments.mkdir(parents=True, exist_ok=True)
     git.init()
-    theirs = git.branch(git.fetch(branch))
+    commit = git.fetch(branch)
+    theirs = git.branch(commit)
     report_ignored(theirs.ignored, remote, branch)
     skipped = dict(theirs.bad)
     mine, _ = local_tree(git, experiments, labels=list(theirs.good))
@@ -120,6 +122,7 @@ def pull(store_dir: Path, remote: str, branch: str) -> str:
                     skipped[label] = "added to the store meanwhile: never replaced"
                     continue
                 os.rename(staging / label, experiments / label)
+                results_store.mark_pulled(experiments / label, branch, commit)  # a gate may take its label
                 landed.append(label)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -77,10 +77,10 @@ KNOWN_CALLS = {
     "pipeline", "agent", "label", "parameters", "string", "booleanParam", "options",
     "disableConcurrentBuilds", "buildDiscarder", "logRotator", "timeout", "triggers", "cron",
     "stages", "stage", "when", "not", "triggeredBy", "steps", "script", "sh", "unstable", "error",
-    "post", "always", "success", "junit", "archiveArtifacts",
+    "post", "always", "success", "junit", "archiveArtifacts", "withCredentials", "echo",
 }
 PARAMETERS = {"PLATFORM", "FASTDDS_REPOSITORY", "FASTDDS_REF", "FASTDDS_PREFIX", "BASELINE_REF", "SAMPLES", "QUICK",
-              "EXPERIMENTS", "SUBEXPERIMENTS", "KEEP_IN_STORE"}
+              "EXPERIMENTS", "SUBEXPERIMENTS", "KEEP_IN_STORE", "STORE_CREDENTIALS"}
 
 
 def parse(path: Path) -> subprocess.CompletedProcess:
@@ -143,6 +143,7 @@ def test_parameters(calls):
     assert declared["FASTDDS_REF"] == "" and declared["FASTDDS_PREFIX"] == ""
     assert declared["BASELINE_REF"] == ""  # no A/B unless asked for
     assert declared["EXPERIMENTS"] == "latency"  # throughput when asked for
+    assert declared["STORE_CREDENTIALS"] == "perfgate-store-remote"  # the credential's id, never the URL
     [baseline_ref] = [c for c in calls if c["path"] == ["pipeline", "parameters"] and c["named"]["name"] == "BASELINE_REF"]
     assert "parent" in baseline_ref["named"]["description"] and "merge-base:<ref>" in baseline_ref["named"]["description"]
 
@@ -182,7 +183,7 @@ def test_shell_scripts_are_literal_and_pass_shellcheck(calls, tmp_path):
     shellcheck = shutil.which("shellcheck")
     assert shellcheck, "shellcheck not found: ci/install-system.sh installs it"
     shell_steps = find(calls, "sh")
-    assert len(shell_steps) == 4
+    assert len(shell_steps) == 5
     for index, step in enumerate(shell_steps):
         # A literal script: build parameters reach it as environment variables, never as Groovy
         # interpolation into the shell text.
@@ -209,14 +210,32 @@ def test_perfgate_options_in_the_scripts_exist(calls):
     assert {"--output", "--platform", "--samples", "--quick", "--history", "--no-history", "--fastdds",
             "--baseline-build", "--experiments", "--subexperiments"} <= gate_options
     assert sorted(o for o in gate_options if o not in _help("gate")) == []
-    [history_script] = stage_scripts(calls, "History")
-    history_options = _options(history_script) - {"--store", "--branch"}
+    [pull_script, history_script] = stage_scripts(calls, "History")
+    history_options = _options(history_script)
     assert history_options == {"--requirements", "--experiments-results", "--plots-directory", "--baseline"}
     assert sorted(o for o in history_options if o not in _help("history")) == []
     [push_script] = [s for s in stage_scripts(calls, "Gate") if "store push" in s]
-    for script in (push_script, history_script):
-        assert {"--store", "--branch"} <= _options(script)
+    for script in (push_script, pull_script):
+        assert {"--store", "--branch"} == _options(script)
         assert sorted(o for o in _options(script) if o in ("--store", "--branch") and o not in _help("store")) == []
+
+
+def test_the_store_remote_is_a_credential_bound_for_the_push_and_the_pull_alone(calls):
+    """The remote (a URL that may carry a token) was read from the agent's environment, which every
+    build's code reads too (the gate runs Fast DDS's and the harness's code): now a Jenkins credential
+    (STORE_CREDENTIALS), bound by withCredentials around the push and the pull steps only (issue 23)."""
+    bindings = find(calls, "withCredentials")
+    assert [c["path"][2] for c in bindings] == ["stage:Gate", "stage:History"]
+    for binding in bindings:
+        [secret] = [c for c in find(calls, "string") if c["path"][:len(binding["path"]) + 1] == binding["path"] + ["withCredentials"]]
+        assert secret["named"]["variable"] == "PERFGATE_STORE_REMOTE"
+        assert secret["computed"] == ["credentialsId"] and "params.STORE_CREDENTIALS" in binding["positional"][0]
+    bound = [c["named"]["label"] for c in find(calls, "sh", "withCredentials")]
+    assert bound == ["perfgate store push", "perfgate store pull"]
+    for step in find(calls, "sh"):
+        if "withCredentials" not in step["path"]:  # the gate, the builds and history never see the remote
+            assert "PERFGATE_STORE_REMOTE" not in step["named"]["script"], step["named"]["label"]
+            assert "store push" not in step["named"]["script"] and "store pull" not in step["named"]["script"]
 
 
 @pytest.mark.heavy
@@ -224,7 +243,7 @@ def test_the_gate_pushes_the_store_and_the_nightly_history_pulls_it_with_the_bas
     from store_scripts import bare_repository, branch_labels, run_script, runner_checkout, stored_experiment
 
     [push_script] = [s for s in stage_scripts(calls, "Gate") if "store push" in s]
-    [history_script] = stage_scripts(calls, "History")
+    [pull_script, history_script] = stage_scripts(calls, "History")
     remote = bare_repository(tmp_path / "results.git")
     agent = runner_checkout(tmp_path / "agent-a")
     store = tmp_path / "store-a"
@@ -249,8 +268,10 @@ def test_the_gate_pushes_the_store_and_the_nightly_history_pulls_it_with_the_bas
         baseline = stored_experiment(tmp_path / "b", name, 0.9)
         shutil.copytree(baseline, agent / "baselines" / name)
     (agent / "baselines" / "bench-notes").mkdir()  # no metadata.json: no baseline
-    history = run_script(history_script, agent, {"PLATFORM": "bench", "PERFGATE_STORE": str(tmp_path / "store-n"),
-                                                 "PERFGATE_STORE_REMOTE": str(remote)})
+    nightly = {"PLATFORM": "bench", "PERFGATE_STORE": str(tmp_path / "store-n")}
+    pulled = run_script(pull_script, agent, {**nightly, "PERFGATE_STORE_REMOTE": str(remote)})  # as withCredentials binds it
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    history = run_script(history_script, agent, nightly)
     assert history.returncode == 0, history.stdout + history.stderr
     assert sorted(p.name for p in (tmp_path / "store-n" / "experiments").iterdir() if p.name[0] != ".") == ["run-a"]
     assert "history: 1 experiments" in history.stdout
