@@ -18,7 +18,7 @@ from perfgate import cli, files
 from perfgate import schema as s
 from perfgate.measure.platform_info import fingerprint, read_readings
 from perfgate.store import experiments as results_store
-from test_store_untrusted import BRANCH, bare, blob, git, publish, pull, tree
+from store_branches import BRANCH, bare, blob, git, publish, pull, tree
 
 SUB = "intraprocess_best_effort"
 LABEL = "20260101T000000Z_system_run42.1"  # the shape of gate.yml's label: a date and a run number

@@ -13,7 +13,7 @@ import pytest
 from perfgate import schema as s
 from perfgate.errors import InputError
 from perfgate.store import experiments as results_store
-from test_store_untrusted import bare, good_files, publish, pull, tree
+from store_branches import bare, good_files, publish, pull, tree
 
 
 def branch_with(remote: Path, labels: list[str]) -> str:

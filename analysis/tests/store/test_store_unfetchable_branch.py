@@ -11,11 +11,10 @@ with `git hash-object --literally` in a bare repository, and the real `perfgate 
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 from perfgate import cli
 from perfgate import schema as s
-from test_store_untrusted import (BRANCH, bare, blob, experiment_tree, good_files, git, labels, publish, pull,
+from store_branches import (BRANCH, bare, blob, experiment_tree, good_files, git, labels, publish, pull,
                                   snapshot, tree)
 
 
