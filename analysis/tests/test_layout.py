@@ -120,7 +120,8 @@ ALLOWED = {
     "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
     "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
-    "commands": {"core", "measure", "store"},  # constants their options show: cpu_latency.CHOICES, store's branch
+    "topology": {"core", "escape", "fastdds", "measure"},  # the harness, its supervision and resource sampling
+    "commands": {"core", "measure", "store", "topology"},  # constants their options show: cpu_latency.CHOICES, store's branch, topology.names
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
 }
 # What measures (runs Fast DDS, builds it, drives the harness): the core, report/, plotting/ and escape/
