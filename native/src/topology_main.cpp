@@ -150,7 +150,15 @@ int run(const perfgate::TopologyOptions& options, perfgate::StopRequest& stop)
     }
     const auto start = std::chrono::steady_clock::now();
     announce("matched");
-    announce("matched-at " + std::to_string(perfgate::steady_ns(start)));
+    if (!options.matched_file.empty())
+    {
+        std::ofstream matched(options.matched_file);
+        matched << perfgate::steady_ns(start) << "\n";
+        if (!matched)
+        {
+            throw std::runtime_error(options.matched_file + ": cannot write");
+        }
+    }
     const auto end = start + std::chrono::milliseconds(options.time_ms);
     for (auto& node : nodes)
     {

@@ -83,6 +83,7 @@ TopologyOptions parse_topology_options(const std::vector<std::string>& arguments
             options.discovery_timeout_s = static_cast<uint32_t>(number(value, name, 1, 600));
         else if (name == "--records") options.records_csv = value;
         else if (name == "--sent") options.sent_csv = value;
+        else if (name == "--matched") options.matched_file = value;
         else if (name == "--stall")
         {
             const std::vector<std::string> parts = split(value, ',');
@@ -154,9 +155,10 @@ std::string topology_usage()
            "  --participants N         participants in the domain, all processes\n"
            "  --discovery-timeout-s N  (default 30)\n"
            "  --records FILE           subscription,sequence,sent_ns,received_ns per message received\n"
-           "  --sent FILE              topic,sent,first_ns,last_ns per publisher\n"
+           "  --sent FILE              node,topic,sent,first_ns,last_ns per publisher\n"
+           "  --matched FILE           the steady-clock ns at which every endpoint had matched\n"
            "  --stall NODE,AT_MS,FOR_MS  tests only: that node's executor sleeps once\n"
-           "Prints 'perfgate-topology: ready', then 'perfgate-topology: matched NS' (steady clock).\n"
+           "Prints 'perfgate-topology: ready', then 'perfgate-topology: matched' once every endpoint matched.\n"
            "Exit codes: 0 done, 2 usage error, 3 could not finish.\n";
 }
 

@@ -54,6 +54,7 @@ struct TopologyOptions
     uint32_t discovery_timeout_s = 30;
     std::string records_csv;
     std::string sent_csv;
+    std::string matched_file;  // optional: the steady-clock ns at which every endpoint had matched
     // A test facility, never used by an ordinary run: this node's executor sleeps stall_ms once,
     // stall_at_ms after publishing starts (a subscriber that falls behind on purpose).
     std::string stall_node;

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, perfgate_in_process
 from perfgate.errors import InputError
 from perfgate.topology.model import MAX_FILE_BYTES, read_topology
 
@@ -101,3 +101,12 @@ def test_structural_problems_are_named(tmp_path):
     path.write_text(" " * (MAX_FILE_BYTES + 1))
     with pytest.raises(InputError, match="over"):
         read_topology(path)
+
+
+def test_a_bad_topology_exits_2_with_one_line_and_writes_nothing(tmp_path):
+    path = _file(tmp_path, GOOD_PUBLISHER | {"period_ms": -5})
+    output = tmp_path / "out"
+    result = perfgate_in_process("topology", "--topology", str(path), "--time", "1", "--output", str(output))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "node source, publisher t: period_ms" in result.stderr
+    assert "Traceback" not in result.stderr and not output.exists()
