@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -26,6 +27,9 @@ constexpr int kExitUsage = 2;
 constexpr int kExitIncomplete = 3;
 // After the last message is published: time for what is in flight to arrive and be taken.
 constexpr std::chrono::milliseconds kDrain{200};
+// From the last process's match to the common start: time for every process to see it.
+constexpr std::chrono::milliseconds kStartMargin{100};
+using perfgate::SteadyTime;
 
 void announce(const std::string& what)
 {
@@ -114,6 +118,60 @@ bool write_outputs(const perfgate::TopologyOptions& options,
     return written;
 }
 
+// Writes this process's matched time (atomically: a rename) and, with --barrier N, waits for N of
+// them beside it; the start is the latest plus kStartMargin, so every process computes the same one.
+SteadyTime common_start(const perfgate::TopologyOptions& options, SteadyTime matched_at, SteadyTime deadline,
+        const std::atomic<bool>& stopping)
+{
+    if (options.matched_file.empty())
+    {
+        return matched_at;
+    }
+    const std::filesystem::path path(options.matched_file);
+    {
+        std::ofstream file(path.string() + ".partial");
+        file << perfgate::steady_ns(matched_at) << "\n";
+        if (!file)
+        {
+            throw std::runtime_error(options.matched_file + ": cannot write");
+        }
+    }
+    std::filesystem::rename(path.string() + ".partial", path);
+    while (true)
+    {
+        std::vector<int64_t> times;
+        for (const auto& entry : std::filesystem::directory_iterator(path.parent_path()))
+        {
+            const std::string name = entry.path().filename().string();
+            if (name.rfind("matched_", 0) == 0 && entry.path().extension() == ".txt")
+            {
+                std::ifstream file(entry.path());
+                int64_t value = 0;
+                if (file >> value)
+                {
+                    times.push_back(value);
+                }
+            }
+        }
+        if (times.size() >= options.barrier)
+        {
+            const auto latest = std::chrono::nanoseconds(*std::max_element(times.begin(), times.end()));
+            return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(latest)) + kStartMargin;
+        }
+        if (stopping.load())
+        {
+            throw std::runtime_error(perfgate::kInterruptedBySignal);
+        }
+        if (std::chrono::steady_clock::now() > deadline)
+        {
+            throw std::runtime_error("the other processes did not match within " +
+                    std::to_string(options.discovery_timeout_s) + " s (" + std::to_string(times.size()) + " of " +
+                    std::to_string(options.barrier) + ")");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
 int run(const perfgate::TopologyOptions& options, perfgate::StopRequest& stop)
 {
     const std::vector<perfgate::TopologyNodeSpec> specs = selected_nodes(options);
@@ -148,17 +206,10 @@ int run(const perfgate::TopologyOptions& options, perfgate::StopRequest& stop)
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    const auto start = std::chrono::steady_clock::now();
+    const auto matched_at = std::chrono::steady_clock::now();
     announce("matched");
-    if (!options.matched_file.empty())
-    {
-        std::ofstream matched(options.matched_file);
-        matched << perfgate::steady_ns(start) << "\n";
-        if (!matched)
-        {
-            throw std::runtime_error(options.matched_file + ": cannot write");
-        }
-    }
+    const auto start = common_start(options, matched_at, deadline, stopping);
+    std::this_thread::sleep_until(start);
     const auto end = start + std::chrono::milliseconds(options.time_ms);
     for (auto& node : nodes)
     {

@@ -84,6 +84,7 @@ TopologyOptions parse_topology_options(const std::vector<std::string>& arguments
         else if (name == "--records") options.records_csv = value;
         else if (name == "--sent") options.sent_csv = value;
         else if (name == "--matched") options.matched_file = value;
+        else if (name == "--barrier") options.barrier = static_cast<uint32_t>(number(value, name, 1, 1000));
         else if (name == "--stall")
         {
             const std::vector<std::string> parts = split(value, ',');
@@ -157,6 +158,7 @@ std::string topology_usage()
            "  --records FILE           subscription,sequence,sent_ns,received_ns per message received\n"
            "  --sent FILE              node,topic,sent,first_ns,last_ns per publisher\n"
            "  --matched FILE           the steady-clock ns at which every endpoint had matched\n"
+           "  --barrier N              start when N matched_*.txt files are beside --matched (default 1)\n"
            "  --stall NODE,AT_MS,FOR_MS  tests only: that node's executor sleeps once\n"
            "Prints 'perfgate-topology: ready', then 'perfgate-topology: matched' once every endpoint matched.\n"
            "Exit codes: 0 done, 2 usage error, 3 could not finish.\n";

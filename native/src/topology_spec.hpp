@@ -55,6 +55,10 @@ struct TopologyOptions
     std::string records_csv;
     std::string sent_csv;
     std::string matched_file;  // optional: the steady-clock ns at which every endpoint had matched
+    // One process per node: publishing starts at one instant in all of them, once every process has
+    // matched: each writes its matched file (matched_*.txt beside --matched) and waits for `barrier` of
+    // them; the start is the latest matched time plus a margin, the same in every process.
+    uint32_t barrier = 1;
     // A test facility, never used by an ordinary run: this node's executor sleeps stall_ms once,
     // stall_at_ms after publishing starts (a subscriber that falls behind on purpose).
     std::string stall_node;

@@ -102,7 +102,8 @@ def _process_specs(plan: TopologyPlan, executable: Path, scratch: Path, domain: 
                 "on" if plan.ipc else "off", "--transport", plan.transport, "--reliability", plan.reliability,
                 "--history-depth", str(plan.history_depth), "--participants", str(len(plan.topology.nodes)),
                 "--discovery-timeout-s", str(DISCOVERY_TIMEOUT_S), "--records", str(scratch / f"records_{number}.csv"),
-                "--sent", str(scratch / f"sent_{number}.csv"), "--matched", str(scratch / f"matched_{number}.txt")]
+                "--sent", str(scratch / f"sent_{number}.csv"), "--matched", str(scratch / f"matched_{number}.txt"),
+                "--barrier", str(len(groups))]
         if plan.stall is not None and plan.stall[0] in nodes:
             argv += ["--stall", ",".join(map(str, plan.stall))]
         specs.append(ProcessSpec(process, tuple(argv), measures=number == 0))
