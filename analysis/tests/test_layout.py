@@ -110,7 +110,7 @@ CORE_MODULES = {"claims", "cli_types", "clock", "csv_lines", "errors", "files", 
 ALLOWED = {
     "escape": set(),  # pure functions of text, under everything
     "core": {"escape"},  # junit_writer: XML text made safe
-    "plotting": {"core", "latency"},  # latency.check_terms: the words of a check its plots show
+    "plotting": {"core", "latency", "topology"},  # latency.check_terms: the words of a check its plots show; topology.names
     "report": {"core", "escape", "latency"},  # what a check, an experiment folder, a request are
     "fastdds": {"core", "escape"},
     "measure": {"core", "escape", "fastdds", "throughput"},  # throughput.table, .files: what a test counted
@@ -120,7 +120,7 @@ ALLOWED = {
     "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
     "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
-    "topology": {"core", "escape", "fastdds", "measure"},  # the harness, its supervision and resource sampling
+    "topology": {"core", "escape", "fastdds", "measure", "plotting"},  # the harness, its supervision and sampling
     "commands": {"core", "measure", "store", "topology"},  # constants their options show: cpu_latency.CHOICES, store's branch, topology.names
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
 }

@@ -12,7 +12,7 @@ from .. import schema as s
 from ..errors import IncompleteError
 from ..junit_writer import TestCase
 from . import names as n
-from .target import Outcome, compare, measured_resources, read_target
+from .target import Outcome, Target, compare, measured_resources, publishing_start_ms, read_target
 
 SUITE = "topology"
 FAILURE_TYPE = "TargetMissed"
@@ -32,13 +32,25 @@ def _read(folder: Path, name: str, columns) -> pd.DataFrame:
     return frame
 
 
-def measured_figures(folder: Path) -> dict[str, dict[str, float]]:
+def measured_figures(folder: Path) -> tuple[dict[str, dict[str, float]], pd.DataFrame, float]:
+    """(the figures a target limits, resources.csv, when publishing started in ms)."""
     total = _read(folder, n.LATENCY_TOTAL_CSV, n.LATENCY_TOTAL_COLUMNS).iloc[0]
     usage = _read(folder, n.RESOURCES_CSV, n.RESOURCES_COLUMNS)
+    publishing_ms = publishing_start_ms(_read(folder, n.EVENTS_CSV, (n.EVENT_TIME, n.EVENT_CODE)))
     if int(total[n.RECEIVED]) == 0:
         raise IncompleteError("no message was received: nothing to check", folder / n.LATENCY_TOTAL_CSV)
-    return {n.TARGET_RESOURCES: measured_resources(usage),
-            n.TARGET_LATENCY_TOTAL: {key: float(total[key]) for key in n.TARGET_LATENCY_KEYS}}
+    if not (usage[n.RESOURCE_TIME] > publishing_ms).any():
+        raise IncompleteError("no CPU sample while publishing (a run shorter than --sampling?)", folder / n.RESOURCES_CSV)
+    return ({n.TARGET_RESOURCES: measured_resources(usage, publishing_ms),
+             n.TARGET_LATENCY_TOTAL: {key: float(total[key]) for key in n.TARGET_LATENCY_KEYS}}, usage, publishing_ms)
+
+
+def draw_with_target(usage: pd.DataFrame, target: Target, publishing_ms: float, path: Path) -> None:
+    from ..plotting import topology_plots  # drawing only here
+    limits = {limit.metric: limit.limit for limit in target.limits if limit.section == n.TARGET_RESOURCES}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    topology_plots.draw_resources(usage, f"CPU and memory against {target.path.name}", path,
+                                  limits.get(n.RESOURCE_CPU), limits.get(n.RESOURCE_RSS), publishing_ms)
 
 
 def junit_text(outcomes: list[Outcome], target_file: str) -> str:
@@ -56,10 +68,17 @@ def junit_text(outcomes: list[Outcome], target_file: str) -> str:
     return junit_writer.document("perfgate topology", [junit_writer.suite(SUITE, cases)])
 
 
-def command_check_topology(*, target, experiment_directory, junit=None) -> int:
-    outputs.require_paths(target=target, experiment_directory=experiment_directory, junit=junit)
+def command_check_topology(*, target, experiment_directory, junit=None, plots_directory=None, no_plots=False) -> int:
+    outputs.require_paths(target=target, experiment_directory=experiment_directory, junit=junit,
+                          plots_directory=plots_directory)
     parsed = read_target(target)
-    outcomes = compare(parsed, measured_figures(Path(experiment_directory)))
+    figures, usage, publishing_ms = measured_figures(Path(experiment_directory))
+    outcomes = compare(parsed, figures)
+    if not no_plots:
+        plots = Path(plots_directory) if plots_directory else Path(experiment_directory) / s.PLOTS_DIR
+        with outputs.write_errors_as_input_errors():
+            draw_with_target(usage, parsed, publishing_ms, outputs.require_writable(plots, "--plots-directory",
+                                                                                     folder=True) / n.RESOURCES_PLOT)
     if junit is not None:
         path = outputs.require_writable(Path(junit), "--junit")
         with outputs.write_errors_as_input_errors():

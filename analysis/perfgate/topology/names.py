@@ -10,6 +10,8 @@ LATENCY_ALL_CSV = "latency_all.csv"
 LATENCY_TOTAL_CSV = "latency_total.csv"
 RESOURCES_CSV = "resources.csv"
 EVENTS_CSV = "events.csv"
+LATENCY_PLOT = "topology_latency.png"  # in plots/ (schema.PLOTS_DIR)
+RESOURCES_PLOT = "topology_resources.png"  # in plots/; check-topology draws it again with the target's limits
 TOPOLOGY_COPY = "topology.json"  # the topology as parsed (the model, re-serialised: never the raw input)
 
 # --- latency_all.csv: one row per subscription (node, topic) -------------------------------------------

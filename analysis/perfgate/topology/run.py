@@ -29,6 +29,7 @@ from . import names as n
 from . import tables
 from .classify import Rules
 from .model import Topology, read_topology
+from .target import measured_resources, publishing_start_ms
 
 EXECUTABLE = "perfgate-topology"
 MAX_TIME_S = 3600.0
@@ -157,6 +158,7 @@ def _write_results(plan, records, sent, matched, start_ns, samples, load_before,
     latency_total.to_csv(plan.output / n.LATENCY_TOTAL_CSV, index=False, float_format=FLOAT_FORMAT)
     events.to_csv(plan.output / n.EVENTS_CSV, index=False, float_format=FLOAT_FORMAT)
     usage.to_csv(plan.output / n.RESOURCES_CSV, index=False, float_format=FLOAT_FORMAT)
+    draw_plots(plan, latency_all, usage, publishing_start_ms(events))
     (plan.output / n.TOPOLOGY_COPY).write_text(json.dumps(plan.topology.as_json(), indent=2) + "\n")
     silent = latency_all[latency_all[n.RECEIVED] == 0]
     outcome = s.OUTCOME_OK if silent.empty else s.OUTCOME_INCOMPLETE
@@ -166,16 +168,30 @@ def _write_results(plan, records, sent, matched, start_ns, samples, load_before,
     _write_metadata(plan, outcome, f"received nothing: {missing}" if missing else None, load_before, started_at,
                     ignored, executable, {"sent": sent_rows})
     total = latency_total.iloc[0]
+    system = measured_resources(usage, publishing_start_ms(events)) if not usage.empty else \
+        {n.RESOURCE_CPU: float("nan"), n.RESOURCE_RSS: float("nan")}
     print(f"perfgate topology: received {int(total[n.RECEIVED])}, late {int(total[n.LATE])} "
           f"({total[n.LATE_PERCENT]:.3f} %), too late {int(total[n.TOO_LATE])} ({total[n.TOO_LATE_PERCENT]:.3f} %), "
           f"lost {int(total[n.LOST])} "
-          f"({total[n.LOST_PERCENT]:.3f} %), mean {total[n.MEAN]:.0f} us; CPU {usage[n.RESOURCE_CPU].mean():.1f} % "
-          f"of all cores, load {clock.load_average()[0]}", flush=True)
+          f"({total[n.LOST_PERCENT]:.3f} %), mean {total[n.MEAN]:.0f} us; CPU {system[n.RESOURCE_CPU]:.1f} % of all "
+          f"cores while publishing, RSS {system[n.RESOURCE_RSS]:.0f} KB; load {clock.load_average()[0]}", flush=True)
     if missing:
         print(f"perfgate topology: error: subscriptions that received nothing (a missing result): {missing}",
               file=sys.stderr)
         return s.EXIT_INCOMPLETE
     return s.EXIT_OK
+
+
+def draw_plots(plan: TopologyPlan, latency_all: pd.DataFrame, usage: pd.DataFrame, publishing_ms: float) -> None:
+    from ..plotting import topology_plots  # drawing only here: the measuring never waits for matplotlib
+    plots = plan.output / s.PLOTS_DIR
+    plots.mkdir(exist_ok=True)
+    title = f"{plan.topology_file.name}: {plan.time_s:g} s"
+    late_us = [plan.rules.late_us(1000.0 / frequency) for frequency in latency_all[n.FREQUENCY]]
+    topology_plots.draw_latency(latency_all, late_us, f"{title}, latency per subscription", plots / n.LATENCY_PLOT)
+    if not usage.empty:
+        topology_plots.draw_resources(usage, f"{title}, CPU and memory", plots / n.RESOURCES_PLOT,
+                                      publishing_ms=publishing_ms)
 
 
 def _rate(row) -> float | None:

@@ -85,12 +85,20 @@ def read_target(path: Path | str) -> Target:
     return Target(path, tuple(limits), platform if isinstance(platform, str) else None)
 
 
-def measured_resources(usage: pd.DataFrame) -> dict[str, float]:
-    """The system's CPU and memory: cpu[%] the sum over its processes of each one's mean (over all cores),
-    rss[KB] the sum of each one's peak (the benchmark's single process: its mean CPU and peak RSS)."""
-    by_process = usage.groupby(n.PROCESS)
-    return {n.RESOURCE_CPU: float(by_process[n.RESOURCE_CPU].mean().sum()),
-            n.RESOURCE_RSS: float(by_process[n.RESOURCE_RSS].max().sum())}
+def publishing_start_ms(events: pd.DataFrame) -> float:
+    """When every process had matched (its discovery event, code 0), ms from the run's start: the
+    latest, when the processes publish; 0 when no discovery is recorded."""
+    discovered = events.loc[events[n.EVENT_CODE] == n.CODE_SYSTEM, n.EVENT_TIME]
+    return float(discovered.max()) if len(discovered) else 0.0
+
+
+def measured_resources(usage: pd.DataFrame, publishing_ms: float = 0.0) -> dict[str, float]:
+    """The system's CPU and memory: cpu[%] the sum over its processes of each one's mean (over all cores)
+    while publishing (the samples that end after publishing_ms: start-up and discovery, a burst and an
+    idle wait, are no steady state), rss[KB] the sum of each one's peak over the whole run."""
+    publishing = usage[usage[n.RESOURCE_TIME] > publishing_ms]
+    return {n.RESOURCE_CPU: float(publishing.groupby(n.PROCESS)[n.RESOURCE_CPU].mean().sum()),
+            n.RESOURCE_RSS: float(usage.groupby(n.PROCESS)[n.RESOURCE_RSS].max().sum())}
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,11 @@ def _experiment(folder, late_percent=1.5, too_late_percent=0.05, lost=0):
     pd.DataFrame([{n.RECEIVED: 10000, n.MEAN: 300.0, n.LATE: int(late_percent * 100), n.LATE_PERCENT: late_percent,
                    n.TOO_LATE: int(too_late_percent * 100), n.TOO_LATE_PERCENT: too_late_percent, n.LOST: lost,
                    n.LOST_PERCENT: 100 * lost / (10000 + lost)}]).to_csv(folder / n.LATENCY_TOTAL_CSV, index=False)
-    # two processes: CPU 4 + 6 % on average, RSS peaks 20000 + 30000 KB
+    # two processes, matched at 400 and 700 ms: publishing from 700 ms, when a's CPU is 5 % and b's 6 %
+    # (before: start-up, 3 % and 6 %); RSS peaks 20000 + 30000 KB
+    pd.DataFrame({n.EVENT_TIME: [400.0, 700.0, 900.0], n.EVENT_CALLER: ["SYSTEM", "SYSTEM", "t->a"],
+                  n.EVENT_CODE: [0, 0, 1], n.EVENT_DESCRIPTION: ["[discovery] a", "[discovery] b", "msg 3 late. 1us > 0us"]
+                  }).to_csv(folder / n.EVENTS_CSV, index=False)
     pd.DataFrame({n.RESOURCE_TIME: [500, 1000, 500, 1000], n.PROCESS: ["a", "a", "b", "b"],
                   n.RESOURCE_CPU: [3.0, 5.0, 6.0, 6.0], n.RESOURCE_RSS: [10000, 20000, 30000, 25000],
                   n.RESOURCE_VSZ: [1, 1, 1, 1]}).to_csv(folder / n.RESOURCES_CSV, index=False)
@@ -51,7 +55,8 @@ def test_an_experiment_within_its_target_passes_with_a_testcase_per_line(tmp_pat
     result = perfgate_in_process("check-topology", "--target", str(target), "--experiment-directory", str(experiment),
                                  "--junit", str(junit))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "ok   resources cpu[%]: 10 " in result.stdout and "ok   resources rss[KB]: 5e+04" in result.stdout
+    assert "ok   resources cpu[%]: 11 " in result.stdout and "ok   resources rss[KB]: 5e+04" in result.stdout
+    assert (experiment / "plots" / n.RESOURCES_PLOT).stat().st_size > 0
     cases = _cases(junit)
     assert {name: case.get("line") for name, case in cases.items()} == {
         "resources.cpu[%]": "6", "resources.rss[KB]": "7", "latency_total.late[%]": "10",
