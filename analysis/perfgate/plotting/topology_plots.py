@@ -62,7 +62,10 @@ def resources_figure(usage: pd.DataFrame, title: str, cpu_limit: float | None = 
         cpu_axes.plot(seconds, rows[n.RESOURCE_CPU], label=None if several else str(process), **style)
         rss_axes.plot(seconds, rows[n.RESOURCE_RSS] / 1024.0, **style)
     if several:  # the system: the processes' readings of one sampling instant added up
-        tick = (usage[n.RESOURCE_TIME] / usage[n.RESOURCE_TIME].diff().abs().median()).round()
+        # the sampler reads every process in one pass: the readings of one pass are one sampling period apart
+        # from the next pass's, and within a pass less than a millisecond apart
+        interval = usage.groupby(n.PROCESS)[n.RESOURCE_TIME].diff().median()
+        tick = (usage[n.RESOURCE_TIME] / interval).round()
         summed = usage.groupby(tick).agg({n.RESOURCE_TIME: "max", n.RESOURCE_CPU: "sum", n.RESOURCE_RSS: "sum"})
         cpu_axes.plot(summed[n.RESOURCE_TIME] / 1000.0, summed[n.RESOURCE_CPU], color="black", linewidth=1.6,
                       label=f"all {usage[n.PROCESS].nunique()} processes")
