@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "stop_request.hpp"
+#include "topology_allocator.hpp"
 #include "topology_node.hpp"
 #include "topology_spec.hpp"
 
@@ -175,6 +176,7 @@ SteadyTime common_start(const perfgate::TopologyOptions& options, SteadyTime mat
 int run(const perfgate::TopologyOptions& options, perfgate::StopRequest& stop)
 {
     const std::vector<perfgate::TopologyNodeSpec> specs = selected_nodes(options);
+    perfgate::AllocatorSampler allocator(options.allocator_csv, std::chrono::milliseconds(options.sampling_ms));
     perfgate::compat::set_intraprocess_delivery(options.intraprocess);
     std::atomic<bool> stopping{false};
     auto subscription = stop.subscribe([&stopping]() { stopping = true; });
@@ -229,7 +231,7 @@ int run(const perfgate::TopologyOptions& options, perfgate::StopRequest& stop)
     {
         node->stop_executor();
     }
-    if (!write_outputs(options, nodes))
+    if (!allocator.finish() || !write_outputs(options, nodes))
     {
         throw std::runtime_error(options.records_csv + ": cannot write the records");
     }

@@ -84,6 +84,8 @@ TopologyOptions parse_topology_options(const std::vector<std::string>& arguments
         else if (name == "--records") options.records_csv = value;
         else if (name == "--sent") options.sent_csv = value;
         else if (name == "--matched") options.matched_file = value;
+        else if (name == "--allocator") options.allocator_csv = value;
+        else if (name == "--sampling-ms") options.sampling_ms = static_cast<uint32_t>(number(value, name, 10, 60000));
         else if (name == "--barrier") options.barrier = static_cast<uint32_t>(number(value, name, 1, 1000));
         else if (name == "--stall")
         {
@@ -158,6 +160,7 @@ std::string topology_usage()
            "  --records FILE           subscription,sequence,sent_ns,received_ns per message received\n"
            "  --sent FILE              node,topic,sent,first_ns,last_ns per publisher\n"
            "  --matched FILE           the steady-clock ns at which every endpoint had matched\n"
+           "  --allocator FILE         time_ns,arena_kb,in_use_kb,mmap_kb (mallinfo2) every --sampling-ms (500)\n"
            "  --barrier N              start when N matched_*.txt files are beside --matched (default 1)\n"
            "  --stall NODE,AT_MS,FOR_MS  tests only: that node's executor sleeps once\n"
            "Prints 'perfgate-topology: ready', then 'perfgate-topology: matched' once every endpoint matched.\n"

@@ -59,6 +59,8 @@ struct TopologyOptions
     // matched: each writes its matched file (matched_*.txt beside --matched) and waits for `barrier` of
     // them; the start is the latest matched time plus a margin, the same in every process.
     uint32_t barrier = 1;
+    std::string allocator_csv;  // optional: mallinfo2 every sampling_ms
+    uint32_t sampling_ms = 500;
     // A test facility, never used by an ordinary run: this node's executor sleeps stall_ms once,
     // stall_at_ms after publishing starts (a subscriber that falls behind on purpose).
     std::string stall_node;

@@ -35,7 +35,7 @@ def _read(folder: Path, name: str, columns) -> pd.DataFrame:
 def measured_figures(folder: Path) -> tuple[dict[str, dict[str, float]], pd.DataFrame, float]:
     """(the figures a target limits, resources.csv, when publishing started in ms)."""
     total = _read(folder, n.LATENCY_TOTAL_CSV, n.LATENCY_TOTAL_COLUMNS).iloc[0]
-    usage = _read(folder, n.RESOURCES_CSV, n.RESOURCES_COLUMNS)
+    usage = _read(folder, n.RESOURCES_CSV, (n.RESOURCE_TIME, n.PROCESS, n.RESOURCE_CPU, n.RESOURCE_RSS))
     publishing_ms = publishing_start_ms(_read(folder, n.EVENTS_CSV, (n.EVENT_TIME, n.EVENT_CODE)))
     if int(total[n.RECEIVED]) == 0:
         raise IncompleteError("no message was received: nothing to check", folder / n.LATENCY_TOTAL_CSV)

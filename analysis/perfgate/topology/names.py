@@ -43,9 +43,14 @@ LATENCY_TOTAL_COLUMNS = (RECEIVED, MEAN, LATE, LATE_PERCENT, TOO_LATE, TOO_LATE_
 RESOURCE_TIME = "time[ms]"
 PROCESS = "process"  # "all" (the single process) or the node a per-node process runs
 RESOURCE_CPU = "cpu[%]"  # over all cores: 100 % is every core of the machine busy (the seed's definition)
+RESOURCE_ARENA = "arena[KB]"  # the process's own allocator (glibc mallinfo2): sbrk'd space
+RESOURCE_IN_USE = "in_use[KB]"  # ... of which allocated (uordblks)
+RESOURCE_MMAP = "mmap[KB]"  # ... and allocated by mmap (hblkhd)
 RESOURCE_RSS = "rss[KB]"
 RESOURCE_VSZ = "vsz[KB]"
-RESOURCES_COLUMNS = (RESOURCE_TIME, PROCESS, RESOURCE_CPU, RESOURCE_RSS, RESOURCE_VSZ)
+RESOURCES_COLUMNS = (RESOURCE_TIME, PROCESS, RESOURCE_CPU, RESOURCE_ARENA, RESOURCE_IN_USE, RESOURCE_MMAP, RESOURCE_RSS,
+                     RESOURCE_VSZ)
+ALLOCATOR_COLUMNS = {"arena_kb": RESOURCE_ARENA, "in_use_kb": RESOURCE_IN_USE, "mmap_kb": RESOURCE_MMAP}
 ALL_NODES_PROCESS = "all"
 
 # --- events.csv ----------------------------------------------------------------------------------------------

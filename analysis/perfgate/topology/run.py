@@ -104,7 +104,8 @@ def _process_specs(plan: TopologyPlan, executable: Path, scratch: Path, domain: 
                 "--history-depth", str(plan.history_depth), "--participants", str(len(plan.topology.nodes)),
                 "--discovery-timeout-s", str(DISCOVERY_TIMEOUT_S), "--records", str(scratch / f"records_{number}.csv"),
                 "--sent", str(scratch / f"sent_{number}.csv"), "--matched", str(scratch / f"matched_{number}.txt"),
-                "--barrier", str(len(groups))]
+                "--barrier", str(len(groups)),
+                "--allocator", str(scratch / f"allocator_{number}.csv"), "--sampling-ms", str(plan.sampling_ms)]
         if plan.stall is not None and plan.stall[0] in nodes:
             argv += ["--stall", ",".join(map(str, plan.stall))]
         specs.append(ProcessSpec(process, tuple(argv), measures=number == 0))
@@ -136,24 +137,36 @@ def measure_topology(plan: TopologyPlan) -> int:
         records = pd.concat([pd.read_csv(scratch / f"records_{i}.csv") for i in range(len(specs))], ignore_index=True)
         sent = pd.concat([pd.read_csv(scratch / f"sent_{i}.csv") for i in range(len(specs))], ignore_index=True)
         matched = [(spec.role, int((scratch / f"matched_{i}.txt").read_text())) for i, spec in enumerate(specs)]
-    return _write_results(plan, records, sent, matched, start_ns, collected.samples, load_before, started_at, ignored,
-                          executable)
+        allocator = {spec.role: pd.read_csv(scratch / f"allocator_{i}.csv") for i, spec in enumerate(specs)}
+    usage = resources_frame(collected.samples, os.cpu_count() or 1, allocator, start_ns)
+    return _write_results(plan, records, sent, matched, start_ns, usage, load_before, started_at, ignored, executable)
 
 
-def resources_frame(samples: list[resources.Sample], cpus: int) -> pd.DataFrame:
-    """resources.csv: cpu[%] over all cores (the seed's: 100 % is every core busy), per process."""
+def resources_frame(samples: list[resources.Sample], cpus: int, allocator: dict[str, pd.DataFrame],
+                    start_ns: int) -> pd.DataFrame:
+    """resources.csv: /proc's readings, cpu[%] over all cores (the seed's: 100 % is every core busy), per
+    process, each beside that process's allocator reading nearest in time (its own thread, same period)."""
     frame = resources.samples_frame(samples)
-    return pd.DataFrame({n.RESOURCE_TIME: frame[s.RESOURCE_TIME], n.PROCESS: frame[s.RESOURCE_ROLE],
+    proc = pd.DataFrame({n.RESOURCE_TIME: frame[s.RESOURCE_TIME], n.PROCESS: frame[s.RESOURCE_ROLE],
                          n.RESOURCE_CPU: frame[s.RESOURCE_CPU] / cpus, n.RESOURCE_RSS: frame[s.RESOURCE_RSS],
-                         n.RESOURCE_VSZ: frame[s.RESOURCE_VSZ]}, columns=list(n.RESOURCES_COLUMNS))
+                         n.RESOURCE_VSZ: frame[s.RESOURCE_VSZ]})
+    parts = []
+    for process, rows in proc.groupby(n.PROCESS, sort=False):
+        readings = allocator.get(process, pd.DataFrame(columns=["time_ns", *n.ALLOCATOR_COLUMNS]))
+        readings = readings.assign(**{n.RESOURCE_TIME: (readings["time_ns"].astype("int64") - start_ns) / 1e6})
+        readings = readings.drop(columns="time_ns").rename(columns=n.ALLOCATOR_COLUMNS).sort_values(n.RESOURCE_TIME)
+        parts.append(pd.merge_asof(rows.sort_values(n.RESOURCE_TIME), readings, on=n.RESOURCE_TIME,
+                                   direction="nearest"))
+    if not parts:
+        return pd.DataFrame(columns=list(n.RESOURCES_COLUMNS))
+    return pd.concat(parts, ignore_index=True).sort_values(n.RESOURCE_TIME, kind="stable")[list(n.RESOURCES_COLUMNS)]
 
 
-def _write_results(plan, records, sent, matched, start_ns, samples, load_before, started_at, ignored,
+def _write_results(plan, records, sent, matched, start_ns, usage, load_before, started_at, ignored,
                    executable) -> int:
     latency_all = tables.latency_all(plan.topology, records, plan.rules, plan.time_s)
     latency_total = tables.latency_total(latency_all, records)
     events = tables.events(plan.topology, records, plan.rules, start_ns, matched)
-    usage = resources_frame(samples, os.cpu_count() or 1)
     latency_all.to_csv(plan.output / n.LATENCY_ALL_CSV, index=False, float_format=FLOAT_FORMAT)
     latency_total.to_csv(plan.output / n.LATENCY_TOTAL_CSV, index=False, float_format=FLOAT_FORMAT)
     events.to_csv(plan.output / n.EVENTS_CSV, index=False, float_format=FLOAT_FORMAT)

@@ -47,6 +47,9 @@ def test_the_light_topology_in_one_process_per_node_receives_time_times_frequenc
     usage = pd.read_csv(output / n.RESOURCES_CSV)
     assert set(usage[n.PROCESS]) == {node.name for node in topology.nodes}  # one process per node, each sampled
     assert (usage[n.RESOURCE_RSS] > 0).all()
+    # each process's own allocator statistics beside /proc's: in use is part of what the heap holds
+    assert list(usage.columns) == list(n.RESOURCES_COLUMNS)
+    assert (usage[n.RESOURCE_IN_USE] > 0).all() and (usage[n.RESOURCE_IN_USE] <= usage[n.RESOURCE_ARENA]).all()
     metadata = json.loads((output / s.METADATA_FILE).read_text())
     assert metadata["outcome"] == s.OUTCOME_OK and metadata["options"]["processes"] == "per-node"
 
