@@ -15,13 +15,19 @@ from .common import DPI, FAILED_COLOUR, REQUIREMENT_COLOUR, SUBEXPERIMENT_COLOUR
 LATE_COLOUR = "#ff7f0e"
 
 
+def _literal(title: str) -> str:
+    """A title holding a file name as written: a `$` would start matplotlib's mathtext (and a bad formula
+    stops the drawing)."""
+    return title.replace("$", r"\$")
+
+
 def latency_figure(table: pd.DataFrame, late_us: list[float], title: str) -> Figure:
     """One row per subscription (topic -> node): a line from min to 99 %, the median (dot) and the mean (x),
     the late threshold (orange bar), and at the right the share of late and too-late messages."""
     rows = len(table)
     figure = Figure(figsize=(10, 1.6 + 0.28 * rows), dpi=DPI, layout="constrained")
     axes = figure.add_subplot()
-    axes.set_title(title)
+    axes.set_title(_literal(title))
     positions = np.arange(rows)[::-1]
     labels = [f"{row[n.TOPIC]} -> {row[n.NODE]} ({row[n.SIZE]} B, {row[n.FREQUENCY]:g} Hz)" for _, row in table.iterrows()]
     axes.hlines(positions, table[n.MIN], table[n.P99], color=SUBEXPERIMENT_COLOURS[0], linewidth=2,
@@ -53,7 +59,7 @@ def resources_figure(usage: pd.DataFrame, title: str, cpu_limit: float | None = 
     publishing (every endpoint matched) as a dotted one: the CPU the target limits is the mean after it."""
     figure = Figure(figsize=(10, 5.5), dpi=DPI, layout="constrained")
     cpu_axes, rss_axes = figure.subplots(2, 1, sharex=True)
-    figure.suptitle(title)
+    figure.suptitle(_literal(title))
     several = usage[n.PROCESS].nunique() > 1
     for number, (process, rows) in enumerate(usage.groupby(n.PROCESS, sort=False)):
         colour = SUBEXPERIMENT_COLOURS[number % len(SUBEXPERIMENT_COLOURS)]

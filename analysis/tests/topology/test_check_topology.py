@@ -102,3 +102,15 @@ def test_a_missing_result_is_exit_3_never_a_pass(tmp_path):
     (experiment / n.RESOURCES_CSV).unlink()
     result = perfgate_in_process("check-topology", "--target", str(target), "--experiment-directory", str(experiment))
     assert result.returncode == 3 and "resources.csv" in result.stderr
+
+
+def test_a_target_named_like_a_formula_or_a_workflow_command_is_drawn_and_printed_inert(tmp_path):
+    folder = tmp_path / "::error::x"
+    folder.mkdir()
+    target = folder / "$\\frac$.json"
+    target.write_text(TARGET)
+    experiment = _experiment(tmp_path / "run")
+    result = perfgate_in_process("check-topology", "--target", str(target), "--experiment-directory", str(experiment))
+    assert result.returncode == 0, result.stderr
+    assert (experiment / "plots" / n.RESOURCES_PLOT).stat().st_size > 0
+    assert all(not line.startswith("::") for line in result.stdout.splitlines())
