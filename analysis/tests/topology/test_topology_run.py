@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
 
-from conftest import REPO_ROOT, perfgate_in_process
+from conftest import REPO_ROOT, perfgate_in_process, processes_working_in, terminal_signals, wait_until
 from perfgate import schema as s
+from perfgate.measure.domains import LOCK_DIR
 from perfgate.topology import names as n
 from perfgate.topology.classify import Rules
 from perfgate.topology.model import read_topology
@@ -83,3 +88,22 @@ def test_a_stalled_subscriber_has_late_too_late_and_lost_messages_counted_by_the
     latencies = too_late[n.EVENT_DESCRIPTION].str.extract(r"late\. (\d+)us > (\d+)us").astype(int)
     assert (latencies[1] == 50000).all() and (latencies[0] > latencies[1]).all()
     assert (events[n.EVENT_CODE] == n.CODE_SYSTEM).sum() == 1
+
+
+def test_sigterm_ends_a_topology_run_with_no_process_folder_or_file_left(tmp_path, harness_paths):
+    scratch = tmp_path / "tmp"  # the run's temporary folder, the harness's working folder, goes here
+    scratch.mkdir()
+    output = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "perfgate", "topology", "--topology", str(LIGHT), "--time", "60",
+                                "--output", str(output), "--processes", "per-node"],
+                               env=dict(os.environ, TMPDIR=str(scratch)), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=terminal_signals)
+    try:
+        assert wait_until(lambda: len(processes_working_in(scratch)) >= 3, 120), process.stderr.read()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, error = process.communicate(timeout=60)
+    assert process.returncode == 130 and "perfgate topology: interrupted" in error
+    assert wait_until(lambda: processes_working_in(scratch) == {}, 10)
+    # only the DDS domains' lock folder, shared by every run and kept, is left in the temporary folder
+    assert not output.exists() and [path.name for path in scratch.iterdir()] == [LOCK_DIR.name]
