@@ -72,7 +72,8 @@ def resources_line(output: Path) -> str:
     from perfgate.topology.target import measured_resources, publishing_start_ms
     usage = pd.read_csv(output / "resources.csv")
     figures = measured_resources(usage, publishing_start_ms(pd.read_csv(output / "events.csv")))
-    return f"  CPU {figures['cpu[%]']:.2f} % of all {os.cpu_count()} cores while publishing, RSS {figures['rss[KB]']:.0f} KB"
+    return (f"  CPU {figures['cpu[%]']:.2f} % of all {os.cpu_count()} cores while publishing, "
+            f"RSS {figures['rss[KB]']:.0f} KB")
 
 
 def main() -> int:

@@ -203,8 +203,8 @@ int run(const perfgate::TopologyOptions& options, perfgate::StopRequest& stop)
             {
                 unmatched += node->unmatched();
             }
-            throw std::runtime_error("discovery did not complete within " + std::to_string(options.discovery_timeout_s) +
-                    " s; unmatched:" + unmatched);
+            throw std::runtime_error("discovery did not complete within " +
+                    std::to_string(options.discovery_timeout_s) + " s; unmatched:" + unmatched);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }

@@ -77,7 +77,8 @@ TopologyOptions parse_topology_options(const std::vector<std::string>& arguments
             else if (value == "best_effort") options.reliability = Reliability::best_effort;
             else throw UsageError("--reliability: reliable or best_effort, got " + value);
         }
-        else if (name == "--history-depth") options.history_depth = static_cast<uint32_t>(number(value, name, 1, 10000));
+        else if (name == "--history-depth")
+            options.history_depth = static_cast<uint32_t>(number(value, name, 1, 10000));
         else if (name == "--participants") options.participants = static_cast<uint32_t>(number(value, name, 1, 1000));
         else if (name == "--discovery-timeout-s")
             options.discovery_timeout_s = static_cast<uint32_t>(number(value, name, 1, 600));

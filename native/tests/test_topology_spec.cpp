@@ -38,7 +38,8 @@ std::string option_error(const std::vector<std::string>& arguments)
 
 TEST(TopologySpec, ParsesNodesWithTheirPublishersAndSubscriptions)
 {
-    const auto nodes = parse_topology_spec("node camera\npub image 25000 250000 2\n\nnode recorder\nsub 3 image 250000\n");
+    const auto nodes =
+            parse_topology_spec("node camera\npub image 25000 250000 2\n\nnode recorder\nsub 3 image 250000\n");
     ASSERT_EQ(nodes.size(), 2u);
     EXPECT_EQ(nodes[0].name, "camera");
     ASSERT_EQ(nodes[0].publishers.size(), 1u);
@@ -71,7 +72,8 @@ TEST(TopologyOptions, ParsesAndRefuses)
     EXPECT_EQ(options.stall_at_ms, 500u);
     EXPECT_EQ(options.stall_ms, 300u);
     EXPECT_EQ(options.barrier, 3u);
-    EXPECT_TRUE(parse_topology_options({"--spec", "s", "--records", "r", "--sent", "x", "--nodes", "all"}).nodes.empty());
+    EXPECT_TRUE(
+            parse_topology_options({"--spec", "s", "--records", "r", "--sent", "x", "--nodes", "all"}).nodes.empty());
     EXPECT_EQ(option_error({"--spec", "s"}), "--spec, --records and --sent are required");
     EXPECT_EQ(option_error({"--ipc", "maybe"}), "--ipc: on or off, got maybe");
     EXPECT_EQ(option_error({"--stall", "a,1"}), "--stall: NODE,AT_MS,FOR_MS, got a,1");

@@ -8,7 +8,7 @@ from .common import no_plots
 
 NAME = "check-topology"
 HANDLER = "perfgate.topology.check:command_check_topology"
-HELP = "check a topology experiment against a performance target (cpu[%], rss[KB], late[%], too_late[%], lost[%])"
+HELP = "check a topology experiment against a performance target: CPU, RSS, late, too-late and lost shares; JUnit"
 
 
 def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) -> None:

@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
            help="one process: Fast DDS' intra-process delivery on or off (default on)")
     option(parser, "--processes", choices=n.PROCESSES_CHOICES, default="one",
            help="all nodes in one process (default) or one process per node (--ipc then changes nothing)")
-    option(parser, "--transport", choices=n.TRANSPORT_CHOICES, default="udpv4", help="between participants (default udpv4)")
+    option(parser, "--transport", choices=n.TRANSPORT_CHOICES, default="udpv4",
+           help="between participants (default udpv4)")
     option(parser, "--reliability", choices=n.RELIABILITY_CHOICES, default="reliable", help="of every endpoint")
     option(parser, "--history-depth", type=positive_int, default=10, metavar="N",
            help="KEEP_LAST depth of writers and readers (default 10, as ROS 2's default QoS)")

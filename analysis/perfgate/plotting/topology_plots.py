@@ -29,7 +29,8 @@ def latency_figure(table: pd.DataFrame, late_us: list[float], title: str) -> Fig
     axes = figure.add_subplot()
     axes.set_title(_literal(title))
     positions = np.arange(rows)[::-1]
-    labels = [f"{row[n.TOPIC]} -> {row[n.NODE]} ({row[n.SIZE]} B, {row[n.FREQUENCY]:g} Hz)" for _, row in table.iterrows()]
+    labels = [f"{row[n.TOPIC]} -> {row[n.NODE]} ({row[n.SIZE]} B, {row[n.FREQUENCY]:g} Hz)"
+              for _, row in table.iterrows()]
     axes.hlines(positions, table[n.MIN], table[n.P99], color=SUBEXPERIMENT_COLOURS[0], linewidth=2,
                 label="min to 99 %")
     axes.plot(table[n.MEDIAN], positions, "o", color=SUBEXPERIMENT_COLOURS[0], markersize=5, label="median")
@@ -43,7 +44,8 @@ def latency_figure(table: pd.DataFrame, late_us: list[float], title: str) -> Fig
     for position, (_, row) in zip(positions, table.iterrows()):
         received = max(int(row[n.RECEIVED]), 1)
         late, too_late = int(row[n.LATE]), int(row[n.TOO_LATE])
-        text = f"late {100 * late / received:.2f} %" + (f", too late {100 * too_late / received:.2f} %" if too_late else "")
+        text = f"late {100 * late / received:.2f} %"
+        text += f", too late {100 * too_late / received:.2f} %" if too_late else ""
         if row[n.LOST]:
             text += f", lost {int(row[n.LOST])}"
         axes.annotate(text, (1.01, position), xycoords=("axes fraction", "data"), va="center", fontsize="small",
@@ -76,8 +78,8 @@ def resources_figure(usage: pd.DataFrame, title: str, cpu_limit: float | None = 
         cpu_axes.plot(summed[n.RESOURCE_TIME] / 1000.0, summed[n.RESOURCE_CPU], color="black", linewidth=1.6,
                       label=f"all {usage[n.PROCESS].nunique()} processes")
         rss_axes.plot(summed[n.RESOURCE_TIME] / 1000.0, summed[n.RESOURCE_RSS] / 1024.0, color="black", linewidth=1.6)
-    for axes, limit, unit in ((cpu_axes, cpu_limit, "%"), (rss_axes, None if rss_limit_kb is None else rss_limit_kb / 1024.0,
-                                                              "MiB")):
+    rss_limit_mib = None if rss_limit_kb is None else rss_limit_kb / 1024.0
+    for axes, limit, unit in ((cpu_axes, cpu_limit, "%"), (rss_axes, rss_limit_mib, "MiB")):
         if limit is not None:
             axes.axhline(limit, color=REQUIREMENT_COLOUR, linestyle="--", label=f"target {limit:.1f} {unit}")
         if publishing_ms is not None:

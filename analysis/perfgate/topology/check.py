@@ -41,7 +41,8 @@ def measured_figures(folder: Path) -> tuple[dict[str, dict[str, float]], pd.Data
     if int(total[n.RECEIVED]) == 0:
         raise IncompleteError("no message was received: nothing to check", folder / n.LATENCY_TOTAL_CSV)
     if not (usage[n.RESOURCE_TIME] > publishing_ms).any():
-        raise IncompleteError("no CPU sample while publishing (a run shorter than --sampling?)", folder / n.RESOURCES_CSV)
+        raise IncompleteError("no CPU sample while publishing (a run shorter than --sampling?)",
+                              folder / n.RESOURCES_CSV)
     return ({n.TARGET_RESOURCES: measured_resources(usage, publishing_ms),
              n.TARGET_LATENCY_TOTAL: {key: float(total[key]) for key in n.TARGET_LATENCY_KEYS}}, usage, publishing_ms)
 

@@ -35,8 +35,8 @@ def _experiment(folder, late_percent=1.5, too_late_percent=0.05, lost=0):
     # two processes, matched at 400 and 700 ms: publishing from 700 ms, when a's CPU is 5 % and b's 6 %
     # (before: start-up, 3 % and 6 %); RSS peaks 20000 + 30000 KB
     pd.DataFrame({n.EVENT_TIME: [400.0, 700.0, 900.0], n.EVENT_CALLER: ["SYSTEM", "SYSTEM", "t->a"],
-                  n.EVENT_CODE: [0, 0, 1], n.EVENT_DESCRIPTION: ["[discovery] a", "[discovery] b", "msg 3 late. 1us > 0us"]
-                  }).to_csv(folder / n.EVENTS_CSV, index=False)
+                  n.EVENT_CODE: [0, 0, 1],
+                  n.EVENT_DESCRIPTION: ["[discovery] a", "[discovery] b", "msg 3 late. 1us > 0us"]}).to_csv(folder / n.EVENTS_CSV, index=False)
     pd.DataFrame({n.RESOURCE_TIME: [500, 1000, 500, 1000], n.PROCESS: ["a", "a", "b", "b"],
                   n.RESOURCE_CPU: [3.0, 5.0, 6.0, 6.0], n.RESOURCE_RSS: [10000, 20000, 30000, 25000],
                   n.RESOURCE_VSZ: [1, 1, 1, 1]}).to_csv(folder / n.RESOURCES_CSV, index=False)

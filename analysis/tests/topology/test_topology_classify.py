@@ -59,7 +59,8 @@ def test_tables_count_every_subscription_and_the_totals():
     # then imu's three too late (from 300 ms)
     assert found[n.EVENT_CODE].tolist() == [n.CODE_SYSTEM, n.CODE_LATE, n.CODE_TOO_LATE, n.CODE_LOST,
                                             n.CODE_TOO_LATE, n.CODE_TOO_LATE, n.CODE_TOO_LATE]
-    assert found[n.EVENT_CALLER].iloc[1] == "wheel_ticks->odometry" and found[n.EVENT_CALLER].iloc[-1] == "imu->odometry"
+    assert found[n.EVENT_CALLER].iloc[1] == "wheel_ticks->odometry"
+    assert found[n.EVENT_CALLER].iloc[-1] == "imu->odometry"
     assert found[n.EVENT_DESCRIPTION].iloc[1] == "msg 1 late. 2100us > 2000us"
     assert found[n.EVENT_DESCRIPTION].iloc[3] == "msg 3 lost" and found[n.EVENT_TIME].iloc[0] == 5.0
     assert found[n.EVENT_TIME].iloc[1] == 12.1
