@@ -197,6 +197,7 @@ class Collected:
     domain (measure.subexperiment) keeps the attempt that measured."""
 
     samples: list[Sample] = field(default_factory=list)
+    interval_s: float = SAMPLE_INTERVAL_S  # perfgate topology --sampling sets its own
 
 
 _COLLECTING: ContextVar[Collected | None] = ContextVar("perfgate_resources", default=None)
@@ -214,8 +215,8 @@ def sampling_metadata() -> dict:
 
 
 @contextlib.contextmanager
-def collecting() -> Iterator[Collected]:
-    collected = Collected()
+def collecting(interval_s: float = SAMPLE_INTERVAL_S) -> Iterator[Collected]:
+    collected = Collected(interval_s=interval_s)
     token = _COLLECTING.set(collected)
     try:
         yield collected
@@ -231,7 +232,7 @@ def sampling() -> Iterator[ResourceSampler | None]:
     if collected is None or not sampling_on():
         yield None
         return
-    sampler = ResourceSampler(time.monotonic())
+    sampler = ResourceSampler(time.monotonic(), collected.interval_s)
     try:
         yield sampler
     finally:

@@ -112,7 +112,7 @@ CORE_MODULES = {"claims", "cli_types", "clock", "csv_lines", "errors", "files", 
 ALLOWED = {
     "escape": set(),  # pure functions of text, under everything
     "core": {"escape"},  # junit_writer: XML text made safe
-    "plotting": {"core", "latency"},  # latency.check_terms: the words of a check its plots show
+    "plotting": {"core", "latency", "topology"},  # latency.check_terms: the words of a check its plots show; topology.names
     "report": {"core", "escape", "latency"},  # what a check, an experiment folder, a request are
     "fastdds": {"core", "escape"},
     "measure": {"core", "escape", "fastdds", "throughput"},  # throughput.table, .files: what a test counted
@@ -123,8 +123,9 @@ ALLOWED = {
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
     "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
     "bisect": {"ab", "core", "escape", "fastdds", "plotting", "report"},  # builds, A/Bs, their verdict; its report
-    # constants their options show: cpu_latency.CHOICES, store's branch, the gate's default threshold
-    "commands": {"core", "gate", "measure", "store"},
+    "topology": {"core", "escape", "fastdds", "measure", "plotting"},  # the harness, its supervision and sampling
+    # constants their options show: cpu_latency.CHOICES, store's branch, the gate's default threshold, topology.names
+    "commands": {"core", "gate", "measure", "store", "topology"},
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
 }
 # What measures (runs Fast DDS, builds it, drives the harness): the core, report/, plotting/ and escape/

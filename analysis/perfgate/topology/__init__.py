@@ -1,0 +1,13 @@
+"""topology: whole systems of nodes publishing at fixed periods (the ros2-performance benchmark's
+topology files) run on Fast DDS, every message classified as on time, late, too late or lost.
+
+    names            the topology experiment's file names, columns and defaults
+    model            the topology file parsed into a typed, validated model
+    classify         the seed's rules: thresholds, on time / late / too late / lost, per subscription
+    tables           latency_all, latency_total and events from the harness's per-message records
+    target           a performance target (JSON) and the check of an experiment against it
+    run              `perfgate topology`: the harness processes, supervised, and the files they give
+    check            `perfgate check-topology`: the target checked, JUnit
+
+May import: the core, escape, measure (supervision, resource sampling) and fastdds (the harness).
+"""

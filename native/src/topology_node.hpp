@@ -1,0 +1,106 @@
+// One node of a topology: a DomainParticipant with a writer per publisher (each on its own timer
+// thread, publishing every period) and a reader per subscription, taken by the node's executor
+// thread (as a ROS 2 executor takes a node's subscriptions: a stalled executor delays them all, and
+// its readers' KEEP_LAST histories drop what it could not take in time).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fastdds_compat.hpp"
+#include "topology_message.hpp"
+#include "topology_spec.hpp"
+
+namespace perfgate {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+int64_t steady_ns(SteadyTime time);
+
+// Counts the remote endpoints matched, from Fast DDS' listener threads.
+class MatchCounter : public compat::dds::DataWriterListener, public compat::dds::DataReaderListener
+{
+public:
+    void on_publication_matched(compat::dds::DataWriter*, const compat::dds::PublicationMatchedStatus& status) override;
+    void on_subscription_matched(compat::dds::DataReader*,
+            const compat::dds::SubscriptionMatchedStatus& status) override;
+    void on_data_available(compat::dds::DataReader*) override;
+    int matched() const { return matched_.load(); }
+    void wake_on_data(std::condition_variable* wake, std::mutex* mutex, bool* pending);
+
+private:
+    std::atomic<int> matched_{0};
+    std::condition_variable* wake_ = nullptr;
+    std::mutex* mutex_ = nullptr;
+    bool* pending_ = nullptr;
+};
+
+struct Received
+{
+    uint64_t sequence;
+    int64_t sent_ns;
+    int64_t received_ns;
+};
+
+class TopologyNode
+{
+public:
+    TopologyNode(const TopologyNodeSpec& spec, const TopologyOptions& options, uint32_t largest_payload);
+    ~TopologyNode();
+    TopologyNode(const TopologyNode&) = delete;
+    TopologyNode& operator=(const TopologyNode&) = delete;
+
+    // Every writer matched its subscriptions and every reader its publisher.
+    bool matched() const;
+    // What is still unmatched, for the error line of a discovery that did not complete.
+    std::string unmatched() const;
+    // Publishes from start until end; the executor takes until stop_executor().
+    void start(SteadyTime start, SteadyTime end, const std::atomic<bool>& stop);
+    void join_publishers();
+    void stop_executor();
+    void write_records(std::FILE* file) const;
+    void write_sent(std::FILE* file) const;
+
+private:
+    struct Writer
+    {
+        TopologyPublisher spec;
+        compat::dds::DataWriter* writer = nullptr;
+        std::unique_ptr<MatchCounter> counter;
+        uint64_t sent = 0;
+        int64_t first_ns = 0;
+        int64_t last_ns = 0;
+    };
+    struct Reader
+    {
+        TopologySubscriber spec;
+        compat::dds::DataReader* reader = nullptr;
+        std::unique_ptr<MatchCounter> counter;
+        std::vector<Received> received;
+    };
+
+    void publish(Writer& writer, SteadyTime start, SteadyTime end, const std::atomic<bool>& stop);
+    void execute(SteadyTime start);
+    void take_all();
+
+    const TopologyNodeSpec spec_;
+    const TopologyOptions& options_;
+    compat::dds::DomainParticipant* participant_ = nullptr;
+    std::vector<Writer> writers_;
+    std::vector<Reader> readers_;
+    std::vector<std::thread> publishers_;
+    std::thread executor_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool pending_ = false;
+    bool executor_stop_ = false;
+};
+
+}  // namespace perfgate
