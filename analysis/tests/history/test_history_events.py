@@ -183,3 +183,16 @@ def test_otava_validate_accepts_the_export(nightly):
     assert result.returncode == 0, log
     assert all(f"Checking perfgate.{sub}" in log for sub in SUBS[:2]) and "Validation finished: VALID" in log
     assert "duplicated" not in log and "ERROR" not in log
+
+
+def test_the_step_summary_shows_store_text_as_text():
+    hostile = pd.DataFrame([{s.EXPERIMENT_TYPE: "[x](javascript:alert(1))", s.EVENT_INDEX: 3,
+                             s.LABEL: "<img src=x onerror=alert(1)>", s.EVENT_COMMIT: "@team #12",
+                             s.EVENT_PREVIOUS_COMMIT: "`c`\nnext", s.EVENT_CHANGE: 6.0, s.EVENT_LOWER_BOUND: 2.0,
+                             s.EVENT_PAYLOADS: "16", s.EVENT_STATISTICS: "Median", s.EVENT_P_VALUE: 0.001}],
+                           columns=list(s.EVENT_COLUMNS))
+    summary = hf.events_markdown(hostile, 0.01)
+    assert len(summary.splitlines()) == 3  # the heading, a blank line, one item
+    for raw in ("<img", "](javascript", "@team", "#12", "`c`"):
+        assert raw not in summary
+    assert summary.splitlines()[2].startswith("- **REGRESSION**: ") and "+6.0 % (at least +2.0 %)" in summary
