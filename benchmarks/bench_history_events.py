@@ -1,10 +1,12 @@
 """History events in short histories: detection, position and false alarms of perfgate, and of Otava on the
 same stores (issue 24 item 2). Statistics, not timing: it measures how often, not how fast.
 
-    .venv/bin/python benchmarks/bench_history_events.py [--stores 40] [--flat-stores 200] [--otava PYTHON]
+    .venv/bin/python benchmarks/bench_history_events.py [--stores 100] [--varied-stores 20] [--flat-stores 200]
+        [--long-flat-stores 20] [--otava PYTHON] [--otava-stores 20] [--rows target,varied,flat,slow]
 
 Synthetic stores like the nightly's (10 sub-experiments x 11 payloads x Median, 99%, Max): per run a machine
 drift shared by every cell (normal, sd `drift`, in log), per cell its own noise (sd `noise`; Max 30 %),
+in some settings runs in a slow state (every cell 10 to 40 % slower, `slow` of the runs),
 and in one sub-experiment (STEP_SUB) a step of `step` in all three statistics from run `before` on,
 `after` runs before the end. Each store goes through what `perfgate history` runs (per-payload family
 and whole sub-experiment family at alpha 0.01, then events):
@@ -50,20 +52,24 @@ class Setting:
     step: float  # 1.0: a flat store
     drift: float
     noise: float
+    slow: float = 0.0  # fraction of runs in a slow state: every cell of the run 10 to 40 % slower
 
 
 # the issue's target first: +6 % with 25 runs before and 15 after, drift 2 %, noise 1.5 %
 TARGET = Setting(25, 15, 1.06, 0.02, 0.015)
 VARIED = [Setting(25, 15, 1.06, 0.01, 0.015), Setting(25, 15, 1.06, 0.03, 0.015), Setting(25, 15, 1.06, 0.02, 0.03),
           Setting(25, 15, 1.04, 0.02, 0.015), Setting(25, 15, 1.08, 0.02, 0.015), Setting(25, 5, 1.06, 0.02, 0.015),
-          Setting(25, 10, 1.06, 0.02, 0.015), Setting(100, 15, 1.06, 0.02, 0.015)]
-FLAT = [Setting(40, 0, 1.0, 0.02, 0.015), Setting(200, 0, 1.0, 0.02, 0.015)]
+          Setting(25, 10, 1.06, 0.02, 0.015), Setting(100, 15, 1.06, 0.02, 0.015),
+          Setting(25, 15, 1.06, 0.02, 0.015, 0.05)]
+FLAT = [Setting(40, 0, 1.0, 0.02, 0.015), Setting(200, 0, 1.0, 0.02, 0.015), Setting(40, 0, 1.0, 0.02, 0.015, 0.05)]
 
 
 def store_values(seed: int, setting: Setting) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     runs = setting.before + setting.after
     level = rng.normal(0.0, setting.drift, runs)
+    slow = rng.random(runs) < setting.slow
+    level[slow] += np.log(rng.uniform(1.1, 1.4, int(slow.sum())))
     frames = []
     for number, sub in enumerate(SUBS):
         for statistic, factor in zip(cp.STATISTICS, (1.0, 1.5, 20.0)):
@@ -126,7 +132,8 @@ def row(setting: Setting, stores: int, perfgate: tuple, otava: tuple | None, ota
         found = f"{hits}/{stores} ({100 * hits / stores:.0f} %)" if setting.step != 1.0 else "-"
         error = f"{np.median(errors):.0f}" if errors else "-"
         return f"{found} | {error} | {false}/{stores} ({100 * false / stores:.1f} %)"
-    step = f"{100 * (setting.step - 1):+.0f} %" if setting.step != 1.0 else "flat"
+    step = (f"{100 * (setting.step - 1):+.0f} %" if setting.step != 1.0 else "flat") + (
+        f", {100 * setting.slow:.0f} % slow runs" if setting.slow else "")
     return (f"| {step} | {setting.before}+{setting.after} | {100 * setting.drift:.0f} % | {100 * setting.noise:.1f} % | "
             f"{stores} | {cells(perfgate, stores)} | {cells(otava, otava_stores)} |")
 
@@ -140,17 +147,22 @@ def main() -> int:
     parser.add_argument("--flat-stores", type=int, default=200, help="flat stores of 40 runs (a fifth as many of 200)")
     parser.add_argument("--otava", default=os.environ.get("PERFGATE_OTAVA_PYTHON"),
                         help="python of a venv with apache-otava; without, Otava is not run")
-    parser.add_argument("--only-target", action="store_true", help="the target setting and the flat stores only")
+    parser.add_argument("--long-flat-stores", type=int, default=20, help="flat stores of 200 runs, and with slow runs")
+    parser.add_argument("--rows", default="target,varied,flat",
+                        help="which settings: target, varied, flat, slow (those with slow runs only)")
     arguments = parser.parse_args()
     print(f"load before: {Path('/proc/loadavg').read_text().strip()}")
     print("| step | runs before+after | drift | noise | stores | perfgate found at +-1 | position error (median) "
           "| false alarms | Otava found at +-1 | position error | false alarms |  (Otava: the first --otava-stores)")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     started, otava_seconds = time.process_time(), 0.0
-    settings = [TARGET, *([] if arguments.only_target else VARIED), *FLAT]
-    for number, setting in enumerate(settings):
+    rows = set(arguments.rows.split(","))
+    for number, setting in enumerate([TARGET, *VARIED, *FLAT]):  # the number seeds the stores: rows repeat
+        kind = "target" if setting == TARGET else "varied" if setting.step != 1.0 else "flat"
+        if kind not in rows and not ("slow" in rows and setting.slow):
+            continue
         count = arguments.stores if setting == TARGET else arguments.varied_stores if setting.step != 1.0 else (
-            arguments.flat_stores if setting.before <= 40 else max(1, arguments.flat_stores // 5))
+            arguments.flat_stores if setting.before <= 40 and not setting.slow else arguments.long_flat_stores)
         stores = [store_values(1000 * number + seed, setting) for seed in range(count)]
         runs = setting.before + setting.after
         found = []
