@@ -11,7 +11,9 @@ and left out before anything is drawn. The command reports and exits 0: gating i
 history shows the trend.
 
 Experiments are taken commit by commit (change_points.commit_order). Change points over every
-sub-experiment, payload and statistic (change_points.detect) go to `<plots>/change_points.csv`, and
+sub-experiment, payload and statistic (change_points) go to `<plots>/change_points.csv`, those of each
+sub-experiment as a whole (history.whole) join them in events (history.events: `<plots>/events.csv`
+and events.md, which lead the console), and
 the store as Apache Otava CSV to `<plots>/otava/` (history_files), with or without plots. Each run's
 A/B verdict against its parent, where it has one, is marked at its commit (history_ab).
 """
