@@ -15,7 +15,6 @@ EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 
-
 # --- sub-experiments (docs/formats.md section 2) -----------------------------------------------
 @dataclass(frozen=True)
 class SubExperiment:
@@ -199,7 +198,6 @@ def throughput_csv_name(sub: str) -> str:
     """sub: the latency sub-experiment's name."""
     return f"{throughput_name(sub)}.csv"
 
-
 # --- file names (docs/formats.md sections 8 and 9) ---------------------------------------------
 METADATA_FILE = "metadata.json"
 JUNIT_FILE = "junit.xml"
@@ -283,7 +281,6 @@ def history_magnitude_png(history_dir: Path, sub: str, magnitude: str) -> Path:
 def history_payload_png(history_dir: Path, sub: str, payload: int, magnitude: str) -> Path:
     return history_dir / sub / f"{payload}_bytes_{CHECK_SLUGS[magnitude]}.png"
 
-
 # --- metadata.json values (docs/formats.md section 8; its keys are the fields of perfgate.model) -----
 # each sub-experiment's `outcome`
 OUTCOME_OK = "ok"
@@ -292,7 +289,12 @@ OUTCOME_FAILED_TO_START = "failed_to_start"
 FASTDDS_SOURCE_SYSTEM = "system_package"
 FASTDDS_SOURCE_COLCON = "colcon_build"
 
-
+# --- history events, one per moment a sub-experiment moved (history.events; docs/formats.md section 9)
+EVENTS_CSV, EVENT_INDEX, EVENT_COMMIT, EVENT_PREVIOUS_COMMIT = "events.csv", "Index", "Fast DDS commit", "Previous commit"
+EVENT_CHANGE, EVENT_LOWER_BOUND, EVENT_P_VALUE = "Change [%]", "Lower bound [%]", "p-value"
+EVENT_PAYLOADS, EVENT_STATISTICS = "Payloads", "Statistics"  # what moved, space-separated
+EVENT_COLUMNS = (EXPERIMENT_TYPE, EVENT_INDEX, LABEL, EVENT_COMMIT, EVENT_PREVIOUS_COMMIT, EVENT_CHANGE, EVENT_LOWER_BOUND,
+                 EVENT_PAYLOADS, EVENT_STATISTICS, EVENT_P_VALUE)
 # --- compare and determine-requirements outputs (history / compare / requirements helper) -------
 REFERENCE = "Reference"
 RESULT = "Result"
@@ -313,7 +315,6 @@ def compare_png(plots_dir: Path, sub: str, pair: str) -> Path:
 def requirements_provenance_json(requirements_csv: Path) -> Path:
     """How a determined requirements CSV was made, beside it: `<stem>_provenance.json`."""
     return requirements_csv.with_name(f"{requirements_csv.stem}_provenance.json")
-
 
 # --- gate reports and baselines (gate / report helper) ------------------------------------------
 REPORT_HTML = "report.html"

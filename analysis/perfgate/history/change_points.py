@@ -181,12 +181,16 @@ def tests_of_series(values: pd.DataFrame, alpha: float = DEFAULT_ALPHA, min_size
     return found, untested
 
 
-def decide(found: list[tuple], untested: int, experiments: pd.DataFrame, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
-    """The change points of `tests_of_series`' candidates whose Holm-adjusted p-value is at most alpha."""
+def decide(found: list[tuple], untested: int, experiments: pd.DataFrame, alpha: float = DEFAULT_ALPHA,
+           share: float = 1.0) -> pd.DataFrame:
+    """The change points of `tests_of_series`' candidates whose Holm-adjusted p-value is at most alpha.
+
+    `share`: the part of alpha this family of tests may spend when the level is split between
+    families (history.whole); its adjusted p-values are divided by it, so they compare with alpha."""
     if not found:
         return pd.DataFrame(columns=list(CHANGE_POINT_COLUMNS))
     # the series without a candidate are tests with p = 1: they only raise Holm's count
-    adjusted = holm([row[-1] for row in found] + [1.0] * untested)[:len(found)]
+    adjusted = [min(1.0, p_value / share) for p_value in holm([row[-1] for row in found] + [1.0] * untested)[:len(found)]]
     rows = []
     for (sub, payload, statistic, index, previous, before, after, _), p_value in zip(found, adjusted):
         if p_value <= alpha:

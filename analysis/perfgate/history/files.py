@@ -3,6 +3,8 @@
 - `<plots>/change_points.csv`: change_points.CHANGE_POINT_COLUMNS, one row per change point,
   regressions first; floats with 3 decimals, the p-value with 6 significant digits (it is compared
   with levels like 0.01 / 330, which 3 decimals would round to zero);
+- `<plots>/events.csv`: schema.EVENT_COLUMNS, one row per event (history.events), regressions
+  first, and `<plots>/events.md`, the same for the nightly step summary (Markdown, escaped);
 - `<plots>/otava/<sub>.csv` and `<plots>/otava/otava.yaml`: the store in the CSV layout of Apache
   Otava's csv tests (a time column, the commit as an attribute, one column per metric), with the
   test definitions, for teams that already run Otava on their other benchmarks.
@@ -19,11 +21,14 @@ from pathlib import Path
 import pandas as pd
 
 from . import change_points as cp
+import json
+
 from .. import files
 from .. import schema as s
-from ..escape import spreadsheet
+from ..escape import markdown, spreadsheet
 
 CHANGE_POINTS_CSV = "change_points.csv"
+EVENTS_MD = "events.md"  # events.csv as Markdown, for the nightly step summary
 OTAVA_DIR = "otava"
 OTAVA_CONFIG = "otava.yaml"
 OTAVA_TIME = "time"
@@ -41,6 +46,45 @@ def format_change_points(table: pd.DataFrame) -> str:
     for column in (s.LABEL, cp.COMMIT, cp.PREVIOUS_COMMIT):  # from the store: never a formula
         out[column] = spreadsheet.cells(out[column])
     return files.format_csv(out)
+
+
+def format_events(table: pd.DataFrame) -> str:
+    """events.csv: schema.EVENT_COLUMNS; changes with 3 decimals, the p-value with 6 significant digits."""
+    out = table.loc[:, list(s.EVENT_COLUMNS)].copy()
+    out[s.EVENT_P_VALUE] = out[s.EVENT_P_VALUE].map(lambda value: f"{value:.6g}")
+    for column in (s.EVENT_CHANGE, s.EVENT_LOWER_BOUND):
+        out[column] = out[column].map(lambda value: "" if pd.isna(value) else f"{value:.3f}")
+    for column in (s.LABEL, s.EVENT_COMMIT, s.EVENT_PREVIOUS_COMMIT):  # from the store: never a formula
+        out[column] = spreadsheet.cells(out[column].fillna(""))
+    return files.format_csv(out)
+
+
+def event_texts(table: pd.DataFrame, higher_is_worse: bool = True) -> list[tuple[str, ...]]:
+    """Per event, raw (unescaped) parts: kind, sub-experiment, change, commits, run, what moved, p."""
+    parts = []
+    for row in table.itertuples(index=False):
+        sub, index, label, commit, previous, change, bound, payloads, statistics, p_value = row
+        kind = "REGRESSION" if (change > 0) == higher_is_worse else "improvement"
+        size = f"{change:+.1f} %" + ("" if pd.isna(bound) else f" (at least {bound:+.1f} %)")
+        commits = f"{_short(previous)}..{_short(commit)}" if commit else f"experiment {label}"
+        moved = f"payloads {payloads or '-'}; {statistics or '-'}"
+        parts.append((kind, str(sub), size, commits, f"#{index} {label}", moved, f"p {p_value:.2g}"))
+    return parts
+
+
+def event_lines(table: pd.DataFrame) -> list[str]:
+    """One line per event for the terminal (unescaped: the caller escapes for the log)."""
+    return [f"  {kind}: {sub} {size} from {commits} ({run}); {moved}; {p}"
+            for kind, sub, size, commits, run, moved, p in event_texts(table)]
+
+
+def events_markdown(table: pd.DataFrame, alpha: float) -> str:
+    """The nightly step summary's head: one list item per event, store text escaped for Markdown."""
+    lines = [f"### perfgate history: {len(table)} event(s) at a family-wise false-alarm level of {alpha:g}", ""]
+    for kind, sub, size, commits, run, moved, p in event_texts(table):
+        lines.append(f"- **{kind}**: {markdown.text(sub)} {size} from {markdown.text(commits)} "
+                     f"({markdown.text(run)}); {moved}; {p}")
+    return "\n".join(lines) + "\n"
 
 
 def change_point_lines(table: pd.DataFrame) -> list[str]:
@@ -85,14 +129,24 @@ def otava_table(table: pd.DataFrame, experiments: pd.DataFrame, order_column: st
     return frame.reset_index(drop=True)
 
 
-def otava_config(tables: dict[str, pd.DataFrame]) -> str:
-    """otava.yaml: one csv test per sub-experiment, its file beside the config."""
+def _yaml(text) -> str:
+    """A YAML double-quoted scalar: JSON's string syntax is one (YAML 1.2), escapes included, so a
+    name from the store cannot end its string, start a key or comment, or run anything."""
+    return json.dumps(str(text))
+
+
+def otava_config(tables: dict[str, pd.DataFrame], direction: int = -1) -> str:
+    """otava.yaml: one csv test per sub-experiment, its file beside the config; each metric named
+    `<sub>.<column>` (Otava wants metric names unique over every test) with the direction in which
+    it gets better: -1 for a latency (lower is better), 1 for a throughput. Names come from the store:
+    every one is a quoted YAML string (_yaml)."""
     lines = ["# written by perfgate history: one Otava csv test per sub-experiment (docs/history.md)", "tests:"]
     for sub, frame in tables.items():
-        metrics = ", ".join(frame.columns[3:])
-        lines += [f"  perfgate.{sub}:", "    type: csv", f"    file: {sub}.csv", f"    time_column: {OTAVA_TIME}",
-                  f"    attributes: [{OTAVA_COMMIT}, {OTAVA_LABEL}]", f"    metrics: [{metrics}]",
-                  "    csv_options:", '      delimiter: ","']
+        lines += [f"  {_yaml(f'perfgate.{sub}')}:", "    type: csv", f"    file: {_yaml(f'{sub}.csv')}",
+                  f"    time_column: {OTAVA_TIME}", f"    attributes: [{OTAVA_COMMIT}, {OTAVA_LABEL}]", "    metrics:"]
+        for column in frame.columns[3:]:
+            lines.append(f"      {_yaml(f'{sub}.{column}')}: {{column: {_yaml(column)}, direction: {direction}}}")
+        lines += ["    csv_options:", '      delimiter: ","']
     return "\n".join(lines) + "\n"
 
 

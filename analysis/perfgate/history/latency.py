@@ -11,7 +11,9 @@ and left out before anything is drawn. The command reports and exits 0: gating i
 history shows the trend.
 
 Experiments are taken commit by commit (change_points.commit_order). Change points over every
-sub-experiment, payload and statistic (change_points.detect) go to `<plots>/change_points.csv`, and
+sub-experiment, payload and statistic (change_points) go to `<plots>/change_points.csv`, those of each
+sub-experiment as a whole (history.whole) join them in events (history.events: `<plots>/events.csv`
+and events.md, which lead the console), and
 the store as Apache Otava CSV to `<plots>/otava/` (history_files), with or without plots. Each run's
 A/B verdict against its parent, where it has one, is marked at its commit (history_ab).
 """
@@ -29,6 +31,8 @@ import pandas as pd
 
 from ..latency import experiments as ex
 from . import change_points as cp
+from . import events as history_events
+from . import whole
 from .. import files, outputs
 from ..store import experiments as store, check as store_check
 from . import ab as history_ab
@@ -124,8 +128,10 @@ def index_folder(experiments_results: Path) -> Path | None:
     return folder if store.is_store(folder.parent) else None
 
 
-def _test_sub(sub: str, table: pd.DataFrame, alpha: float) -> tuple[list[tuple], int]:
-    return cp.tests_of_series(cp.long_values({sub: table}, ex.ORDER), alpha)
+def _test_sub(sub: str, table: pd.DataFrame, alpha: float) -> tuple[tuple[list[tuple], int], tuple[list[tuple], int]]:
+    """The tests of one sub-experiment's per-payload series and of its whole series (history.whole)."""
+    values = cp.long_values({sub: table}, ex.ORDER)
+    return cp.tests_of_series(values, alpha * (1 - whole.WHOLE_SHARE)), whole.tests_of_subs(values, alpha)
 
 
 def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, pd.DataFrame], changes: pd.DataFrame,
@@ -323,9 +329,11 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
         verdicts = [history_ab.read_verdict(e.path) for e in experiments]  # the A/B of each run, where it has one
         by_sub = dict(zip(subs, tables))
         tested = _map(executor, _test_sub, [(sub, table, alpha) for sub, table in by_sub.items()])
-        changes = cp.decide([row for found, _ in tested for row in found], sum(untested for _, untested in tested),
-                            described, alpha)
+        changes, wholes = whole.decide_both(*whole.joined(tested), described, alpha)
+        events = history_events.events(changes, wholes, cp.long_values(by_sub, ex.ORDER), described, alpha)
         files.write_text(plots / hf.CHANGE_POINTS_CSV, hf.format_change_points(changes))
+        files.write_text(plots / s.EVENTS_CSV, hf.format_events(events))
+        files.write_text(plots / hf.EVENTS_MD, hf.events_markdown(events, alpha))
         hf.write_otava(plots / hf.OTAVA_DIR, {sub: hf.otava_table(table, described, ex.ORDER)
                                               for sub, table in by_sub.items() if not table.empty})
         drawn = 0
@@ -345,6 +353,11 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
 
     throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]
+    # the events lead: one line per moment a sub-experiment moved, the drill-down follows
+    print(f"history: {len(events)} event(s), {int((events[s.EVENT_CHANGE] > 0).sum())} regression(s), family-wise "
+          f"false-alarm level {alpha:g}: {log_text(plots / s.EVENTS_CSV)}")
+    for line in hf.event_lines(events):
+        print(log_text(line))
     if damaged:
         print(f"history: {len(damaged)} damaged experiment(s) skipped: {log_list(d.folder.name for d in damaged)}")
     print(f"history: {len(experiments)} experiments ({log_text(experiments[0].label)} .. {log_text(newest.label)}), "

@@ -57,7 +57,7 @@ def test_history_prints_hostile_labels_and_versions_without_a_command(tmp_path, 
                      "--plots-directory", str(tmp_path / "plots"), "--no-plots"]) == s.EXIT_OK
     out = printed(capsys)
     regressions = [line for line in out.splitlines() if line.startswith("  REGRESSION: ")]
-    assert len(regressions) == 6, out
+    assert len(regressions) == 7, out  # the event (issue 24), then its 6 change points
     assert command_lines(out) == [], out
     # the label is still there to read, on the REGRESSION line itself
     assert all("(#20 x\\n::warning title=FORGED::forged #20)" in line for line in regressions)

@@ -104,12 +104,14 @@ def test_history_writes_change_points_and_the_otava_export_without_plots(tmp_pat
     assert len(otava) == 60 and otava.loc[0, "time"] == "2026-01-01 02:00:00 +0000"
     assert otava.loc[40, "commit"] == "28" + "a" * 38
     config = (plots / hf.OTAVA_DIR / hf.OTAVA_CONFIG).read_text()
-    assert f"  perfgate.{SUBS[1]}:\n    type: csv\n    file: {SUBS[1]}.csv\n    time_column: time\n" in config
-    assert "    metrics: [median_16, median_1024, p99_16, p99_1024, max_16, max_1024]\n" in config
+    assert f'  "perfgate.{SUBS[1]}":\n    type: csv\n    file: "{SUBS[1]}.csv"\n    time_column: time\n' in config
+    # metric names unique over every test (Otava refuses duplicates), lower latency is better
+    assert f'      "{SUBS[1]}.median_16": {{column: "median_16", direction: -1}}\n' in config
     # as Otava reads it (YAML): one csv test per sub-experiment, every metric a column of its file
     tests = yaml.safe_load(config)["tests"]
     assert sorted(tests) == sorted(f"perfgate.{sub}" for sub in SUBS[:2])
-    assert tests[f"perfgate.{SUBS[1]}"]["metrics"] == list(otava.columns[3:])
+    assert tests[f"perfgate.{SUBS[1]}"]["metrics"] == {f"{SUBS[1]}.{column}": {"column": column, "direction": -1}
+                                                       for column in otava.columns[3:]}
     assert tests[f"perfgate.{SUBS[1]}"]["attributes"] == ["commit", "label"]
 
 

@@ -99,9 +99,9 @@ def test_history_without_plots_draws_nothing_and_accepts_underscore_options(stor
     code = cli.main(["history", "--requirements", str(requirements_csv), "--experiments_results",
                      str(store / s.STORE_EXPERIMENTS_DIR), "--plots_directory", str(plots), "--no_plots"])
     assert code == s.EXIT_OK
-    # no plot; the change points and the Otava export are written all the same (issue 13)
+    # no plot; the events, the change points and the Otava export are written all the same (issues 13, 24)
     assert not list(plots.rglob("*.png"))
-    assert sorted(p.name for p in plots.iterdir()) == ["change_points.csv", "otava"]
+    assert sorted(p.name for p in plots.iterdir()) == ["change_points.csv", "events.csv", "events.md", "otava"]
 
 
 def damage_summary(folder: Path) -> Path:

@@ -1,0 +1,198 @@
+"""History events (issue 24): a step is one event found in a short history; a flat one has none;
+events.csv and the console lead; the Otava export is valid for Otava and safe for YAML."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from perfgate import files
+from perfgate import schema as s
+from perfgate.history import change_points as cp
+from perfgate.history import events as history_events
+from perfgate.history import files as hf
+from perfgate.history import latency as history
+from perfgate.history import whole
+
+SUBS = s.DEFAULT_SUBEXPERIMENT_NAMES
+PAYLOADS = s.PAYLOADS
+STEP_SUB = SUBS[3]
+
+
+def nightly_values(seed: int, runs: int, step_at: int | None = None, step: float = 1.06, drift: float = 0.02,
+                   noise: float = 0.015) -> pd.DataFrame:
+    """The issue's stores: per run a machine drift shared by every cell (sd `drift`), per cell its own
+    noise; Median, 99% and Max of STEP_SUB multiplied by `step` from run `step_at` on."""
+    rng = np.random.default_rng(seed)
+    level = rng.normal(0.0, drift, runs)
+    frames = []
+    for number, sub in enumerate(SUBS):
+        for statistic, factor in zip(cp.STATISTICS, (1.0, 1.5, 20.0)):
+            spread = 0.3 if statistic == s.MAX else noise
+            values = 10.0 * (1 + number) * factor * np.exp(level[:, None] + rng.normal(0, spread, (runs, len(PAYLOADS))))
+            if sub == STEP_SUB and step_at is not None:
+                values[step_at:] *= step
+            frames.append(pd.DataFrame({s.EXPERIMENT_TYPE: sub, s.BYTES: np.tile(PAYLOADS, runs), cp.STATISTIC: statistic,
+                                        cp.INDEX: np.repeat(np.arange(runs), len(PAYLOADS)), cp.VALUE: values.ravel()}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def described(runs: int) -> pd.DataFrame:
+    return pd.DataFrame({s.LABEL: [f"nightly-{i:03d}" for i in range(runs)],
+                         cp.COMMIT: [f"{i:04x}" + "c" * 36 for i in range(runs)]})
+
+
+def history_events_of(values: pd.DataFrame, runs: int, alpha: float = cp.DEFAULT_ALPHA):
+    payload_tests = cp.tests_of_series(values, alpha * (1 - whole.WHOLE_SHARE))
+    changes, wholes = whole.decide_both(payload_tests, whole.tests_of_subs(values, alpha), described(runs), alpha)
+    return changes, history_events.events(changes, wholes, values, described(runs), alpha)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_6_percent_step_with_15_runs_after_it_is_one_event_at_its_run(seed):
+    runs, step_at = 40, 25
+    values = nightly_values(seed, runs, step_at)
+    # each payload's series alone finds nothing here (the issue's "short histories miss real steps")
+    assert cp.detect(values, described(runs)).empty
+    _, found = history_events_of(values, runs)
+    assert list(found.columns) == list(s.EVENT_COLUMNS)
+    assert len(found) == 1
+    event = found.iloc[0]
+    assert event[s.EXPERIMENT_TYPE] == STEP_SUB and abs(event[s.EVENT_INDEX] - step_at) <= 1
+    assert event[s.LABEL] == f"nightly-{event[s.EVENT_INDEX]:03d}"
+    assert event[s.EVENT_COMMIT] == f"{event[s.EVENT_INDEX]:04x}" + "c" * 36
+    assert event[s.EVENT_PREVIOUS_COMMIT] == f"{event[s.EVENT_INDEX] - 1:04x}" + "c" * 36
+    assert 3.0 < event[s.EVENT_CHANGE] < 9.0 and 0.0 < event[s.EVENT_LOWER_BOUND] < event[s.EVENT_CHANGE]
+    assert s.MEDIAN in event[s.EVENT_STATISTICS].split() and event[s.EVENT_P_VALUE] <= cp.DEFAULT_ALPHA
+    assert set(event[s.EVENT_PAYLOADS].split()) <= {str(payload) for payload in PAYLOADS}
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_flat_short_history_has_no_event(seed):
+    changes, found = history_events_of(nightly_values(seed, 40), 40)
+    assert found.empty and changes.empty and list(found.columns) == list(s.EVENT_COLUMNS)
+
+
+def test_the_change_points_of_one_step_are_one_event_regressions_first():
+    """A long history: 11 payloads x statistics found a run or two apart are one event, with what moved;
+    an improvement of another sub-experiment is a second event, after the regression."""
+    runs = 200
+    values = nightly_values(6, runs, 120, step=1.08)
+    faster = (values[s.EXPERIMENT_TYPE] == SUBS[0]) & (values[cp.INDEX] >= 60)
+    values.loc[faster, cp.VALUE] *= 0.85
+    changes, found = history_events_of(values, runs)
+    assert len(changes[changes[s.EXPERIMENT_TYPE] == STEP_SUB]) > 10  # the drill-down has many rows
+    assert list(found[s.EXPERIMENT_TYPE]) == [STEP_SUB, SUBS[0]]
+    assert abs(found.loc[0, s.EVENT_INDEX] - 120) <= 1 and abs(found.loc[1, s.EVENT_INDEX] - 60) <= 1
+    assert found.loc[0, s.EVENT_CHANGE] > 0 > found.loc[1, s.EVENT_CHANGE]
+    assert found.loc[0, s.EVENT_PAYLOADS].split() == [str(payload) for payload in PAYLOADS]
+    assert found.loc[0, s.EVENT_STATISTICS] == "Median 99% Max"  # the step moved all three
+    assert -18.0 < found.loc[1, s.EVENT_CHANGE] < -12.0 and found.loc[1, s.EVENT_LOWER_BOUND] > found.loc[1, s.EVENT_CHANGE]
+
+
+def test_the_lower_bound_is_the_confidence_end_nearer_zero():
+    rng = np.random.default_rng(7)
+    before, after = rng.normal(0.0, 0.01, 30), rng.normal(0.05, 0.01, 30)
+    bound = history_events.lower_bound(before, after, 0.01)
+    assert 0.0 < bound < 0.05
+    assert history_events.lower_bound(after, before, 0.01) == pytest.approx(-bound, abs=0.01)
+    assert np.isnan(history_events.lower_bound(before, rng.normal(0.0, 0.01, 30), 0.01))
+
+
+# --- the command ----------------------------------------------------------------------------------
+def write_nightly_store(root: Path, runs: int, step_at: int, subs=SUBS[:2]) -> None:
+    values = nightly_values(9, runs, step_at)
+    for index in range(runs):
+        folder = root / s.STORE_EXPERIMENTS_DIR / f"run-{index:03d}"
+        for number, sub in enumerate(subs):
+            source = SUBS[3] if number == 1 else SUBS[0]  # the second sub has the step
+            rows = values[(values[s.EXPERIMENT_TYPE] == source) & (values[cp.INDEX] == index)]
+            wide = rows.pivot(index=s.BYTES, columns=cp.STATISTIC, values=cp.VALUE)
+            median = wide[s.MEDIAN].to_numpy()
+            files.write_csv(folder / s.summary_csv_name(sub), pd.DataFrame({
+                s.BYTES: wide.index, s.SAMPLES: 1000, s.MAX: wide[s.MAX].to_numpy(), s.MIN: median * 0.8,
+                s.MEAN: median * 1.05, s.MEDIAN: median, s.STDEV: median * 0.1, s.MEAN_JITTER: median * 0.05,
+                s.MAX_JITTER: median * 18, s.P90: median * 1.2, s.P99: wide[s.P99].to_numpy(),
+                s.P9999: median * 5}).loc[:, list(s.SUMMARY_COLUMNS)])
+        files.write_metadata(folder, {
+            "label": f"nightly-{index:03d}", "created_utc": f"2026-01-{1 + index // 24:02d}T{index % 24:02d}:00:00+00:00",
+            "fastdds": {"version": "3.6.2", "commit": f"{index:02x}" + "a" * 38, "source": "colcon_build"},
+            "latency_definition": s.ROUND_TRIP, "platform": {"id": "0123456789abcdef"}})
+
+
+@pytest.fixture
+def nightly(tmp_path):
+    write_nightly_store(tmp_path / "store", 40, 25)
+    requirements = tmp_path / "requirements.csv"
+    files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 900.0, s.P99: 900.0,
+                                                 s.MAX: 9000.0} for sub in SUBS[:2]]))
+    plots = tmp_path / "plots"
+    return requirements, tmp_path / "store", plots
+
+
+def test_history_writes_events_and_leads_the_console_with_them(nightly, capsys):
+    requirements, store, plots = nightly
+    assert history.command_history(str(requirements), str(store), str(plots), no_plots=True) == 0
+    lines = (plots / s.EVENTS_CSV).read_text().splitlines()
+    assert lines[0] == ("Experiment type,Index,Label,Fast DDS commit,Previous commit,Change [%],Lower bound [%],"
+                        "Payloads,Statistics,p-value")
+    assert len(lines) == 2 and lines[1].startswith(f"{SUBS[1]},")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("history: 1 event(s), 1 regression(s), family-wise false-alarm level 0.01: ")
+    assert out[1].startswith(f"  REGRESSION: {SUBS[1]} +") and "(#" in out[1] and "; payloads " in out[1]
+    summary = (plots / hf.EVENTS_MD).read_text()
+    assert summary.startswith("### perfgate history: 1 event(s)") and f"- **REGRESSION**: {SUBS[1]} +" in summary
+
+
+# --- the Otava export -----------------------------------------------------------------------------
+HOSTILE = 'x": 1\n  "injected": {type: csv}\n# \u2028&a *a !!python/object:os.system'
+
+
+def test_otava_names_from_the_store_stay_yaml_strings():
+    frame = pd.DataFrame({"time": ["2026-01-01 00:00:00 +0000"], "commit": ["c"], "label": ["l"], "median_16": [1.0]})
+    config = yaml.safe_load(hf.otava_config({HOSTILE: frame, "plain": frame}))
+    assert list(config["tests"]) == [f"perfgate.{HOSTILE}", "perfgate.plain"]
+    test = config["tests"][f"perfgate.{HOSTILE}"]
+    assert test["file"] == f"{HOSTILE}.csv"
+    assert test["metrics"] == {f"{HOSTILE}.median_16": {"column": "median_16", "direction": -1}}
+    assert config["tests"]["perfgate.plain"]["metrics"] == {"plain.median_16": {"column": "median_16", "direction": -1}}
+
+
+def otava_command() -> str | None:
+    """The real Otava, in its own venv (it pins numpy 2.2.0): $PERFGATE_OTAVA, else on PATH."""
+    return os.environ.get("PERFGATE_OTAVA") or shutil.which("otava")
+
+
+@pytest.mark.skipif(otava_command() is None, reason="Otava is not installed: set PERFGATE_OTAVA to its otava "
+                                                    "(python3 -m venv V && V/bin/pip install apache-otava)")
+def test_otava_validate_accepts_the_export(nightly):
+    requirements, store, plots = nightly
+    assert history.command_history(str(requirements), str(store), str(plots), no_plots=True) == 0
+    folder = plots / hf.OTAVA_DIR
+    # Otava opens each test's file relative to its working directory
+    # (its --config-file is an option of the sub-command: before it, Otava reads no config and finds it VALID)
+    result = subprocess.run([otava_command(), "validate", "--config-file", hf.OTAVA_CONFIG], cwd=folder,
+                            capture_output=True, text=True, timeout=120)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log
+    assert all(f"Checking perfgate.{sub}" in log for sub in SUBS[:2]) and "Validation finished: VALID" in log
+    assert "duplicated" not in log and "ERROR" not in log
+
+
+def test_the_step_summary_shows_store_text_as_text():
+    hostile = pd.DataFrame([{s.EXPERIMENT_TYPE: "[x](javascript:alert(1))", s.EVENT_INDEX: 3,
+                             s.LABEL: "<img src=x onerror=alert(1)>", s.EVENT_COMMIT: "@team #12",
+                             s.EVENT_PREVIOUS_COMMIT: "`c`\nnext", s.EVENT_CHANGE: 6.0, s.EVENT_LOWER_BOUND: 2.0,
+                             s.EVENT_PAYLOADS: "16", s.EVENT_STATISTICS: "Median", s.EVENT_P_VALUE: 0.001}],
+                           columns=list(s.EVENT_COLUMNS))
+    summary = hf.events_markdown(hostile, 0.01)
+    assert len(summary.splitlines()) == 3  # the heading, a blank line, one item
+    for raw in ("<img", "](javascript", "@team", "#12", "`c`"):
+        assert raw not in summary
+    assert summary.splitlines()[2].startswith("- **REGRESSION**: ") and "+6.0 % (at least +2.0 %)" in summary
