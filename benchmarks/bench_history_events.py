@@ -38,6 +38,7 @@ from perfgate import schema as s
 from perfgate.history import change_points as cp
 from perfgate.history import events as history_events
 from perfgate.history import whole
+from perfgate.history import names as event_names
 
 SUBS = s.DEFAULT_SUBEXPERIMENT_NAMES
 PAYLOADS = s.PAYLOADS
@@ -168,7 +169,7 @@ def main() -> int:
         found = []
         for values in stores:
             table = perfgate_events(values, runs)
-            found.append(list(zip(table[s.EXPERIMENT_TYPE], table[s.EVENT_INDEX].astype(int))))
+            found.append(list(zip(table[s.EXPERIMENT_TYPE], table[event_names.EVENT_INDEX].astype(int))))
         otava = None
         if arguments.otava and setting in (TARGET, *FLAT):
             clock = time.time()

@@ -289,12 +289,6 @@ OUTCOME_FAILED_TO_START = "failed_to_start"
 FASTDDS_SOURCE_SYSTEM = "system_package"
 FASTDDS_SOURCE_COLCON = "colcon_build"
 
-# --- history events, one per moment a sub-experiment moved (history.events; docs/formats.md section 9)
-EVENTS_CSV, EVENT_INDEX, EVENT_COMMIT, EVENT_PREVIOUS_COMMIT = "events.csv", "Index", "Fast DDS commit", "Previous commit"
-EVENT_CHANGE, EVENT_LOWER_BOUND, EVENT_P_VALUE = "Change [%]", "Lower bound [%]", "p-value"
-EVENT_PAYLOADS, EVENT_STATISTICS = "Payloads", "Statistics"  # what moved, space-separated
-EVENT_COLUMNS = (EXPERIMENT_TYPE, EVENT_INDEX, LABEL, EVENT_COMMIT, EVENT_PREVIOUS_COMMIT, EVENT_CHANGE, EVENT_LOWER_BOUND,
-                 EVENT_PAYLOADS, EVENT_STATISTICS, EVENT_P_VALUE)
 # --- compare and determine-requirements outputs (history / compare / requirements helper) -------
 REFERENCE = "Reference"
 RESULT = "Result"
@@ -359,7 +353,6 @@ VERDICT_CSV = "verdict.csv"
 VERDICT_PAYLOADS_CSV = "verdict_payloads.csv"
 VERDICT_JSON = "verdict.json"
 VERDICT_HEATMAP_PNG = "verdict_heatmap.png"  # in <ab dir>/plots/
-BISECT_JSON, BISECT_STEPS_DIR, BISECT_CHART_PNG = "bisect.json", "steps", "bisect_change.png"  # perfgate bisect
 FASTDDS_SYSTEM_SPEC = "system"  # perfgate ab --baseline/--candidate: the system Fast DDS
 PIN_AUTO = "auto"  # --pin-cpus auto (the default): two distinct CPUs, isolated ones first
 PIN_NONE = "none"

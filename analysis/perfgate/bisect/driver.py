@@ -20,6 +20,7 @@ from ..fastdds import build, kept
 from ..fastdds.git import check_git_url
 from . import commits as history, report
 from . import search
+from . import names as bisect_names
 
 GOOD_NAME = "bisect-good"  # WS/installs/bisect-good: good's install, kept while the search measures against it
 
@@ -85,7 +86,7 @@ def measure(request: Request, commit: int, against: int, tests: list[search.Test
         return None, time.monotonic() - started
     request.count += 1
     sha = request.commits[commit].short
-    folder = request.output / s.BISECT_STEPS_DIR / f"{request.count:02d}-{sha}-vs-{request.commits[against].short}"
+    folder = request.output / bisect_names.BISECT_STEPS_DIR / f"{request.count:02d}-{sha}-vs-{request.commits[against].short}"
     options = dict(request.ab_options)
     if tests is not None:
         options["subexperiments"] = list(dict.fromkeys(test.subexperiment for test in tests))
@@ -116,7 +117,7 @@ def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None
     ab_options = dict(rounds=rounds, samples=samples, quick=quick, subexperiments=subexperiments, payloads=payloads,
                       pin_cpus=pin_cpus, cpu_latency_request=cpu_latency_request)
     # every A/B option checked before anything is fetched or built (exit 2)
-    probe = ab_latency.plan_ab(output=output / s.BISECT_STEPS_DIR / "check", baseline=s.FASTDDS_SYSTEM_SPEC,
+    probe = ab_latency.plan_ab(output=output / bisect_names.BISECT_STEPS_DIR / "check", baseline=s.FASTDDS_SYSTEM_SPEC,
                                candidate=s.FASTDDS_SYSTEM_SPEC, **ab_options)
     kept.check_workspace(workspace)
     with claims.claimed(output):

@@ -18,6 +18,7 @@ from .. import schema as s
 from ..report import CSS, _e, _md
 from . import search
 from .commits import Commit, commit_link
+from . import names as bisect_names
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,7 @@ def html_page(bisection: Bisection, chart_uri: str | None) -> str:
 
 
 def write(output: Path, bisection: Bisection, plots: bool) -> None:
-    files.write_text(output / s.BISECT_JSON, json.dumps(bisect_json(bisection), indent=2) + "\n")
+    files.write_text(output / bisect_names.BISECT_JSON, json.dumps(bisect_json(bisection), indent=2) + "\n")
     files.write_text(output / s.REPORT_MARKDOWN, markdown(bisection))
     chart_uri = None
     points = chart_points(bisection)
@@ -173,7 +174,7 @@ def write(output: Path, bisection: Bisection, plots: bool) -> None:
         from ..plotting.bisect_plots import draw_bisect_chart
         from ..report import embedded_images
 
-        path = output / s.PLOTS_DIR / s.BISECT_CHART_PNG
+        path = output / s.PLOTS_DIR / bisect_names.BISECT_CHART_PNG
         path.parent.mkdir(parents=True, exist_ok=True)
         result = bisection.result
         draw_bisect_chart(points, [c.short for c in bisection.commits], result.skipped, result.culprit, path,

@@ -34,6 +34,7 @@ from . import change_points as cp
 from . import whole
 from .. import schema as s
 from ..ab.verdict import holm
+from . import names as event_names
 
 # change points of one sub-experiment this close (in runs, chaining) are one event: payloads of
 # one step are placed a run or two apart, and a slow run beside the step moves one by three
@@ -135,15 +136,15 @@ def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, ex
         moved |= {(int(row[s.BYTES]), str(row[cp.STATISTIC])) for _, row in members.iterrows()}
         payloads = sorted({payload for payload, _ in moved if payload != whole.WHOLE})
         statistics = [statistic for statistic in s.CHECKED_MAGNITUDES if any(stat == statistic for _, stat in moved)]
-        rows.append({s.EXPERIMENT_TYPE: sub, s.EVENT_INDEX: split, s.LABEL: experiments.at[split, s.LABEL],
-                     s.EVENT_COMMIT: lead[cp.COMMIT], s.EVENT_PREVIOUS_COMMIT: lead[cp.PREVIOUS_COMMIT],
-                     s.EVENT_CHANGE: change, s.EVENT_LOWER_BOUND: 100.0 * math.expm1(bound) if not math.isnan(bound)
-                     else math.nan, s.EVENT_PAYLOADS: " ".join(str(payload) for payload in payloads),
-                     s.EVENT_STATISTICS: " ".join(statistics), s.EVENT_P_VALUE: float(members[cp.P_VALUE].min())})
-    table = pd.DataFrame(rows, columns=list(s.EVENT_COLUMNS))
+        rows.append({s.EXPERIMENT_TYPE: sub, event_names.EVENT_INDEX: split, s.LABEL: experiments.at[split, s.LABEL],
+                     event_names.EVENT_COMMIT: lead[cp.COMMIT], event_names.EVENT_PREVIOUS_COMMIT: lead[cp.PREVIOUS_COMMIT],
+                     event_names.EVENT_CHANGE: change, event_names.EVENT_LOWER_BOUND: 100.0 * math.expm1(bound) if not math.isnan(bound)
+                     else math.nan, event_names.EVENT_PAYLOADS: " ".join(str(payload) for payload in payloads),
+                     event_names.EVENT_STATISTICS: " ".join(statistics), event_names.EVENT_P_VALUE: float(members[cp.P_VALUE].min())})
+    table = pd.DataFrame(rows, columns=list(event_names.EVENT_COLUMNS))
     if table.empty:
         return table
-    worse = (table[s.EVENT_CHANGE] > 0) == higher_is_worse
-    table = table.assign(_worse=worse, _size=table[s.EVENT_CHANGE].abs().fillna(0.0))
+    worse = (table[event_names.EVENT_CHANGE] > 0) == higher_is_worse
+    table = table.assign(_worse=worse, _size=table[event_names.EVENT_CHANGE].abs().fillna(0.0))
     table = table.sort_values(["_worse", "_size"], ascending=[False, False], kind="stable")
     return table.drop(columns=["_worse", "_size"]).reset_index(drop=True)

@@ -26,6 +26,7 @@ import json
 from .. import files
 from .. import schema as s
 from ..escape import markdown, spreadsheet
+from . import names as event_names
 
 CHANGE_POINTS_CSV = "change_points.csv"
 EVENTS_MD = "events.md"  # events.csv as Markdown, for the nightly step summary
@@ -50,11 +51,11 @@ def format_change_points(table: pd.DataFrame) -> str:
 
 def format_events(table: pd.DataFrame) -> str:
     """events.csv: schema.EVENT_COLUMNS; changes with 3 decimals, the p-value with 6 significant digits."""
-    out = table.loc[:, list(s.EVENT_COLUMNS)].copy()
-    out[s.EVENT_P_VALUE] = out[s.EVENT_P_VALUE].map(lambda value: f"{value:.6g}")
-    for column in (s.EVENT_CHANGE, s.EVENT_LOWER_BOUND):
+    out = table.loc[:, list(event_names.EVENT_COLUMNS)].copy()
+    out[event_names.EVENT_P_VALUE] = out[event_names.EVENT_P_VALUE].map(lambda value: f"{value:.6g}")
+    for column in (event_names.EVENT_CHANGE, event_names.EVENT_LOWER_BOUND):
         out[column] = out[column].map(lambda value: "" if pd.isna(value) else f"{value:.3f}")
-    for column in (s.LABEL, s.EVENT_COMMIT, s.EVENT_PREVIOUS_COMMIT):  # from the store: never a formula
+    for column in (s.LABEL, event_names.EVENT_COMMIT, event_names.EVENT_PREVIOUS_COMMIT):  # from the store: never a formula
         out[column] = spreadsheet.cells(out[column].fillna(""))
     return files.format_csv(out)
 

@@ -48,6 +48,7 @@ from .throughput import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV
 from .throughput import change_point_lines as throughput_change_point_lines
 from .throughput import throughput_history
 from ..latency.check import is_over
+from . import names as event_names
 
 
 # --- pure computations --------------------------------------------------------------------------
@@ -332,7 +333,7 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
         changes, wholes = whole.decide_both(*whole.joined(tested), described, alpha)
         events = history_events.events(changes, wholes, cp.long_values(by_sub, ex.ORDER), described, alpha)
         files.write_text(plots / hf.CHANGE_POINTS_CSV, hf.format_change_points(changes))
-        files.write_text(plots / s.EVENTS_CSV, hf.format_events(events))
+        files.write_text(plots / event_names.EVENTS_CSV, hf.format_events(events))
         files.write_text(plots / hf.EVENTS_MD, hf.events_markdown(events, alpha))
         hf.write_otava(plots / hf.OTAVA_DIR, {sub: hf.otava_table(table, described, ex.ORDER)
                                               for sub, table in by_sub.items() if not table.empty})
@@ -354,8 +355,8 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
     throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]
     # the events lead: one line per moment a sub-experiment moved, the drill-down follows
-    print(f"history: {len(events)} event(s), {int((events[s.EVENT_CHANGE] > 0).sum())} regression(s), family-wise "
-          f"false-alarm level {alpha:g}: {log_text(plots / s.EVENTS_CSV)}")
+    print(f"history: {len(events)} event(s), {int((events[event_names.EVENT_CHANGE] > 0).sum())} regression(s), family-wise "
+          f"false-alarm level {alpha:g}: {log_text(plots / event_names.EVENTS_CSV)}")
     for line in hf.event_lines(events):
         print(log_text(line))
     if damaged:

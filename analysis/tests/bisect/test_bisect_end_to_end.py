@@ -22,6 +22,7 @@ import pytest
 from conftest import PACKAGE_XML, git_in
 from perfgate import schema as s
 from perfgate.fastdds import source as fastdds_source
+from perfgate.bisect import names as bisect_names
 
 CULPRIT, BROKEN_AT, COUNT = 7, 5, 12  # commits 0 (good) .. 11 (bad)
 DELAY_US = 300
@@ -143,7 +144,7 @@ def bisected(tmp_path_factory):
 def test_bisect_names_the_commit_that_made_the_echo_slower(bisected):
     root, commits, found, _ = bisected
     assert found.returncode == s.EXIT_REGRESSION, found.stdout[-4000:] + found.stderr[-4000:]
-    result = json.loads((root / "found" / s.BISECT_JSON).read_text())
+    result = json.loads((root / "found" / bisect_names.BISECT_JSON).read_text())
     assert result["status"] == "culprit found" and result["culprit"]["sha"] == commits[CULPRIT]
     assert result["culprit"]["subject"] == f"writer: wait {DELAY_US} us before each send"
     assert result["ab_count"] <= math.ceil(math.log2(COUNT - 1)) + 2 == result["ab_budget"]
@@ -157,7 +158,7 @@ def test_bisect_names_the_commit_that_made_the_echo_slower(bisected):
     for step in measured:
         folder = Path(step["ab_directory"])
         assert (folder / s.VERDICT_JSON).is_file() and len(list((folder / s.AB_ROUNDS_DIR).iterdir())) == 7
-    assert (root / "found" / s.PLOTS_DIR / s.BISECT_CHART_PNG).is_file()
+    assert (root / "found" / s.PLOTS_DIR / bisect_names.BISECT_CHART_PNG).is_file()
     assert commits[CULPRIT] in (root / "found" / s.REPORT_MARKDOWN).read_text()
     assert commits[CULPRIT] in (root / "found" / s.REPORT_HTML).read_text()
     assert f"perfgate bisect: REGRESSION: culprit {commits[CULPRIT][:10]}" in found.stdout
@@ -168,7 +169,7 @@ def test_bisect_names_the_commit_that_made_the_echo_slower(bisected):
 @pytest.mark.slow
 def test_a_broken_build_is_skipped_and_reported(bisected):
     root, commits, found, _ = bisected
-    result = json.loads((root / "found" / s.BISECT_JSON).read_text())
+    result = json.loads((root / "found" / bisect_names.BISECT_JSON).read_text())
     assert [commit["sha"] for commit in result["skipped"]] == [commits[BROKEN_AT]]
     skipped = [step for step in result["steps"] if step["commit"] == commits[BROKEN_AT]]
     assert [step["outcome"] for step in skipped] == ["skipped (build failed)"]
@@ -181,7 +182,7 @@ def test_a_broken_build_is_skipped_and_reported(bisected):
 def test_a_range_without_a_regression_is_exit_0_after_one_ab(bisected):
     root, commits, _, clean = bisected
     assert clean.returncode == s.EXIT_OK, clean.stdout[-4000:] + clean.stderr[-4000:]
-    result = json.loads((root / "clean" / s.BISECT_JSON).read_text())
+    result = json.loads((root / "clean" / bisect_names.BISECT_JSON).read_text())
     assert (result["status"], result["ab_count"], result["culprit"]) == ("no regression", 1, None)
     assert f"perfgate bisect: PASS: {commits[BROKEN_AT - 1][:10]} does not regress against {commits[0][:10]}" \
         in clean.stdout

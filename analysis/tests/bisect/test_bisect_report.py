@@ -12,6 +12,7 @@ from perfgate import schema as s
 from perfgate.bisect import commits as history
 from perfgate.bisect import report, search
 from perfgate.errors import InputError
+from perfgate.bisect import names as bisect_names
 
 MEDIAN = search.Test("interprocess_best_effort", "Median")
 HOSTILE = "<script>alert(1)</script> | **bold** [x](javascript:alert(1)) ::error::x"
@@ -39,7 +40,7 @@ def found_bisection() -> report.Bisection:
 def test_bisect_json_names_the_culprit_its_change_and_every_step(tmp_path):
     bisection = found_bisection()
     report.write(tmp_path, bisection, plots=True)
-    written = json.loads((tmp_path / s.BISECT_JSON).read_text())
+    written = json.loads((tmp_path / bisect_names.BISECT_JSON).read_text())
     culprit = bisection.commits[3]
     assert (written["status"], written["exit_code"], written["ab_count"], written["ab_budget"]) == \
         ("culprit found", 1, 4, math.ceil(math.log2(5)) + 2)
@@ -71,7 +72,7 @@ def test_the_chart_shows_the_commits_measured_against_good(tmp_path):
     assert sorted(points["index"]) == [1, 3, 5]
     assert points.set_index("index").loc[3, "change [%]"] == pytest.approx(98.0)
     report.write(tmp_path, bisection, plots=True)
-    chart = tmp_path / s.PLOTS_DIR / s.BISECT_CHART_PNG
+    chart = tmp_path / s.PLOTS_DIR / bisect_names.BISECT_CHART_PNG
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "data:image/" in (tmp_path / s.REPORT_HTML).read_text()
 

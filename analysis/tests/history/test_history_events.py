@@ -19,6 +19,7 @@ from perfgate.history import events as history_events
 from perfgate.history import files as hf
 from perfgate.history import latency as history
 from perfgate.history import whole
+from perfgate.history import names as event_names
 
 SUBS = s.DEFAULT_SUBEXPERIMENT_NAMES
 PAYLOADS = s.PAYLOADS
@@ -61,22 +62,22 @@ def test_a_6_percent_step_with_15_runs_after_it_is_one_event_at_its_run(seed):
     # each payload's series alone finds nothing here (the "short histories miss real steps")
     assert cp.detect(values, described(runs)).empty
     _, found = history_events_of(values, runs)
-    assert list(found.columns) == list(s.EVENT_COLUMNS)
+    assert list(found.columns) == list(event_names.EVENT_COLUMNS)
     assert len(found) == 1
     event = found.iloc[0]
-    assert event[s.EXPERIMENT_TYPE] == STEP_SUB and abs(event[s.EVENT_INDEX] - step_at) <= 1
-    assert event[s.LABEL] == f"nightly-{event[s.EVENT_INDEX]:03d}"
-    assert event[s.EVENT_COMMIT] == f"{event[s.EVENT_INDEX]:04x}" + "c" * 36
-    assert event[s.EVENT_PREVIOUS_COMMIT] == f"{event[s.EVENT_INDEX] - 1:04x}" + "c" * 36
-    assert 3.0 < event[s.EVENT_CHANGE] < 9.0 and 0.0 < event[s.EVENT_LOWER_BOUND] < event[s.EVENT_CHANGE]
-    assert s.MEDIAN in event[s.EVENT_STATISTICS].split() and event[s.EVENT_P_VALUE] <= cp.DEFAULT_ALPHA
-    assert set(event[s.EVENT_PAYLOADS].split()) <= {str(payload) for payload in PAYLOADS}
+    assert event[s.EXPERIMENT_TYPE] == STEP_SUB and abs(event[event_names.EVENT_INDEX] - step_at) <= 1
+    assert event[s.LABEL] == f"nightly-{event[event_names.EVENT_INDEX]:03d}"
+    assert event[event_names.EVENT_COMMIT] == f"{event[event_names.EVENT_INDEX]:04x}" + "c" * 36
+    assert event[event_names.EVENT_PREVIOUS_COMMIT] == f"{event[event_names.EVENT_INDEX] - 1:04x}" + "c" * 36
+    assert 3.0 < event[event_names.EVENT_CHANGE] < 9.0 and 0.0 < event[event_names.EVENT_LOWER_BOUND] < event[event_names.EVENT_CHANGE]
+    assert s.MEDIAN in event[event_names.EVENT_STATISTICS].split() and event[event_names.EVENT_P_VALUE] <= cp.DEFAULT_ALPHA
+    assert set(event[event_names.EVENT_PAYLOADS].split()) <= {str(payload) for payload in PAYLOADS}
 
 
 @pytest.mark.parametrize("seed", [4, 5])
 def test_a_flat_short_history_has_no_event(seed):
     changes, found = history_events_of(nightly_values(seed, 40), 40)
-    assert found.empty and changes.empty and list(found.columns) == list(s.EVENT_COLUMNS)
+    assert found.empty and changes.empty and list(found.columns) == list(event_names.EVENT_COLUMNS)
 
 
 def test_the_change_points_of_one_step_are_one_event_regressions_first():
@@ -89,11 +90,11 @@ def test_the_change_points_of_one_step_are_one_event_regressions_first():
     changes, found = history_events_of(values, runs)
     assert len(changes[changes[s.EXPERIMENT_TYPE] == STEP_SUB]) > 10  # the drill-down has many rows
     assert list(found[s.EXPERIMENT_TYPE]) == [STEP_SUB, SUBS[0]]
-    assert abs(found.loc[0, s.EVENT_INDEX] - 120) <= 1 and abs(found.loc[1, s.EVENT_INDEX] - 60) <= 1
-    assert found.loc[0, s.EVENT_CHANGE] > 0 > found.loc[1, s.EVENT_CHANGE]
-    assert found.loc[0, s.EVENT_PAYLOADS].split() == [str(payload) for payload in PAYLOADS]
-    assert found.loc[0, s.EVENT_STATISTICS] == "Median 99% Max"  # the step moved all three
-    assert -18.0 < found.loc[1, s.EVENT_CHANGE] < -12.0 and found.loc[1, s.EVENT_LOWER_BOUND] > found.loc[1, s.EVENT_CHANGE]
+    assert abs(found.loc[0, event_names.EVENT_INDEX] - 120) <= 1 and abs(found.loc[1, event_names.EVENT_INDEX] - 60) <= 1
+    assert found.loc[0, event_names.EVENT_CHANGE] > 0 > found.loc[1, event_names.EVENT_CHANGE]
+    assert found.loc[0, event_names.EVENT_PAYLOADS].split() == [str(payload) for payload in PAYLOADS]
+    assert found.loc[0, event_names.EVENT_STATISTICS] == "Median 99% Max"  # the step moved all three
+    assert -18.0 < found.loc[1, event_names.EVENT_CHANGE] < -12.0 and found.loc[1, event_names.EVENT_LOWER_BOUND] > found.loc[1, event_names.EVENT_CHANGE]
 
 
 def test_the_lower_bound_is_the_confidence_end_nearer_zero():
@@ -139,7 +140,7 @@ def nightly(tmp_path):
 def test_history_writes_events_and_leads_the_console_with_them(nightly, capsys):
     requirements, store, plots = nightly
     assert history.command_history(str(requirements), str(store), str(plots), no_plots=True) == 0
-    lines = (plots / s.EVENTS_CSV).read_text().splitlines()
+    lines = (plots / event_names.EVENTS_CSV).read_text().splitlines()
     assert lines[0] == ("Experiment type,Index,Label,Fast DDS commit,Previous commit,Change [%],Lower bound [%],"
                         "Payloads,Statistics,p-value")
     assert len(lines) == 2 and lines[1].startswith(f"{SUBS[1]},")
@@ -186,11 +187,11 @@ def test_otava_validate_accepts_the_export(nightly):
 
 
 def test_the_step_summary_shows_store_text_as_text():
-    hostile = pd.DataFrame([{s.EXPERIMENT_TYPE: "[x](javascript:alert(1))", s.EVENT_INDEX: 3,
-                             s.LABEL: "<img src=x onerror=alert(1)>", s.EVENT_COMMIT: "@team #12",
-                             s.EVENT_PREVIOUS_COMMIT: "`c`\nnext", s.EVENT_CHANGE: 6.0, s.EVENT_LOWER_BOUND: 2.0,
-                             s.EVENT_PAYLOADS: "16", s.EVENT_STATISTICS: "Median", s.EVENT_P_VALUE: 0.001}],
-                           columns=list(s.EVENT_COLUMNS))
+    hostile = pd.DataFrame([{s.EXPERIMENT_TYPE: "[x](javascript:alert(1))", event_names.EVENT_INDEX: 3,
+                             s.LABEL: "<img src=x onerror=alert(1)>", event_names.EVENT_COMMIT: "@team #12",
+                             event_names.EVENT_PREVIOUS_COMMIT: "`c`\nnext", event_names.EVENT_CHANGE: 6.0, event_names.EVENT_LOWER_BOUND: 2.0,
+                             event_names.EVENT_PAYLOADS: "16", event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: 0.001}],
+                           columns=list(event_names.EVENT_COLUMNS))
     summary = hf.events_markdown(hostile, 0.01)
     assert len(summary.splitlines()) == 3  # the heading, a blank line, one item
     for raw in ("<img", "](javascript", "@team", "#12", "`c`"):
