@@ -1,0 +1,97 @@
+"""Curtailed rounds (perfgate.ab.curtail): a sub-experiment whose tests are decided stops being measured,
+and the verdict on the rounds each test used is the verdict on all the planned rounds."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfgate import schema as s
+from perfgate.ab import curtail
+from perfgate.ab import verdict as v
+from perfgate.ab.verdict import ROUND, STATISTIC
+
+SUBS = [f"sub{i}" for i in range(10)]
+PAYLOADS = (16, 1024, 16384)
+
+
+def synthetic_ratios(rng: np.random.Generator, rounds: int, shifts: dict[str, float], bad_share: float) -> pd.DataFrame:
+    """Rounds like the real ones: a per-round state shared by the payloads (sd 2.5 %), now and then one
+    arm in a bad machine state (x1.3-1.8, either direction), and a regression of `shifts[sub]`."""
+    rows = []
+    for r in range(rounds):
+        name = f"{r + 1:02d}"
+        for sub in SUBS:
+            state = rng.normal(0, 0.025)
+            if rng.random() < bad_share:
+                state += rng.choice([-1, 1]) * math.log(rng.uniform(1.3, 1.8))
+            for statistic in v.TESTED_STATISTICS:
+                for payload in PAYLOADS:
+                    d = math.log1p(shifts.get(sub, 0.0)) + state + rng.normal(0, 0.005)
+                    rows.append({ROUND: name, s.EXPERIMENT_TYPE: sub, s.BYTES: payload, STATISTIC: statistic,
+                                 "log_ratio": d})
+    return pd.DataFrame(rows)
+
+
+def curtailed_and_full(ratios: pd.DataFrame, rounds: int, threshold: float = v.DEFAULT_THRESHOLD,
+                       alpha: float = v.DEFAULT_ALPHA) -> tuple[v.Decision, v.Decision, dict[str, int]]:
+    names = sorted(set(ratios[ROUND]))
+    subs = list(dict.fromkeys(ratios[s.EXPERIMENT_TYPE]))
+    means, _ = v.usable_round_means(ratios)
+    used = curtail.replay(curtail.test_values(means, names, subs, v.TESTED_STATISTICS), subs, rounds,
+                          math.log1p(threshold), alpha)
+    full = v.decide(ratios, threshold=threshold, alpha=alpha, order=subs)
+    curtailed = curtail.decide_curtailed(curtail.truncate(ratios, names, used), planned=rounds, stopped=used,
+                                         threshold=threshold, alpha=alpha, order=subs)
+    return full, curtailed, used
+
+
+def statuses(decision: v.Decision) -> dict[tuple[str, str], str]:
+    return {(r[s.EXPERIMENT_TYPE], r[STATISTIC]): r[s.STATUS] for _, r in decision.table.iterrows()}
+
+
+def test_the_bounds_hold_every_p_value_the_remaining_rounds_can_give():
+    # every outcome of the remaining rounds (above, below or at the shift) ends inside [best, worst]
+    for above in range(0, 6):
+        for below in range(0, 6):
+            for remaining in range(0, 5):
+                bounds = curtail.sign_bounds(above, below, remaining)
+                for more_above in range(remaining + 1):
+                    for more_below in range(remaining - more_above + 1):
+                        p = v.upper_tail(above + more_above, above + below + more_above + more_below)
+                        assert bounds.best <= p <= bounds.worst
+                assert bounds.best <= v.upper_tail(above, above + below) <= bounds.worst
+
+
+def test_two_rounds_against_a_regression_end_a_test_of_sixteen_when_all_others_can_never_reject():
+    # 20 tests at 2 %: with 19 tests that can never reject, the last one's most lenient level is
+    # 0.02 / 20 = 0.001, and 14 of 16 rounds give p = 0.0021: it can never reject either
+    values = {(f"sub{i}", "Median"): (np.arange(5.0), np.array([-1.0, -1, -1, -1, -1])) for i in range(1, 10)}
+    values.update({(f"sub{i}", "90%"): (np.arange(5.0), np.array([-1.0, -1, -1, -1, -1])) for i in range(1, 10)})
+    values[("sub0", "Median")] = (np.arange(2.0), np.array([-1.0, -1]))
+    values[("sub0", "90%")] = (np.arange(2.0), np.array([1.0, 1]))
+    measured = {f"sub{i}": 5 for i in range(1, 10)} | {"sub0": 2}
+    decided = curtail.open_tests(values, measured, 16, 0.0, 0.02)
+    assert decided[("sub0", "Median")] is False
+    assert decided[("sub0", "90%")] is None
+    assert all(decided[(f"sub{i}", statistic)] is False for i in range(1, 10) for statistic in ("Median", "90%"))
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("rounds, trials", [(16, 60), (10, 30)])
+def test_curtailed_verdicts_equal_full_ones_on_many_synthetic_rounds(rounds, trials):
+    rng = np.random.default_rng(28 + rounds)
+    saved, failed_sets = [], 0
+    for trial in range(trials):
+        regressed = rng.choice(SUBS, size=int(rng.integers(0, 4)), replace=False)
+        shifts = {sub: float(rng.choice([0.0, 0.01, 0.02, 0.05, 0.1, -0.05])) for sub in regressed}
+        ratios = synthetic_ratios(rng, rounds, shifts, bad_share=float(rng.choice([0.0, 0.04, 0.15])))
+        full, curtailed, used = curtailed_and_full(ratios, rounds)
+        assert statuses(curtailed) == statuses(full), (trial, shifts, used)
+        assert curtailed.undecided == () and not curtailed.too_few_rounds and not full.too_few_rounds
+        failed_sets += not full.failed.empty
+        saved.append(1 - sum(used.values()) / (rounds * len(SUBS)))
+    assert 0 < failed_sets < trials  # both verdicts occur
+    assert np.mean(saved) > 0.2  # and rounds are saved: not a rule that never stops
