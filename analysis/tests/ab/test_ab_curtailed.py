@@ -2,8 +2,12 @@
 and the verdict on the rounds each test used is the verdict on all the planned rounds."""
 from __future__ import annotations
 
+import json
 import math
+import shutil
+from pathlib import Path
 
+import conftest
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +15,7 @@ import pytest
 from perfgate import schema as s
 from perfgate.ab import curtail
 from perfgate.ab import verdict as v
+from perfgate.ab.rounds import read_rounds
 from perfgate.ab.verdict import ROUND, STATISTIC
 
 SUBS = [f"sub{i}" for i in range(10)]
@@ -95,3 +100,80 @@ def test_curtailed_verdicts_equal_full_ones_on_many_synthetic_rounds(rounds, tri
         saved.append(1 - sum(used.values()) / (rounds * len(SUBS)))
     assert 0 < failed_sets < trials  # both verdicts occur
     assert np.mean(saved) > 0.2  # and rounds are saved: not a rule that never stops
+
+
+# --- stored real rounds, through `perfgate verdict` ------------------------------------------------------
+def stored_rounds() -> Path:
+    return conftest.FASTDDS_FIXTURES.parent / "ab-rounds"
+
+
+def curtailed_copy(source: Path, target: Path) -> dict[str, int]:
+    """The stored A/B as a curtailed `perfgate ab` would have left it: each sub-experiment's summaries of
+    the rounds after it was decided removed, empty rounds gone, curtailed.json written."""
+    shutil.copytree(source, target)
+    rounds = read_rounds(target)
+    means, _ = v.usable_round_means(v.log_ratios(rounds.table))
+    values = curtail.test_values(means, rounds.round_names, rounds.subexperiments, v.TESTED_STATISTICS)
+    used = curtail.replay(values, rounds.subexperiments, len(rounds.round_names),
+                          math.log1p(v.DEFAULT_THRESHOLD), v.DEFAULT_ALPHA)
+    for position, name in enumerate(rounds.round_names):
+        for sub, measured in used.items():
+            if position >= measured:
+                for arm in s.AB_ARMS:
+                    (target / s.AB_ROUNDS_DIR / name / arm / s.summary_csv_name(sub)).unlink()
+        if not any((target / s.AB_ROUNDS_DIR / name).rglob("*.csv")):
+            shutil.rmtree(target / s.AB_ROUNDS_DIR / name)
+    curtail.write_record(target, len(rounds.round_names),
+                         {sub: n for sub, n in used.items() if n < len(rounds.round_names)},
+                         v.DEFAULT_THRESHOLD, v.DEFAULT_ALPHA)
+    return used
+
+
+@pytest.mark.parametrize("name, status", [("aa", "PASS"), ("injected", "REGRESSION")])
+def test_stored_real_rounds_give_the_same_verdict_curtailed(tmp_path, name, status):
+    full_dir, cut_dir = tmp_path / "full", tmp_path / "curtailed"
+    shutil.copytree(stored_rounds() / name, full_dir)
+    used = curtailed_copy(stored_rounds() / name, cut_dir)
+    assert min(used.values()) < 10  # something was saved on these very rounds
+    codes = [conftest.perfgate_in_process("verdict", "--ab-directory", str(d), "--no-plots").returncode
+             for d in (full_dir, cut_dir)]
+    assert codes[0] == codes[1] == {"PASS": s.EXIT_OK, "REGRESSION": s.EXIT_REGRESSION}[status]
+    full, cut = (pd.read_csv(d / s.VERDICT_CSV) for d in (full_dir, cut_dir))
+    assert full[s.STATUS].tolist() == cut[s.STATUS].tolist()
+    assert (full[v.ROUNDS] == 10).all()
+    assert cut[v.ROUNDS].tolist() == [used[sub] for sub in cut[s.EXPERIMENT_TYPE]]
+    record = json.loads((cut_dir / s.VERDICT_JSON).read_text())
+    assert record["status"] == status and record["planned_rounds"] == 10 and record["undecided"] == []
+    assert [(r["subexperiment"], r["rounds"]) for r in record["rounds_used"]] == \
+        [(sub, used[sub]) for sub in cut[s.EXPERIMENT_TYPE]]
+    stopped = [sub for sub, n in used.items() if n < 10]
+    assert record["stopped"] == {sub: used[sub] for sub in stopped}
+    report_md = (cut_dir / s.REPORT_MARKDOWN).read_text()
+    assert f"| {stopped[0]} | Median |" in report_md and f"| {used[stopped[0]]} of 10 |" in report_md
+
+
+def test_a_curtailed_ab_decided_again_at_another_threshold_is_incomplete_where_its_rounds_do_not_decide(tmp_path):
+    used = curtailed_copy(stored_rounds() / "aa", tmp_path / "ab")
+    done = conftest.perfgate_in_process("verdict", "--ab-directory", str(tmp_path / "ab"), "--no-plots",
+                                        "--threshold", "0")
+    record = json.loads((tmp_path / "ab" / s.VERDICT_JSON).read_text())
+    # at threshold 0 an A/A's rounds above and below it are even: fewer rounds than planned decide nothing
+    assert done.returncode == s.EXIT_INCOMPLETE and record["status"] == "INCOMPLETE"
+    assert record["undecided"] and "undecided at threshold +0.0%" in done.stderr
+    assert {u["subexperiment"] for u in record["undecided"]} <= {sub for sub, n in used.items() if n < 10}
+
+
+@pytest.mark.parametrize("record, problem", [
+    ('{"planned_rounds": 10, "stopped": {"nosuch_sub": 3}}', "stopped names a sub-experiment"),
+    ('{"planned_rounds": 10, "stopped": {"interprocess_best_effort": 11}}', "not a whole number from 0 to 10"),
+    ('{"planned_rounds": true, "stopped": {}}', "planned_rounds is not a whole number"),
+    ('{"planned_rounds": 10, "stopped": []}', "stopped is not an object"),
+    ('{"planned_rounds": 10, "stopped": {}', "malformed JSON"),
+])
+def test_a_bad_curtailment_record_is_one_line_and_exit_2(tmp_path, record, problem):
+    shutil.copytree(stored_rounds() / "aa", tmp_path / "ab")
+    (tmp_path / "ab" / s.AB_CURTAILED_JSON).write_text(record)
+    done = conftest.perfgate_in_process("verdict", "--ab-directory", str(tmp_path / "ab"), "--no-plots")
+    assert done.returncode == s.EXIT_USAGE
+    assert done.stderr.count("\n") == 1 and problem in done.stderr and s.AB_CURTAILED_JSON in done.stderr
+    assert not (tmp_path / "ab" / s.VERDICT_CSV).exists()
