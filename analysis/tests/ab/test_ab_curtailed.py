@@ -177,3 +177,29 @@ def test_a_bad_curtailment_record_is_one_line_and_exit_2(tmp_path, record, probl
     assert done.returncode == s.EXIT_USAGE
     assert done.stderr.count("\n") == 1 and problem in done.stderr and s.AB_CURTAILED_JSON in done.stderr
     assert not (tmp_path / "ab" / s.VERDICT_CSV).exists()
+
+
+# --- a real curtailed A/B --------------------------------------------------------------------------------
+def test_a_real_ab_stops_measuring_decided_sub_experiments_and_its_verdict_is_the_stored_rounds(harness_paths, tmp_path):
+    out = tmp_path / "ab"
+    subs = ["intraprocess_best_effort", "interprocess_best_effort"]
+    done = conftest.perfgate_in_process("ab", "--output", str(out), "--baseline", "system", "--candidate", "system",
+                                        "--rounds", "10", "--samples", "50", "--payloads", "16,1024",
+                                        "--subexperiments", ",".join(subs), "--no-plots")
+    assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
+    record = json.loads((out / s.AB_CURTAILED_JSON).read_text())
+    assert record["planned_rounds"] == 10 and record["threshold"] == v.DEFAULT_THRESHOLD
+    # an A/A: a test whose rounds fall below the threshold twice can never reject; so something stopped
+    assert record["stopped"] and all(1 <= n < 10 for n in record["stopped"].values())
+    assert "no longer measured" in done.stdout
+    names = sorted(p.name for p in (out / s.AB_ROUNDS_DIR).iterdir())
+    for sub, n in record["stopped"].items():  # never measured after it was decided
+        measured = [name for name in names if (out / s.AB_ROUNDS_DIR / name / "baseline" / s.summary_csv_name(sub)).exists()]
+        assert measured == names[:n]
+    table = pd.read_csv(out / s.VERDICT_CSV)
+    for _, row in table.iterrows():
+        assert row[v.ROUNDS] <= record["stopped"].get(row[s.EXPERIMENT_TYPE], len(names))
+    # decided again from the folder: the same verdict
+    again = conftest.perfgate_in_process("verdict", "--ab-directory", str(out), "--no-plots")
+    assert again.returncode == done.returncode
+    assert pd.read_csv(out / s.VERDICT_CSV)[s.STATUS].tolist() == table[s.STATUS].tolist()
