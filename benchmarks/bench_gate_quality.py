@@ -19,6 +19,10 @@ Measures, with real `perfgate ab` runs of the system Fast DDS (pinned, the defau
    signed-rank test on the same draws. Also the smallest change detected with 95 % power, found by
    shifting A/A rounds by a known log ratio.
 5. Wall time of each A/B run and the machine's load, from their metadata.
+6. Curtailed rounds (perfgate.ab.curtail) beside all rounds: on the real runs' stored rounds and on
+   synthetic rounds (a model of this VM's noise: per-run state sd 2.5 %, 4 % of runs in a bad state
+   x1.3-1.8), the share of sub-experiment rounds a curtailed A/B measures, the round it ends after, and
+   whether every decision equals the full one. `--curtailing-only` prints just that, measuring nothing.
 Runs one measurement at a time; nothing else should run on the machine meanwhile.
 """
 from __future__ import annotations
@@ -35,6 +39,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from perfgate import files
+from perfgate.ab import curtail
 from perfgate.ab import verdict as v
 from perfgate import schema as s
 from perfgate.ab.latency import QUICK_ROUNDS
@@ -134,9 +139,86 @@ def resampled_rates(aa: pd.DataFrame, injected: pd.DataFrame | None, subs: list[
     return hits_sign / trials, hits_wilcoxon / trials
 
 
+# --- curtailed rounds beside all rounds --------------------------------------------------------------------
+def synthetic_values(rng: np.random.Generator, subs: list[str], rounds: int, shifts: dict[str, float],
+                     state_sd: float = 0.025, bad_share: float = 0.04) -> curtail.Tests:
+    """Per test, d of every round: each arm's run in a state (lognormal, sd `state_sd`; with
+    `bad_share` a bad one x1.3-1.8), the Median and 90 % of one run sharing it, plus the regression."""
+    def states() -> np.ndarray:
+        state = rng.normal(0, state_sd, rounds)
+        bad = rng.random(rounds) < bad_share
+        return state + np.where(bad, np.log(rng.uniform(1.3, 1.8, rounds)), 0.0)
+
+    values = {}
+    for sub in subs:
+        d = states() - states() + math.log1p(shifts.get(sub, 0.0))
+        for statistic in v.TESTED_STATISTICS:
+            values[(sub, statistic)] = (np.arange(rounds, dtype=float), d + rng.normal(0, 0.003, rounds))
+    return values
+
+
+def holm_statuses(values: curtail.Tests, used: dict[str, int], alpha: float, shift: float) -> dict:
+    """Per test, failed or not: the verdict's sign test on the rounds each test used, Holm over all."""
+    keys = list(values)
+    p_values = [v.sign_test_p(values[key][1][values[key][0] < used[key[0]]], shift) for key in keys]
+    return {key: p <= alpha for key, p in zip(keys, v.holm(p_values))}
+
+
+def curtailing_row(name: str, all_values: list[curtail.Tests], subs: list[str], rounds: int,
+                   target: str | None) -> str:
+    alpha, shift = v.DEFAULT_ALPHA, math.log1p(v.DEFAULT_THRESHOLD)
+    equal = caught_full = caught_cut = 0
+    measured, ends = [], []
+    everything = {sub: rounds for sub in subs}
+    for values in all_values:
+        used = curtail.replay(values, subs, rounds, shift, alpha)
+        full, cut = holm_statuses(values, everything, alpha, shift), holm_statuses(values, used, alpha, shift)
+        equal += full == cut
+        hit = (lambda st: any(st.values())) if target is None else (lambda st: st[(target, s.MEDIAN)] or st[(target, s.P90)])
+        caught_full += hit(full)
+        caught_cut += hit(cut)
+        measured.append(sum(used.values()) / (rounds * len(subs)))
+        ends.append(max(used.values()))
+    n = len(all_values)
+    what = "failed" if target is None else "caught"
+    return (f"{name:<28} {n:>5} {caught_full:>6} {caught_cut:>6} {what:>7} {equal:>4} of {n:<5} "
+            f"{np.mean(measured):>8.0%} {np.median(ends):>6.0f} of {rounds}")
+
+
+def print_curtailing(subs: list[str], rounds: int, sets: int, seed: int,
+                     stored: dict[str, curtail.Tests] | None = None) -> None:
+    print(f"\n== curtailed rounds beside all rounds ({rounds} rounds, {len(subs)} sub-experiments, Holm over "
+          f"{2 * len(subs)} tests at {v.DEFAULT_ALPHA}, threshold +{v.DEFAULT_THRESHOLD:.0%}) ==")
+    print(f"{'rounds':<28} {'sets':>5} {'all':>6} {'curt.':>6} {'':>7} {'equal decisions':<13} "
+          f"{'measured':>8} {'ends after (median)':>10}")
+    for name, values in (stored or {}).items():
+        names = sorted({key[0] for key in values})
+        print(curtailing_row(f"stored: {name}", [values], names, int(max(len(x[1]) for x in values.values())), None))
+    rng = np.random.default_rng(seed)
+    scenarios = [("synthetic A/A", {}, None)] + [
+        (f"synthetic +{level:.0%} on one", {subs[i % len(subs)]: level for i in [0]}, subs[0])
+        for level in (0.03, 0.05, 0.10)] + [("synthetic +5% on all", {sub: 0.05 for sub in subs}, None)]
+    for name, shifts, target in scenarios:
+        row = curtailing_row(name, [synthetic_values(rng, subs, rounds, shifts) for _ in range(sets)], subs, rounds,
+                             target)
+        print(row)
+    print("'measured': the share of sub-experiment rounds a curtailed A/B measures (its time, roughly); "
+          "'equal decisions': sets where every test's decision is the full one's")
+
+
+def stored_values(folder: Path) -> curtail.Tests:
+    rounds = read_rounds(folder)
+    means, _ = v.usable_round_means(v.log_ratios(rounds.table))
+    return curtail.test_values(means, rounds.round_names, rounds.subexperiments, v.TESTED_STATISTICS)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument("--output", type=Path, default=None, help="where the runs are (required unless --curtailing-only)")
+    parser.add_argument("--curtailing-only", action="store_true",
+                        help="print curtailed beside all rounds on synthetic rounds (and --stored A/B folders); measure nothing")
+    parser.add_argument("--stored", type=Path, nargs="*", default=[], help="A/B folders to replay with --curtailing-only")
+    parser.add_argument("--sets", type=int, default=500, help="synthetic sets per scenario (--curtailing-only)")
     parser.add_argument("--rounds", type=int, default=16)
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--aa-runs", type=int, default=2)
@@ -152,6 +234,13 @@ def main() -> int:
     options = parser.parse_args()
     if options.quick:
         options.rounds, options.samples = QUICK_ROUNDS, None
+    if options.curtailing_only:
+        subs = list(s.DEFAULT_SUBEXPERIMENT_NAMES)
+        print_curtailing(subs, options.rounds, options.sets, seed=28,
+                         stored={f'{folder.parent.name}/{folder.name}': stored_values(folder) for folder in options.stored})
+        return 0
+    if options.output is None:
+        parser.error("--output is required (unless --curtailing-only)")
     levels = [float(x) for x in options.levels.split(",")]
     out = options.output
     out.mkdir(parents=True, exist_ok=True)
@@ -217,6 +306,8 @@ def main() -> int:
         sign, wilcoxon = resampled_rates(aa_ratios, None, subs, options.rounds, options.resamples, seed=3,
                                          extra_shift=math.log1p(change))
         print(f"  +{change:.0%}: sign {sign:.1%}, Wilcoxon {wilcoxon:.1%}")
+    print_curtailing(subs, options.rounds, options.resamples, seed=28,
+                     stored={folder.name: stored_values(folder) for folder in aa_dirs + list(level_dirs.values())})
     return 0
 
 

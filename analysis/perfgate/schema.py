@@ -352,6 +352,7 @@ AB_ARMS = ("baseline", "candidate")
 VERDICT_CSV = "verdict.csv"
 VERDICT_PAYLOADS_CSV = "verdict_payloads.csv"
 VERDICT_JSON = "verdict.json"
+AB_CURTAILED_JSON = "curtailed.json"  # an A/B that stopped measuring decided sub-experiments (ab.curtail)
 VERDICT_HEATMAP_PNG = "verdict_heatmap.png"  # in <ab dir>/plots/
 FASTDDS_SYSTEM_SPEC = "system"  # perfgate ab --baseline/--candidate: the system Fast DDS
 PIN_AUTO = "auto"  # --pin-cpus auto (the default): two distinct CPUs, isolated ones first

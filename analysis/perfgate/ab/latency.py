@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from .. import __version__, claims, clock, files
-from . import report as ab_report, turns as ab_turns
+from . import curtail, report as ab_report, turns as ab_turns, verdict as v
+from .rounds import read_rounds
 from ..fastdds import build
 from ..measure import cpu_latency, platform_info, scratch
 from ..latency import process
@@ -258,27 +259,38 @@ def write_latency_frame(folder: Path, sub: s.SubExperiment, frame) -> None:
     files.write_csv(folder / s.summary_csv_name(sub.name), process.summarise(frame))
 
 
+def latency_test_values(ab_dir: Path, subs: list[str]) -> curtail.Tests:
+    """The latency tests' d per round so far, as the verdict will compute them (ab.curtail)."""
+    rounds = read_rounds(ab_dir)
+    means, _ = v.usable_round_means(v.log_ratios(rounds.table))
+    return curtail.test_values(means, rounds.round_names, subs, v.TESTED_STATISTICS)
+
+
 @dataclass(frozen=True)
 class RoundSteps:
     """What differs between the latency A/B and the throughput A/B (perfgate.ab.throughput) inside the
-    same rounds: how a round's arm folders open, how one sub-experiment is measured for both arms, and
-    what is written of a measured frame."""
+    same rounds: how a round's arm folders open, how one sub-experiment is measured for both arms, what
+    is written of a measured frame, and how the tests' d per round are read back to curtail."""
 
     program: str
     open_round: Callable  # (plan, arms, round_dir, platform, run_id) -> {arm: (options, Metadata)}
     measure_pair: Callable  # (plan, sub, ordered arms, opened, environment, workdir) -> [result, result]
     write_frame: Callable  # (arm's round folder, sub, frame) -> None
+    test_values: Callable  # (A/B folder, sub-experiment names) -> curtail.Tests
 
 
-LATENCY_ROUNDS = RoundSteps("ab", open_round, measure_pair, write_latency_frame)
+LATENCY_ROUNDS = RoundSteps("ab", open_round, measure_pair, write_latency_frame, latency_test_values)
 
 
 def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[str, str], platform: Platform,
-                   steps: RoundSteps = LATENCY_ROUNDS) -> list[str]:
-    """Every round, every sub-experiment, both arms back to back, the arm that goes first alternating
-    per round and sub-experiment. Returns what did not finish."""
+                   steps: RoundSteps = LATENCY_ROUNDS, curtailing: curtail.Curtailing | None = None) -> list[str]:
+    """Every round, every sub-experiment not yet decided (all of them without `curtailing`), both arms
+    back to back, the arm that goes first alternating per round and sub-experiment. Returns what did
+    not finish."""
     failures = list(metadata.failures or ())
     subs = plan.options.subexperiments
+    measured = {sub.name: 0 for sub in subs}
+    stopped: dict[str, int] = {}
     try:
         with run.terminate_as_interrupt(), cpu_latency.hold_awake(plan.options.cpu_latency) as awake, \
                 scratch.scratch_folder(steps.program, metadata.run_id) as workdir:
@@ -289,6 +301,9 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
                 opened = {name: (options, replace(arm_meta, cpu_latency=metadata.cpu_latency)) for name, (options, arm_meta)
                           in steps.open_round(plan, arms, round_dir, platform, metadata.run_id).items()}
                 for i, sub in enumerate(subs):
+                    if sub.name in stopped:
+                        continue
+                    measured[sub.name] = r + 1
                     first = first_arm(r, i)
                     ordered = (arms[first], arms[1 - first])
                     results = steps.measure_pair(plan, sub, ordered, opened, environment, Path(workdir))
@@ -307,8 +322,11 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
                     write_metadata(options.output, arm_meta.finish(clock.utc_now(), clock.load_average()))
                 metadata = replace(metadata, failures=tuple(failures))
                 write_metadata(plan.output, metadata)
-                print(f"[round {r + 1}/{plan.rounds}] {len(subs)} sub-experiment(s) x 2 arms "
+                print(f"[round {r + 1}/{plan.rounds}] {len(subs) - len(stopped)} sub-experiment(s) x 2 arms "
                       f"(load {clock.load_average()[0]:.2f})", flush=True)
+                if curtailing is not None and curtailing.after_round(plan.output, plan.rounds, steps.test_values,
+                                                                      measured, stopped, steps.program):
+                    break
     except KeyboardInterrupt:
         metadata = replace(metadata, interrupted=True)
         raise
@@ -320,18 +338,21 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
 # --- the command --------------------------------------------------------------------------------------
 def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=False, subexperiments=None,
                payloads=None, pin_cpus=None, inject_delay_ns=None, threshold=None, alpha=None, no_plots=False,
-               label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None) -> int:
+               label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None,
+               all_rounds=False) -> int:
     plan = plan_ab(output=Path(output), baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
                    quick=quick, subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
                    inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,
                    cpu_latency_request=cpu_latency_request, turn_samples=turn_samples)
     ab_report.require_parameters(threshold, alpha)
-    return measure_ab(plan, threshold=threshold, alpha=alpha, draw=not no_plots)
+    return measure_ab(plan, threshold=threshold, alpha=alpha, draw=not no_plots, curtailed=not all_rounds)
 
 
 @claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
-def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True) -> int:
-    """The A/B of a validated plan (plan_ab): interleaved rounds, then the verdict (ab_report)."""
+def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True,
+               curtailed: bool = True) -> int:
+    """The A/B of a validated plan (plan_ab): interleaved rounds, each sub-experiment until its tests are
+    decided (all rounds unless `curtailed`), then the verdict (ab_report)."""
     environment, ignored = run_environment.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[run_environment.RUN_ID_ENV] = run_id
@@ -351,7 +372,8 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     plan.output.mkdir(parents=True, exist_ok=True)
     metadata = ab_metadata(plan, arms, platform, ignored, run_id)
     write_metadata(plan.output, metadata)
-    failures = measure_rounds(plan, arms, metadata, environment, platform)
+    failures = measure_rounds(plan, arms, metadata, environment, platform,
+                              curtailing=curtail.Curtailing(*v.require_parameters(threshold, alpha)) if curtailed else None)
     code = ab_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
                                      no_plots=not draw, program="ab")
     if failures:

@@ -17,7 +17,7 @@ import pandas as pd
 from .. import files
 from .. import junit_writer
 from .. import schema as s
-from . import verdict as v
+from . import curtail, verdict as v
 from .verdict import require_parameters
 from . import throughput_report as ab_throughput_report
 from .rounds import Rounds, read_rounds
@@ -35,7 +35,7 @@ class VerdictReport:
 
     @property
     def status(self) -> str:
-        return verdict_of(incomplete=self.decision.too_few_rounds, regressed=not self.decision.failed.empty)
+        return verdict_of(incomplete=self.decision.incomplete, regressed=not self.decision.failed.empty)
 
     @property
     def exit_code(self) -> int:
@@ -56,6 +56,8 @@ class VerdictReport:
             few = ", ".join(f"{sub} ({n})" for sub, n in d.too_few_rounds.items())
             parts.append(f"too few usable rounds for {few}: a test needs at least {d.rounds_needed} to ever reject "
                          f"at family-wise {d.alpha:g}")
+        if d.undecided:
+            parts.append(curtail.undecided_text(d))
         return f"{self.status}: " + "; ".join(parts)
 
 
@@ -98,6 +100,7 @@ def verdict_json(report: VerdictReport) -> dict:
         "method": "exact one-sided sign test on per-round mean log ratios, Holm over all tests",
         "threshold": d.threshold, "alpha": d.alpha, "tests": len(d.table), "rounds_needed": d.rounds_needed,
         "rounds": report.rounds.round_names, "too_few_rounds": d.too_few_rounds,
+        **curtail.json_fields(d),
         "smallest_detectable_change": {k: (round(x, 4) if math.isfinite(x) else None)
                                        for k, x in d.smallest_detectable.items()},
         "failed": rows(d.failed), "improved": rows(d.table[d.table[v.IMPROVED]]),
@@ -140,7 +143,7 @@ def setting_lines(report: VerdictReport) -> list[str]:
     pinning = (f"pinned (publisher CPU {pin.publisher_cpu}, subscriber CPU {pin.subscriber_cpu})"
                if pin and pin.pinned else "not pinned" if pin else "pinning not recorded")
     detectable = [x for x in d.smallest_detectable.values() if math.isfinite(x)]
-    rounds = f"{len(report.rounds.round_names)} rounds ({d.rounds_needed} needed to ever reject)"
+    rounds = curtail.rounds_text(d, len(report.rounds.round_names))
     if meta:
         load = ((meta.load_average.before if meta.load_average else None) or ["?"])[0]
         turns = meta.turn_samples  # absent: an A/B from before turns existed
@@ -179,6 +182,10 @@ TEST_COLUMNS = [
     Column("Rounds", lambda r: str(r[v.ROUNDS])),
     Column("Status", _status, text=True),
 ]
+# with the planned rounds known: the rounds each test used "of" them
+TEST_COLUMNS_PLANNED = [column if column.header != "Rounds" else
+                        Column("Rounds", lambda r: f"{r[v.ROUNDS]} of {r[curtail.PLANNED]}")
+                        for column in TEST_COLUMNS]
 PAYLOAD_COLUMNS = [
     Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
     Column("Statistic", lambda r: str(r[v.STATISTIC]), text=True),
@@ -191,12 +198,14 @@ PAYLOAD_COLUMNS = [
 def markdown(report: VerdictReport) -> str:
     lines = [f"## perfgate A/B verdict: **{report.status}**", "", _md(report.headline()), ""]
     lines += [f"- {_md(line)}" for line in setting_lines(report)] + [""]
-    return "\n".join(lines + _md_table(ordered_for_reading(report.decision.table), TEST_COLUMNS))
+    return "\n".join(lines + _md_table(*curtail.with_planned(ordered_for_reading(report.decision.table),
+                                                             report.decision, TEST_COLUMNS, TEST_COLUMNS_PLANNED)))
 
 
 def html_page(report: VerdictReport, heatmap_uri: str | None) -> str:
     picture = f'<img alt="change of the median per sub-experiment and payload" src="{heatmap_uri}">' if heatmap_uri else ""
-    tests = _html_table(ordered_for_reading(report.decision.table), TEST_COLUMNS, lambda r: str(r[s.STATUS]))
+    tests = _html_table(*curtail.with_planned(ordered_for_reading(report.decision.table), report.decision, TEST_COLUMNS,
+                                              TEST_COLUMNS_PLANNED), lambda r: str(r[s.STATUS]))
     drill = _html_table(report.decision.payloads, PAYLOAD_COLUMNS)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>perfgate A/B verdict: {_e(report.status)}</title>
@@ -246,7 +255,9 @@ def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False,
     threshold, alpha = require_parameters(threshold, alpha)
     rounds = read_rounds(Path(ab_directory))
     ratios = v.log_ratios(rounds.table)
-    decision = v.decide(ratios, threshold=threshold, alpha=alpha, order=rounds.subexperiments)
+    planned, stopped = curtail.read_record(Path(ab_directory), rounds.subexperiments)
+    decision = curtail.decide_curtailed(ratios, planned=planned, stopped=stopped, threshold=threshold, alpha=alpha,
+                                        order=rounds.subexperiments)
     report = VerdictReport(Path(ab_directory), rounds, decision)
     write_outputs(report, plots=not no_plots)
     for _, row in ordered_for_reading(decision.table).iterrows():

@@ -22,7 +22,9 @@ from . import throughput_report as ab_throughput_report
 from .. import claims, clock, files
 from ..measure import platform_info
 from .. import schema as s
-from .latency import Arm, ArmSpec, RoundSteps, measure_rounds, measuring_fields, parse_arm, prepare_arm, require_rounds
+from . import curtail, verdict as v
+from .latency import (Arm, ArmSpec, RoundSteps, measure_rounds, measuring_fields, parse_arm, prepare_arm,
+                      require_rounds)
 from ..measure import subexperiment
 from ..measure import environment as run_environment
 from ..measure import options as run_options
@@ -121,24 +123,34 @@ def write_frame(folder: Path, sub: s.SubExperiment, frame) -> None:
     files.write_csv(folder / s.throughput_csv_name(sub.name), frame)
 
 
-THROUGHPUT_ROUNDS = RoundSteps("ab-throughput", open_round, measure_pair, write_frame)
+def throughput_test_values(ab_dir: Path, subs: list[str]) -> curtail.Tests:
+    """The throughput tests' d per round so far, as the verdict will compute them (ab.curtail)."""
+    rounds = ab_throughput_report.read_rounds(ab_dir)
+    ratios = v.log_ratios(rounds.table, ab_throughput_report.STATISTICS, unit=ab_throughput_report.TEST,
+                          higher_is_better=True)
+    means, _ = v.usable_round_means(ratios, ab_throughput_report.TEST)
+    return curtail.test_values(means, rounds.round_names, subs, ab_throughput_report.STATISTICS)
+
+
+THROUGHPUT_ROUNDS = RoundSteps("ab-throughput", open_round, measure_pair, write_frame, throughput_test_values)
 
 
 def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=False, subexperiments=None, payloads=None,
                           demands=None, recovery_times=None, time=None, pin_cpus=None, threshold=None, alpha=None,
-                          no_plots=False, label=None, cpu_latency_request=None) -> int:
+                          no_plots=False, label=None, cpu_latency_request=None, all_rounds=False) -> int:
     plan = plan_ab_throughput(output=Path(output), baseline=baseline, candidate=candidate, rounds=rounds, quick=quick,
                               subexperiments=subexperiments, payloads=payloads, demands=demands,
                               recovery_times=recovery_times, time=time, pin_cpus=pin_cpus, label=label,
                               cpu_latency_request=cpu_latency_request)
     require_parameters(threshold, alpha)
-    return measure_ab_throughput(plan, threshold=threshold, alpha=alpha, draw=not no_plots)
+    return measure_ab_throughput(plan, threshold=threshold, alpha=alpha, draw=not no_plots, curtailed=not all_rounds)
 
 
 @claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_ab_throughput(plan: ThroughputAbPlan, *, threshold: float | None = None, alpha: float | None = None,
-                          draw: bool = True) -> int:
-    """The throughput A/B of a validated plan (plan_ab_throughput): interleaved rounds, then the verdict."""
+                          draw: bool = True, curtailed: bool = True) -> int:
+    """The throughput A/B of a validated plan (plan_ab_throughput): interleaved rounds, each sub-experiment
+    until its test is decided (all rounds unless `curtailed`), then the verdict."""
     environment, ignored = run_environment.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[run_environment.RUN_ID_ENV] = run_id
@@ -155,7 +167,8 @@ def measure_ab_throughput(plan: ThroughputAbPlan, *, threshold: float | None = N
     plan.output.mkdir(parents=True, exist_ok=True)
     metadata = ab_metadata(plan, arms, platform, ignored, run_id)
     write_metadata(plan.output, metadata)
-    failures = measure_rounds(plan, arms, metadata, environment, platform, THROUGHPUT_ROUNDS)
+    failures = measure_rounds(plan, arms, metadata, environment, platform, THROUGHPUT_ROUNDS,
+                              curtail.Curtailing(*require_parameters(threshold, alpha)) if curtailed else None)
     code = ab_throughput_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
                                                 no_plots=not draw, program="ab-throughput")
     if failures:

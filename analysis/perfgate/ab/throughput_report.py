@@ -16,6 +16,7 @@ bound is below 1 / (1 + T)):
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -27,7 +28,7 @@ import pandas as pd
 from .. import files
 from .. import junit_writer
 from .. import schema as s
-from . import verdict as v
+from . import curtail, verdict as v
 from .rounds import round_folders
 from ..errors import IncompleteError
 from ..latency.experiments import sort_subexperiments
@@ -105,7 +106,7 @@ class ThroughputVerdict:
 
     @property
     def status(self) -> str:
-        return verdict_of(incomplete=self.decision.too_few_rounds, regressed=not self.decision.failed.empty)
+        return verdict_of(incomplete=self.decision.incomplete, regressed=not self.decision.failed.empty)
 
     @property
     def exit_code(self) -> int:
@@ -129,6 +130,8 @@ class ThroughputVerdict:
             few = ", ".join(f"{sub} ({n})" for sub, n in d.too_few_rounds.items())
             parts.append(f"too few usable rounds for {few}: a test needs at least {d.rounds_needed} to ever reject "
                          f"at family-wise {d.alpha:g}")
+        if d.undecided:
+            parts.append(curtail.undecided_text(d))
         return f"{self.status}: " + "; ".join(parts)
 
 
@@ -141,18 +144,18 @@ def as_throughput(table: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=[v.LOWER_BOUND])
 
 
-def decide(rounds: ThroughputRounds, threshold: float, alpha: float) -> v.Decision:
+def decide(rounds: ThroughputRounds, threshold: float, alpha: float, planned: int | None = None,
+           stopped: dict[str, int] | None = None) -> v.Decision:
     ratios = v.log_ratios(rounds.table, STATISTICS, unit=TEST, higher_is_better=True)
-    decision = v.decide(ratios, threshold=threshold, alpha=alpha, order=rounds.subexperiments, statistics=STATISTICS,
-                        unit=TEST)
+    decision = curtail.decide_curtailed(ratios, planned=planned, stopped=stopped or {}, threshold=threshold,
+                                        alpha=alpha, order=rounds.subexperiments, statistics=STATISTICS, unit=TEST)
     # the drill-down in contract order, each sub-experiment's tests by payload, demand, recovery time
     position = {sub: i for i, sub in enumerate(rounds.subexperiments)}
     keys = pd.DataFrame([rounds.test_order[test] for test in decision.payloads[TEST]], columns=["_p", "_d", "_r"],
                         index=decision.payloads.index)
     drill = decision.payloads.join(keys).assign(_sub=decision.payloads[s.EXPERIMENT_TYPE].map(position))
     drill = drill.sort_values(["_sub", "_p", "_d", "_r"]).drop(columns=["_sub", "_p", "_d", "_r"])
-    return v.Decision(decision.table, drill.reset_index(drop=True), decision.threshold, decision.alpha,
-                      decision.rounds_needed, decision.too_few_rounds, decision.smallest_detectable)
+    return dataclasses.replace(decision, payloads=drill.reset_index(drop=True))
 
 
 # --- the files ----------------------------------------------------------------------------------------
@@ -196,7 +199,7 @@ def verdict_json(report: ThroughputVerdict) -> dict:
         "status": report.status, "exit_code": report.exit_code, "headline": report.headline(), "kind": "throughput",
         "method": "exact one-sided sign test on per-round mean log ratios (baseline / candidate), Holm over all tests",
         "threshold": d.threshold, "alpha": d.alpha, "tests": len(tests), "rounds_needed": d.rounds_needed,
-        "rounds": report.rounds.round_names, "too_few_rounds": d.too_few_rounds,
+        "rounds": report.rounds.round_names, "too_few_rounds": d.too_few_rounds, **curtail.json_fields(d),
         "smallest_detectable_drop": {k: (round(1 - 1 / (1 + x), 4) if math.isfinite(x) else None)
                                      for k, x in d.smallest_detectable.items()},
         "failed": _json_rows(tests[tests[s.STATUS] == s.FAILED]), "improved": _json_rows(tests[tests[v.IMPROVED]]),
@@ -235,7 +238,7 @@ def setting_lines(report: ThroughputVerdict) -> list[str]:
                if pin and pin.pinned else "not pinned" if pin else "pinning not recorded")
     load = ((meta.load_average.before if meta.load_average else None) or ["?"])[0]
     payloads = as_json(meta.payloads) if meta.payloads is not None else "?"
-    lines = [f"{len(report.rounds.round_names)} rounds ({d.rounds_needed} needed to ever reject); tests "
+    lines = [f"{curtail.rounds_text(d, len(report.rounds.round_names))}; tests "
              f"{len(report.rounds.test_order)} per sub-experiment of {settings.get('time_s', '?')} s "
              f"(payloads {payloads}, demands {settings.get('demands', '?')}, recovery "
              f"{settings.get('recovery_times_ms', '?')} ms), the arms one after the other, {pinning}, load {load} before",
@@ -262,6 +265,8 @@ COLUMNS = [
     Column("Rounds", lambda r: str(r[v.ROUNDS])),
     Column("Status", lambda r: r[s.STATUS] + (" (improved)" if r[v.IMPROVED] else ""), text=True),
 ]
+COLUMNS_PLANNED = [column if column.header != "Rounds" else Column("Rounds", lambda r: f"{r[v.ROUNDS]} of {r[curtail.PLANNED]}")
+                   for column in COLUMNS]
 DRILL_COLUMNS = [
     Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
     Column("Test", lambda r: str(r[TEST]), text=True),
@@ -273,13 +278,15 @@ DRILL_COLUMNS = [
 def markdown(report: ThroughputVerdict) -> str:
     lines = [f"## perfgate throughput A/B verdict: **{report.status}**", "", _md(report.headline()), ""]
     lines += [f"- {_md(line)}" for line in setting_lines(report)] + [""]
-    return "\n".join(lines + _md_table(ordered_for_reading(report.tests()), COLUMNS))
+    return "\n".join(lines + _md_table(*curtail.with_planned(ordered_for_reading(report.tests()), report.decision,
+                                                             COLUMNS, COLUMNS_PLANNED)))
 
 
 def html_page(report: ThroughputVerdict, heatmap_uri: str | None) -> str:
     picture = (f'<img alt="change of the subscription throughput per sub-experiment and test" src="{heatmap_uri}">'
                if heatmap_uri else "")
-    tests = _html_table(ordered_for_reading(report.tests()), COLUMNS, lambda r: str(r[s.STATUS]))
+    tests = _html_table(*curtail.with_planned(ordered_for_reading(report.tests()), report.decision, COLUMNS,
+                                              COLUMNS_PLANNED), lambda r: str(r[s.STATUS]))
     drill = _html_table(as_throughput(report.decision.payloads), DRILL_COLUMNS)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>perfgate throughput A/B verdict: {_e(report.status)}</title>
@@ -325,7 +332,8 @@ def write_outputs(report: ThroughputVerdict, plots: bool) -> None:
 def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False, program="verdict") -> int:
     threshold, alpha = require_parameters(threshold, alpha)
     rounds = read_rounds(Path(ab_directory))
-    report = ThroughputVerdict(Path(ab_directory), rounds, decide(rounds, threshold, alpha))
+    planned, stopped = curtail.read_record(Path(ab_directory), rounds.subexperiments)
+    report = ThroughputVerdict(Path(ab_directory), rounds, decide(rounds, threshold, alpha, planned, stopped))
     write_outputs(report, plots=not no_plots)
     for _, row in ordered_for_reading(report.tests()).iterrows():
         what = f"{log_text(row[s.EXPERIMENT_TYPE])} subscription throughput {_percent(row[v.RATIO])} (ratio {_ratio(row[v.RATIO])}"

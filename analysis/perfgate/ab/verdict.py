@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -171,10 +171,19 @@ class Decision:
     rounds_needed: int
     too_few_rounds: dict[str, int]  # sub-experiment -> usable rounds, below rounds_needed
     smallest_detectable: dict[str, float]  # sub-experiment -> change its own paired spread could detect
+    # curtailed rounds (ab.curtail): the rounds planned, the sub-experiments that stopped being measured
+    # (-> rounds measured), and the tests these rounds leave undecided at this threshold and level
+    planned_rounds: int | None = None
+    stopped: dict[str, int] = field(default_factory=dict)
+    undecided: tuple[tuple[str, str], ...] = ()
 
     @property
     def failed(self) -> pd.DataFrame:
         return self.table[self.table[s.STATUS] == s.FAILED]
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.too_few_rounds or self.undecided)
 
 
 def _test_row(sub: str, statistic: str, d: np.ndarray, shift: float, level: float) -> dict:

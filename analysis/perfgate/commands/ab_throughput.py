@@ -32,5 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
            help="relative drop that is not yet a regression (default 0.01: below baseline / 1.01)")
     option(parser, "--alpha", type=non_negative_float, default=None,
            help="family-wise false-alarm level of the whole verdict (default 0.02)")
+    option(parser, "--all-rounds", action="store_true",
+           help="measure every sub-experiment in every round (default: stop measuring one once its tests are "
+                "decided, which gives the same verdict)")
     option(parser, "--label", type=label, default=None, help="label (default: the output folder's name)")
     no_plots(parser, option)

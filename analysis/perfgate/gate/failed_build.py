@@ -61,6 +61,10 @@ def gate_failed_build(record: dict, *, output: str, label: str | None, summary_m
                 summary.write(markdown)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             print(f"::error title=Fast DDS build failed::{command_data(record.get('error'))}")
-        print(f"perfgate gate: error: {log_text(record_path(Path(record['workspace'])))}: {log_text(record.get('error'))}", file=sys.stderr)
+        # git's and colcon's messages have several lines: each its own console line, not one with "\\n" in it
+        first, *more = str(record.get("error") or "").splitlines() or [""]
+        print(f"perfgate gate: error: {log_text(record_path(Path(record['workspace'])))}: {log_text(first)}", file=sys.stderr)
+        for line in more:
+            print(f"perfgate gate:   {log_text(line)}", file=sys.stderr)
         print(f"perfgate gate: {INCOMPLETE}: the Fast DDS build failed; nothing was measured")
     return s.EXIT_INCOMPLETE

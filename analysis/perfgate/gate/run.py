@@ -36,6 +36,7 @@ from .request import GateRequest
 from ..history.baselines import history_baselines
 from ..latency.junit import annotation_path, build_junit_xml
 from ..model import read_metadata
+from ..report.ab_view import STATUS_WORDS
 from ..measure.platform_info import this_machine
 from ..throughput.files import table_paths
 
@@ -239,11 +240,11 @@ def run_throughput_ab(plan: GatePlan, steps: Steps, quick: bool, subs: list[str]
 def joined_headline(check: str, ab_headline: str) -> str:
     """The throughput's headline: the worse status of its check (or measurement) and its A/B first."""
     status, _, said = check.partition(": ")
-    statuses = [status, ab_headline.split(":")[0]]
+    ab_status, _, ab_said = ab_headline.partition(": ")
+    statuses = [status, ab_status]
     worst = next((status for status in (outcome.INCOMPLETE, outcome.REGRESSION) if status in statuses), statuses[0])
-    # the check's own status is the worst's or said again below it: "PASS: PASS: ..." says nothing twice
-    shown = said if status == worst else check
-    return f"{worst}: {shown}; A/B against the baseline build: {ab_headline}"
+    # one verdict word per banner: the worst one, the A/B's own in words ("REGRESSION: PASS: ..." said neither)
+    return f"{worst}: {said}; A/B against the baseline build {STATUS_WORDS.get(ab_status, ab_status)}: {ab_said}"
 
 
 def ab_annotations(ab_dir: Path) -> list[str]:

@@ -16,6 +16,7 @@ from PIL import Image
 from .. import schema as s
 from ..escape.html import text as html_text
 from ..pools import worker_pool
+from . import ab_view
 from .columns import (BASELINE_CHANGE_COLUMNS, BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns,
                       metadata_items)
 from .tables import (PAYLOADS, REASON, SUB, ExperimentResults, Verdict, baseline_table, check_rows, failed_checks,
@@ -126,9 +127,8 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>',
            f"<body><main><h1>{_e(title)}</h1>",
            f'<div class="verdict {_e(result.status)}">{_e(result.headline())}</div>',
-           *([f'<div class="verdict {_e(result.ab_status)}">A/B against the baseline build: '
-              f'{_e(results.ab_headline)} (<a href="{s.AB_DIR}/{s.REPORT_HTML}">A/B report</a>)</div>']
-             if results.ab_headline else []),
+           *[f'<div class="verdict {_e(ab.verdict.status)}">{_e(ab_view.banner_text(ab))} '
+             f'(<a href="{_e(ab.link)}">A/B report</a>)</div>' for ab in (results.ab,) if ab is not None],
            *([f'<div class="verdict {_e(result.throughput_status)}">Throughput: {_e(results.throughput_headline)} '
               f'(<a href="{s.THROUGHPUT_DIR}/">throughput/</a>: tables, checks, plots'
               + (f'; <a href="{s.THROUGHPUT_DIR}/{s.AB_DIR}/{s.REPORT_HTML}">throughput A/B report</a>'
@@ -137,6 +137,7 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
              if results.throughput_headline else []),
            f'<dl class="meta">{meta}'
            + (f"<dt>measured</dt><dd>{_e(results.fastdds_note)}</dd>" if results.fastdds_note else "")
+           + "".join(f"<dt>baseline build</dt><dd>{_e(ab.baseline)}</dd>" for ab in (results.ab,) if ab is not None)
            + f'<dt>requirements</dt><dd>{_e(results.requirements_path)}</dd>'
            f"<dt>experiment</dt><dd>{_e(results.experiment_dir)}</dd></dl>"]
     if results.step_errors:
@@ -146,12 +147,25 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
     return out
 
 
+def chip_state(sub: str, results: ExperimentResults, failed: pd.DataFrame, missing: pd.DataFrame) -> tuple[str, str]:
+    """(class, text) of a sub-experiment's chip: the A/B's verdict on it first (a regression there is
+    red whatever the gross checks say), then the checks."""
+    ab_states = [ab.sub_state(sub) for ab in (results.ab, results.throughput_ab) if ab is not None]
+    checks = ("failed" if sub in set(failed[SUB]) else "missing" if sub in set(missing[SUB])
+              else "passed" if sub in results.checks else "unchecked")
+    said = [f"A/B {state}" for state in ab_states if state] + ([f"checks {checks}"] if checks != "unchecked" else [])
+    text = f"{sub}: {', '.join(said)}" if said else sub
+    for state in ("failed", "missing"):
+        if state in ab_states or checks == state:
+            return state, text
+    return ("passed" if "passed" in ab_states or checks == "passed" else "unchecked"), text
+
+
 def _html_nav(subs: list[str], results: ExperimentResults, failed: pd.DataFrame, missing: pd.DataFrame) -> str:
     links = []
     for sub in subs:
-        state = ("failed" if sub in set(failed[SUB]) else "missing" if sub in set(missing[SUB])
-                 else "passed" if sub in results.checks else "unchecked")
-        links.append(f'<li><a class="{state}" href="#sub-{_e(sub)}">{_e(sub)}</a></li>')
+        state, text = chip_state(sub, results, failed, missing)
+        links.append(f'<li><a class="{state}" href="#sub-{_e(sub)}" title="{_e(text)}">{_e(text)}</a></li>')
     return f"<nav><ul>{''.join(links)}</ul></nav>"
 
 
@@ -217,6 +231,10 @@ def html_page(results: ExperimentResults, images: dict[Path, str]) -> str:
 
     out = _html_head(results, result)
     out.append(_html_nav(subs, results, failed, missing))
+    out += [ab_view.html_section(ab) for ab in (results.ab, results.throughput_ab) if ab is not None]
+    if results.ab is not None:  # the A/B decided; the requirement checks below catch gross failures only
+        out.append('<p class="note">Gross checks: the measured run against the platform\'s requirements '
+                   "(docs/verdict.md).</p>")
     out.append(f"<h2>Failed checks ({len(failed)})</h2>")
     out.append(_html_table(failed, check_columns(with_sub=True, with_baseline=bool(results.comparisons)),
                            _check_row_class) if not failed.empty else '<p class="note">None.</p>')

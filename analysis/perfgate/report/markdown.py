@@ -9,6 +9,7 @@ from ..escape.markdown import text as markdown_text
 from ..escape.workflow import command_data as escape_command_data
 from ..escape.workflow import command_property as escape_command_property
 from ..latency.check_terms import testcase_name
+from . import ab_view
 from .columns import (BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns, metadata_items,
                       number_text, percent_text)
 from .tables import (BASELINE, CHANGE, LINE, SUB, ExperimentResults, check_rows, failed_checks, missing_data,
@@ -38,7 +39,7 @@ def markdown_summary(results: ExperimentResults) -> str:
     missing = missing_data(results)
     with_baseline = bool(results.comparisons)
     lead = ([f"A/B against the baseline build: {_md(results.ab_headline)} (`{s.AB_DIR}/{s.REPORT_HTML}`)", ""]
-            if results.ab_headline else [])
+            if results.ab_headline and results.ab is None else [])
     lead += ([f"Throughput: {_md(results.throughput_headline)} (`{s.THROUGHPUT_DIR}/`)", ""]
              if results.throughput_headline else [])
     lines = [f"## perfgate latency gate: **{result.status}**", "", _md(result.headline()), "", *lead,
@@ -49,6 +50,8 @@ def markdown_summary(results: ExperimentResults) -> str:
         lines += [f"- :x: {_md(error)}" for error in results.step_errors] + [""]
     if results.warnings:
         lines += [f"- :warning: {_md(warning)}" for warning in results.warnings] + [""]
+    for ab in (results.ab, results.throughput_ab):  # the A/B decides: its table first, then the gross checks
+        lines += ab_view.markdown_lines(ab) if ab is not None else []
     if not failed.empty:
         lines += [f"### Failed checks ({len(failed)})", ""]
         lines += _md_table(failed, check_columns(with_sub=True, with_baseline=with_baseline, with_status=False))

@@ -20,6 +20,7 @@ from ..latency.experiments import sort_subexperiments
 from ..model import Metadata, read_metadata
 from ..outcome import INCOMPLETE, REGRESSION
 from ..latency.requested import requested_of
+from .ab_view import STATUS_WORDS, GateAb, read_gate_ab
 
 
 # Columns of the reports' own tables (not files of the contract).
@@ -49,6 +50,8 @@ class ExperimentResults:
     ab_headline: str | None = None  # the A/B verdict that decides a gate run with a baseline build
     throughput_headline: str | None = None  # the gate's throughput experiment (throughput/), when it ran
     fastdds_note: str | None = None  # the gate's: which Fast DDS it measured and what chose it
+    ab: GateAb | None = None  # <experiment>/ab/: the latency A/B's verdict table and baseline, when one ran
+    throughput_ab: GateAb | None = None  # <experiment>/throughput/ab/
 
 
 @dataclass(frozen=True)
@@ -68,24 +71,26 @@ class Verdict:
         return outcome.exit_code(self.status)
 
     def headline(self) -> str:
+        """The gate's status once, then what decided: the A/B first (when one ran), then the checks, all
+        in words (one verdict word per banner)."""
+        parts = []
+        if self.ab_status is not None:
+            parts.append(f"the A/B against the baseline build {STATUS_WORDS.get(self.ab_status, self.ab_status)}")
+        checks = "gross checks" if self.ab_status is not None else "checks"
         if self.checks_failed:
-            parts = [f"{self.checks_failed} of {self.checks_total} checks failed"]
+            parts.append(f"{self.checks_failed} of {self.checks_total} {checks} failed")
         else:
-            parts = [f"all {self.checks_total} checks passed"]
+            parts.append(f"all {self.checks_total} {checks} passed")
         if self.missing:
             parts.append(f"{self.missing} required result(s) without measurements")
         if self.step_errors:
             parts.append(f"{self.step_errors} step(s) could not finish")
         if self.throughput_status is not None:
-            parts.append(f"throughput {self.throughput_status}")
-        if self.ab_status is not None:
-            parts.append(f"A/B verdict against the baseline build {self.ab_status}")
-        elif not self.baseline_compared:
-            parts.append("no baseline comparison")
-        elif self.baseline_failed:
-            parts.append(f"{self.baseline_failed} baseline comparison(s) over the limit")
-        else:
-            parts.append("baseline comparison passed")
+            parts.append(f"throughput {STATUS_WORDS.get(self.throughput_status, self.throughput_status.lower())}")
+        if self.ab_status is None:  # no A/B: the stored baseline comparison decides beside the checks
+            parts.append("no baseline comparison" if not self.baseline_compared else
+                         f"{self.baseline_failed} baseline comparison(s) over the limit" if self.baseline_failed else
+                         "baseline comparison passed")
         return f"{self.status}: " + ", ".join(parts)
 
 
@@ -281,4 +286,9 @@ def load(experiment_dir: Path, requirements_path: Path, *, requirements: pd.Data
         ab_headline=ab_headline,
         throughput_headline=throughput_headline,
         fastdds_note=fastdds_note,
+        ab=read_gate_ab(experiment_dir / s.AB_DIR, "A/B against the baseline build", f"{s.AB_DIR}/{s.REPORT_HTML}",
+                        "Lower bound"),
+        throughput_ab=read_gate_ab(experiment_dir / s.THROUGHPUT_DIR / s.AB_DIR,
+                                   "Throughput A/B against the baseline build",
+                                   f"{s.THROUGHPUT_DIR}/{s.AB_DIR}/{s.REPORT_HTML}", "Upper bound"),
     )

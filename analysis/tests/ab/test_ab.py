@@ -172,8 +172,10 @@ def test_bad_stored_rounds_are_exit_2_with_one_line(tmp_path, capsys):
 # --- real A/B runs ------------------------------------------------------------------------------
 @pytest.mark.fastdds
 def test_a_a_passes_and_an_injected_delay_fails_naming_its_sub_experiment(harness_paths, tmp_path):
+    # every round of every sub-experiment (--all-rounds): what this test looks at is each round's folders;
+    # curtailed rounds, the default, are tested in tests/ab/test_ab_curtailed.py
     common = ["--baseline", "system", "--candidate", "system", "--subexperiments", ",".join(SUBS),
-              "--payloads", ",".join(map(str, PAYLOADS)), "--rounds", "12", "--samples", "200"]
+              "--payloads", ",".join(map(str, PAYLOADS)), "--rounds", "12", "--samples", "200", "--all-rounds"]
     same = perfgate("ab", "--output", str(tmp_path / "aa"), *common)
     assert same.returncode == s.EXIT_OK, same.stdout + same.stderr
     assert "PASS: no regression above +1.0% in 4 tests" in same.stdout

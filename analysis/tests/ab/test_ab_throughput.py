@@ -117,9 +117,10 @@ def test_the_gate_joins_the_throughput_check_and_its_ab_worst_first():
     assert gate.joined_headline("MEASURED: 8 sub-experiments", "PASS: none").startswith("MEASURED: ")
     # each status once: the worst first, the check's own only where it differs
     assert gate.joined_headline("PASS: all 4 throughput checks passed", "PASS: no drop") == \
-        "PASS: all 4 throughput checks passed; A/B against the baseline build: PASS: no drop"
+        "PASS: all 4 throughput checks passed; A/B against the baseline build passed: no drop"
+    # one verdict word per banner (issue 28): the worst first, the A/B's own said in words
     assert gate.joined_headline("PASS: all 4 checks passed", "REGRESSION: 1 failed") == \
-        "REGRESSION: PASS: all 4 checks passed; A/B against the baseline build: REGRESSION: 1 failed"
+        "REGRESSION: all 4 checks passed; A/B against the baseline build found a regression: 1 failed"
 
 
 @pytest.mark.parametrize("options, says", [

@@ -1,0 +1,121 @@
+"""report.ab_view: the A/B verdict on the gate's own pages, before the gross checks.
+
+With --baseline-build the A/B decides the gate (docs/verdict.md); the requirement checks are a
+gross-failure check. So the gate's report.html, report.md and the sub-experiment chips show the A/B
+per sub-experiment first: a sub-experiment whose A/B test failed is red whatever its checks say. The
+A/B folders' verdict.json, verdict.csv and metadata.json were written by the code under test: read
+through report.comment.read_ab (status checked), every text escaped where it is shown, numbers shown
+only when they parse as numbers.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import schema as s
+from ..escape.html import text as html_text
+from ..escape.markdown import text as markdown_text
+from ..model import read_metadata
+from ..outcome import INCOMPLETE, PASS, REGRESSION
+from .comment import AbVerdict, read_ab
+
+# one verdict word per banner: a status said inside another banner is said in words
+STATUS_WORDS = {PASS: "passed", REGRESSION: "found a regression", INCOMPLETE: "could not decide"}
+ROUND_COLUMN = "Rounds"
+
+
+@dataclass(frozen=True)
+class GateAb:
+    title: str  # "A/B against the baseline build", "Throughput A/B against the baseline build"
+    link: str  # the A/B's own report, relative to the gate's folder
+    verdict: AbVerdict
+    baseline: str  # the baseline build: Fast DDS version, commit, and the spec it was given as
+
+    @property
+    def failed_subs(self) -> set[str]:
+        return {row.get(s.EXPERIMENT_TYPE, "") for row in self.verdict.rows if row.get(s.STATUS) == s.FAILED}
+
+    def sub_state(self, sub: str) -> str | None:
+        """failed / passed / missing (an incomplete verdict) for a sub-experiment it tested; None otherwise."""
+        tested = [row for row in self.verdict.rows if row.get(s.EXPERIMENT_TYPE) == sub]
+        if not tested:
+            return None
+        if any(row.get(s.STATUS) == s.FAILED for row in tested):
+            return "failed"
+        return "missing" if self.verdict.status == INCOMPLETE else "passed"
+
+
+def baseline_text(ab_dir: Path) -> str:
+    """'Fast DDS 3.2.1, commit 0123456789ab (ws/installs/baseline)' from the A/B's metadata.json."""
+    metadata = read_metadata(ab_dir)
+    arm = (metadata.arms or {}).get(s.AB_ARMS[0]) if metadata is not None else None
+    if arm is None:
+        return "not recorded"
+    fastdds = arm.fastdds
+    version = fastdds.version if fastdds is not None and fastdds.version else "?"
+    commit = fastdds.commit[:12] if fastdds is not None and fastdds.commit else "not recorded"
+    return f"Fast DDS {version}, commit {commit} ({arm.spec or '?'})"
+
+
+def read_gate_ab(ab_dir: Path, title: str, link: str, bound_column: str) -> GateAb | None:
+    verdict = read_ab(ab_dir, bound_column)
+    return None if verdict is None else GateAb(title, link, verdict, baseline_text(ab_dir))
+
+
+def _number(text: str | None, pattern: str) -> str:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return str(text or "")
+    return pattern.format(value) if math.isfinite(value) else str(text)
+
+
+def _change(text: str | None) -> str:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return ""
+    return f"{(value - 1) * 100:+.1f} %" if math.isfinite(value) else ""
+
+
+def table_cells(ab: GateAb) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (plain text, failed tests first) of the A/B table on the gate's pages."""
+    header = ["Sub-experiment", "Statistic", "Change", "Ratio", ab.verdict.bound_column, "p (Holm)", ROUND_COLUMN,
+              "Status"]
+    rows = sorted(ab.verdict.rows, key=lambda row: row.get(s.STATUS) != s.FAILED)
+    return header, [[row.get(s.EXPERIMENT_TYPE, ""), row.get("Statistic", ""), _change(row.get("Ratio")),
+                     _number(row.get("Ratio"), "{:.3f}x"), _number(row.get(ab.verdict.bound_column), "{:.3f}x"),
+                     _number(row.get("Adjusted p-value"), "{:.3g}"), _number(row.get(ROUND_COLUMN), "{:.0f}"),
+                     row.get(s.STATUS, "")] for row in rows]
+
+
+def banner_text(ab: GateAb) -> str:
+    """'<title>: PASS: <what it found>; baseline <version, commit>'."""
+    return f"{ab.title}: {ab.verdict.headline}; baseline {ab.baseline}"
+
+
+def html_section(ab: GateAb) -> str:
+    header, rows = table_cells(ab)
+    head = "".join(f'<th class="{"text" if i in (0, 1, 7) else ""}">{html_text(h)}</th>' for i, h in enumerate(header))
+    body = []
+    for cells in rows:
+        status = cells[-1]
+        tds = "".join(f'<td class="{"text" if i in (0, 1, 7) else ""}{" status-" + html_text(c) if i == 7 else ""}">'
+                      f"{html_text(c)}</td>" for i, c in enumerate(cells))
+        body.append(f'<tr class="{"failed" if status == s.FAILED else ""}">{tds}</tr>')
+    anchor = "throughput-ab" if ab.title.startswith("Throughput") else "ab"
+    return (f'<h2 id="{anchor}">{html_text(ab.title)}: {html_text(ab.verdict.status)}</h2>'
+            f"<p>{html_text(ab.verdict.headline)}</p>"
+            f"<p>Baseline: {html_text(ab.baseline)}. "
+            f'<a href="{html_text(ab.link)}">The A/B report</a>: its rounds, settings and heatmap.</p>'
+            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def markdown_lines(ab: GateAb) -> list[str]:
+    header, rows = table_cells(ab)
+    lines = [f"### {markdown_text(ab.title)}: **{markdown_text(ab.verdict.status)}**", "",
+             markdown_text(ab.verdict.headline), "", f"Baseline: {markdown_text(ab.baseline)} (`{ab.link}`)", "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(markdown_text(cell) for cell in cells) + " |" for cells in rows]
+    return lines + [""]
