@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +43,7 @@ import synthetic  # noqa: E402  (beside this file)
 from bench_analysis import measure, perfgate_command  # noqa: E402
 
 from perfgate.history import change_points as cp  # noqa: E402
+from perfgate.history import page as hp  # noqa: E402
 from perfgate import files  # noqa: E402
 from perfgate import schema as s  # noqa: E402
 
@@ -133,6 +136,59 @@ def false_alarms_and_hits(seeds: int, runs: int = 100, step_at: int = 70) -> Non
     print(f"hits: +{100 * (STEP - 1):.0f} % median step at run {step_at} of {runs}: every payload found in "
           f"{all_found} of {seeds} histories; {placed} of {total} change points at the commit +-1; "
           f"{elsewhere} change point(s) elsewhere")
+
+
+def page_charts(runs: int, seed: int = 0) -> tuple[dict, list[str], pd.DataFrame]:
+    """The page's charts of a synthetic history of `runs` runs (detect's input of synthetic_values with the
+    step at 3/4, change points found by detect): charts by sub-experiment, hover texts, change points."""
+    step_at = runs * 3 // 4
+    values = synthetic_values(seed, runs, step_at)
+    changes = cp.detect(values, described(runs))
+    ticks = [f"{i:07x} {(synthetic.BASE_TIME + timedelta(days=i)):%Y-%m-%d}" for i in range(runs)]
+    charts = {}
+    for sub in SUBS:
+        mine = values[values[s.EXPERIMENT_TYPE] == sub]
+        charts[sub] = [hp.chart(sub, statistic, mine[mine[cp.STATISTIC] == statistic].pivot(
+            index=cp.INDEX, columns=s.BYTES, values=cp.VALUE), changes, hp.tick_positions(runs), ticks)
+            for statistic in hp.CHART_STATISTICS]
+    return charts, [f"{tick} · run-{i}" for i, tick in enumerate(ticks)], changes
+
+
+def render_page(page: Path, screenshot: Path | None = None) -> tuple[float, str]:
+    """(wall seconds, DOM) of headless Chromium loading the page and dumping its DOM once loaded (the
+    charts are drawn by then: the page's script runs before the load event)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    started = time.perf_counter()
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=600).stdout
+    wall = time.perf_counter() - started
+    if screenshot is not None:
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--virtual-time-budget=30000", f"--screenshot={screenshot}", "--window-size=1400,2000",
+                        page.as_uri()], capture_output=True, timeout=600)
+    return wall, dom
+
+
+def page_scale(run_counts: list[int], workdir: Path) -> None:
+    """history.html of synthetic histories (30 charts of 11 payloads): size, and the time headless
+    Chromium takes to draw every chart (`data-drawn-ms`, since the page began to load; wall: the whole
+    browser process), with the load average; a screenshot of the top of each page beside it."""
+    plotly_js = hp.plotly_javascript()
+    print(f"\nhistory.html at scale (load before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}):")
+    print(f"{'runs':>6} {'MB':>6} {'charts drawn':>13} {'points drawn per chart':>23} {'drawn at':>9} {'browser wall':>13}")
+    for runs in run_counts:
+        charts, hover, changes = page_charts(runs)
+        page = workdir / f"history-{runs}.html"
+        files.write_text(page, hp.page(f"perfgate latency history: synthetic, {runs} runs", f"{runs} runs", changes,
+                                       charts, hover, plotly_js))
+        wall, dom = render_page(page, workdir / f"history-{runs}.png")
+        drawn = re.search(r'data-drawn-ms="(\d+)"', dom)
+        points = [int(n) for n in re.findall(r'data-points="(\d+)"', dom)]
+        rendered = len(re.findall(r'class="plot-container plotly"', dom))
+        print(f"{runs:>6} {page.stat().st_size / 1e6:>6.1f} {rendered:>6} of {sum(map(len, charts.values())):<5} "
+              f"{min(points, default=0):>11} to {max(points, default=0):<9} "
+              f"{(int(drawn.group(1)) / 1000 if drawn else float('nan')):>7.1f} s {wall:>11.1f} s")
+    print(f"(load after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}; screenshots {workdir}/history-*.png)")
 
 
 def compare_detectors(seeds: int, runs: int = 200, step_at: int = 150) -> None:
@@ -233,7 +289,12 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=None, help="keep the generated store here")
     parser.add_argument("--raw-storage", type=Path, nargs="*", default=None, metavar="EXPERIMENT",
                         help="only measure keeping these experiments' raw files compressed (none: a synthetic one)")
+    parser.add_argument("--page", type=lambda text: [int(n) for n in text.split(",")], default=None,
+                        metavar="RUNS,RUNS", help="only time history.html of synthetic histories, e.g. 200,1000,5000")
     options = parser.parse_args()
+    if options.page is not None:
+        page_scale(options.page, options.workdir or Path(tempfile.mkdtemp(prefix="perfgate-bench-page-")))
+        return 0
     if options.raw_storage is not None:
         experiments = options.raw_storage
         if not experiments:
