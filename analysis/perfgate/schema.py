@@ -206,10 +206,6 @@ JUNIT_FILE = "junit.xml"
 PLOTS_DIR = "plots"
 STORE_EXPERIMENTS_DIR = "experiments"
 STORE_HISTORY_DIR = "history_plots"
-# the history's regression events, one row per event (docs/formats.md section 9); the page leads with them
-HISTORY_EVENTS_CSV = "events.csv"
-HISTORY_EVENT_COLUMNS = (EXPERIMENT_TYPE, "Index", LABEL, "Fast DDS commit", "Previous commit", "Change [%]",
-                         "Lower bound [%]", "Payloads", "Statistics", "p-value")
 RAW_PREFIX = "measurements_"
 SUMMARY_SUFFIX = "_summary.csv"
 CHECK_PREFIX = "checks_"

@@ -24,6 +24,10 @@ from .. import schema as s
 from ..escape import spreadsheet
 
 CHANGE_POINTS_CSV = "change_points.csv"
+# one row per regression event (change points of one sub-experiment a few runs apart); the page leads with it
+EVENTS_CSV = "events.csv"
+EVENT_COLUMNS = (s.EXPERIMENT_TYPE, "Index", s.LABEL, "Fast DDS commit", "Previous commit", "Change [%]",
+                 "Lower bound [%]", "Payloads", "Statistics", "p-value")
 OTAVA_DIR = "otava"
 OTAVA_CONFIG = "otava.yaml"
 OTAVA_TIME = "time"

@@ -147,7 +147,7 @@ def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, p
                f"{len(changes)} change point(s) at a family-wise false-alarm level of {alpha:g} (docs/history.md)"
                + (f"; {history_ab.count_text(verdicts)}" if history_ab.count_text(verdicts) else "") + ".")
     files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript(),
-                                   hp.read_events(path.parent / s.HISTORY_EVENTS_CSV), machine))
+                                   hp.read_events(path.parent / hf.EVENTS_CSV), machine))
 
 
 NEARBY_RUNS = 3  # change points of one statistic this close on the plot of all payloads are one mark

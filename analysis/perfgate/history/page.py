@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import change_points as cp
+from . import files as hf
 from .page_script import SCRIPT
 from .. import schema as s
 from ..errors import InputError
@@ -43,7 +44,7 @@ LABEL_ROW_PX = 15
 PLOT_WIDTH_PX = 1000  # the narrowest plot area the labels are spaced for (the page is 1400 px wide)
 LABEL_CHARACTER_PX = 6.5  # 11 px sans-serif
 CHART_HEIGHT_PX = 420
-EVENT_STATISTICS = s.HISTORY_EVENT_COLUMNS[8]  # "Statistics": what moved, e.g. "Median, 99%"
+EVENT_STATISTICS = hf.EVENT_COLUMNS[8]  # "Statistics": what moved, e.g. "Median, 99%"
 TOP_MARGIN_PX = 50
 def chart_id(sub: str, statistic: str) -> str:
     return f"chart-{sub}-{s.CHECK_SLUGS[statistic]}"
@@ -183,16 +184,16 @@ def change_table(changes: pd.DataFrame) -> str:
 
 
 def read_events(path: Path) -> pd.DataFrame | None:
-    """`events.csv` of the history (s.HISTORY_EVENT_COLUMNS), every cell as text; None when absent."""
+    """`events.csv` of the history (hf.EVENT_COLUMNS), every cell as text; None when absent."""
     if not path.is_file():
         return None
     try:
         table = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read the history's events: {error}", path) from None
-    if tuple(table.columns) != s.HISTORY_EVENT_COLUMNS:
+    if tuple(table.columns) != hf.EVENT_COLUMNS:
         raise InputError(f"the history's events have the columns {', '.join(map(str, table.columns))}, not "
-                         f"{', '.join(s.HISTORY_EVENT_COLUMNS)}", path)
+                         f"{', '.join(hf.EVENT_COLUMNS)}", path)
     return table
 
 
@@ -210,14 +211,14 @@ def events_table(events: pd.DataFrame | None) -> str:
         return ""
     if events.empty:
         return "<h2>Events</h2>\n<p>No event in this history.</p>\n"
-    header = "".join(f"<th>{html_text(column)}</th>" for column in s.HISTORY_EVENT_COLUMNS)
+    header = "".join(f"<th>{html_text(column)}</th>" for column in hf.EVENT_COLUMNS)
     rows = []
     for _, event in events.iterrows():
         change = pd.to_numeric(event[cp.CHANGE], errors="coerce")
         kind = "regression" if change > 0 else "improvement" if change < 0 else "event"
         target = event_chart(event[s.EXPERIMENT_TYPE], event[EVENT_STATISTICS])
         cells = [f'<td><a href="#{html_text(target)}">{html_text(event[s.EXPERIMENT_TYPE])}</a></td>']
-        cells += [f"<td>{_cell(column, event[column])}</td>" for column in s.HISTORY_EVENT_COLUMNS[1:]]
+        cells += [f"<td>{_cell(column, event[column])}</td>" for column in hf.EVENT_COLUMNS[1:]]
         rows.append(f'<tr class="{kind}">{"".join(cells)}</tr>')
     return (f"<h2>Events</h2>\n<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>\n")
 
