@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -52,6 +53,7 @@ STEP_SUB = "interprocess_reliable"
 STEP = 1.08
 MEMORY_TARGET_MB = 1024
 TIME_TARGET_S = 60
+PLOTS_TIME_TARGET_S = 30  # history with every plot over 1000 runs on 2 cores (issue 24 item 5)
 
 
 def run_levels(rng: np.random.Generator, runs: int) -> np.ndarray:
@@ -289,6 +291,9 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=None, help="keep the generated store here")
     parser.add_argument("--raw-storage", type=Path, nargs="*", default=None, metavar="EXPERIMENT",
                         help="only measure keeping these experiments' raw files compressed (none: a synthetic one)")
+    parser.add_argument("--before", type=Path, default=None, metavar="ANALYSIS_DIR",
+                        help="with --plots: also time an earlier perfgate's history on the same store, side by side "
+                             "(its analysis/ folder, e.g. from `git archive main analysis | tar -x -C DIR`)")
     parser.add_argument("--page", type=lambda text: [int(n) for n in text.split(",")], default=None,
                         metavar="RUNS,RUNS", help="only time history.html of synthetic histories, e.g. 200,1000,5000")
     options = parser.parse_args()
@@ -318,13 +323,28 @@ def main() -> int:
     # gate adds one run) read the index and the new run's files
     runs = [measure("history --no-plots, no index yet", [*command, "--no-plots"], TIME_TARGET_S),
             measure("history --no-plots, index current", [*command, "--no-plots"], TIME_TARGET_S)]
+    loads = {}
+    if options.plots and options.before is not None:
+        # the same store drawn by an earlier perfgate (its analysis/ folder first on the path), then by this one
+        loads["before"] = Path("/proc/loadavg").read_text().split()[:3]
+        os.environ["PYTHONPATH"] = str(options.before.resolve())
+        runs.append(measure("history, every plot, before", [sys.executable, "-m", "perfgate.cli", *command[1:]],
+                            PLOTS_TIME_TARGET_S))
+        del os.environ["PYTHONPATH"]
     if options.plots:
-        runs.append(measure("history, every plot", command, TIME_TARGET_S))
+        loads["after"] = Path("/proc/loadavg").read_text().split()[:3]
+        runs.append(measure("history, every plot" + (", after" if options.before else ""), command,
+                            PLOTS_TIME_TARGET_S))
     for m in runs:
         verdict = "ok" if m.exit_code == 0 and m.wall <= TIME_TARGET_S and m.peak_tree_mb <= MEMORY_TARGET_MB \
             else "OVER TARGET" if m.exit_code == 0 else "FAILED"
         print(f"{m.name}: exit {m.exit_code}, {m.wall:.1f} s wall, {m.cpu:.1f} s CPU, peak {m.peak_tree_mb:.0f} MB "
               f"(targets {TIME_TARGET_S} s, {MEMORY_TARGET_MB} MB): {verdict}")
+    if len(loads) == 2:
+        before, after = runs[-2], runs[-1]
+        print(f"history with every plot over {options.experiments} runs on {os.cpu_count()} cores, before | after:")
+        print(f"  wall {before.wall:.1f} s | {after.wall:.1f} s (target {PLOTS_TIME_TARGET_S} s); CPU {before.cpu:.1f} s | "
+              f"{after.cpu:.1f} s; load average before each: {' '.join(loads['before'])} | {' '.join(loads['after'])}")
     page = store / s.STORE_HISTORY_DIR / "history.html"
     if options.plots and page.exists():
         print(f"history.html: {page.stat().st_size / 1e6:.1f} MB (target under 10 MB)")
@@ -334,7 +354,8 @@ def main() -> int:
           f"({int((found[mine][cp.INDEX] - step_at).abs().le(1).sum())} at run {step_at} +-1), "
           f"{int((~mine).sum())} elsewhere")
 
-    false_alarms_and_hits(options.seeds)
+    if options.seeds:
+        false_alarms_and_hits(options.seeds)
     if options.compare:
         compare_detectors(options.seeds)
     if options.workdir is None:

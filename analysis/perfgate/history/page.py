@@ -105,7 +105,7 @@ def latency_ticks(values: np.ndarray) -> dict:
     if finite.size == 0:
         return {}
     low, high = float(finite.min()), float(finite.max())
-    ticks = log_ticks(low, high)
+    ticks = log_ticks(low, high, max_ticks=8)  # at most 8 labels on a 260 px high plot
     if len(ticks) < 2:
         ticks = sorted({float(f"{v:.3g}") for v in np.geomspace(low, high if high > low else low * 1.01, 4)})
     return {"tickmode": "array", "tickvals": ticks, "ticktext": [f"{v:g}" for v in ticks]}
@@ -163,7 +163,7 @@ def chart(sub: str, statistic: str, wide: pd.DataFrame, changes: pd.DataFrame, t
 
 
 def _cell(column: str, value) -> str:
-    text = f"{value:.6g}" if column == cp.P_VALUE else f"{value:.3f}" if isinstance(value, float) \
+    text = f"{value:.6g}" if column == cp.P_VALUE and isinstance(value, float) else f"{value:.3f}" if isinstance(value, float) \
         else "" if value is None else str(value)
     if column in (cp.COMMIT, cp.PREVIOUS_COMMIT):
         text = text[:10]  # short enough to keep the table on the screen; the CSV files have it whole

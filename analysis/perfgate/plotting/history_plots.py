@@ -20,6 +20,7 @@ from .common import (FAILED_COLOUR, LATENCY_LABEL, REQUIREMENT_COLOUR, latency_y
 
 MAX_X_TICKS = 10
 MAGNITUDE_AXES_WIDTH_PX = 790  # 0.79 of the 1000 pixel wide figure
+AXIS_LABEL_GAP_PX = (24, 50)  # x label below the axis (one line of tick labels), y label left of it (6 digits)
 TICK_CHARACTER_PX = 5.5  # average width of a character of the 8 point tick labels at 100 dpi
 SHORT_LABEL_CHARACTERS = 12
 MEASURED_COLOUR = "#1f77b4"
@@ -27,7 +28,7 @@ MEASURED_COLOUR = "#1f77b4"
 # payloads in hues far apart, each dark enough to read as a thin line on white (viridis ended in a light
 # yellow that was hard to see), and none the red or green of the change points.
 PAYLOAD_COLOURS = ("#1b1b7a", "#1f77b4", "#0f9bb0", "#0b7a53", "#7a9a01", "#b8860b", "#e06c00", "#b03060",
-                   "#e377c2", "#8e44ad", "#5d4037")
+                   "#cc3fa0", "#8e44ad", "#5d4037")
 
 
 def short_label(label: str, width: int = SHORT_LABEL_CHARACTERS) -> str:
@@ -102,12 +103,18 @@ class HistoryFigures:
         margin = 0.5 if count < 20 else 0.01 * count
         axes.set_xlim(-margin, count - 1 + margin)
         axes.set_xlabel(f"Experiment, oldest to newest ({count} in the history)")
+        # the axis labels at fixed distances from the plot: placed from the tick labels' extents, matplotlib
+        # measured every tick label of every plot again (with the title's placement, a quarter of the drawing)
+        figure_px = axes.figure.get_size_inches() * axes.figure.dpi
+        width_px, height_px = axes.get_position().width * figure_px[0], axes.get_position().height * figure_px[1]
+        axes.xaxis.set_label_coords(0.5, -AXIS_LABEL_GAP_PX[0] / height_px)
+        axes.yaxis.set_label_coords(-AXIS_LABEL_GAP_PX[1] / width_px, 0.5)
 
     def magnitude(self, sub: str, magnitude: str, values: pd.DataFrame, path: Path) -> Path:
         """`values`: one row per experiment position, one column per payload (NaN where missing)."""
         axes = self.magnitude_axes
         axes.clear()
-        axes.set_title(f"{sub}: {magnitude} latency per experiment")
+        axes.set_title(f"{sub}: {magnitude} latency per experiment", y=1.0)  # y: not placed from the ticks' extents
         axes.grid(True, which="major", alpha=0.3)
         positions = values.index.to_numpy()
         # a marker and a line style of their own also tell the payloads apart (printed in grey, colour-blind)
@@ -148,7 +155,7 @@ class HistoryFigures:
                 above: pd.Series, path: Path) -> Path:
         """`values` per experiment position; `above` marks values over the requirement."""
         axes = self.payload_axes
-        axes.set_title(f"{sub}: {magnitude} latency at {payload} B per experiment")
+        axes.set_title(f"{sub}: {magnitude} latency at {payload} B per experiment", y=1.0)
         positions = values.index.to_numpy()
         measured = values.to_numpy(dtype=float)
         over = above.to_numpy(dtype=bool)
