@@ -2,6 +2,7 @@
 change-point labels, round Max ticks, distinct payload colours, the platform's name, the events first."""
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -175,3 +176,26 @@ def test_every_chart_draws_at_5000_runs_with_bounded_points_and_no_webgl(tmp_pat
     assert len(re.findall(r'class="plot-container plotly"', dom)) == 30
     assert len(re.findall(r'class="js-line"', dom)) >= 30 * 11
     assert re.search(r'<body[^>]*data-drawn-ms="\d+"', dom)
+
+
+@pytest.mark.heavy
+def test_zooming_in_draws_every_run_shown_from_the_whole_series(tmp_path):
+    assert CHROMIUM is not None, "chromium not found: install the Debian package chromium (ci/test.sh does)"
+    runs = 5000
+    page, charts = page_of(runs, tmp_path)
+    # what a reader's zoom does: the x range of the first chart set to runs 1000..1100, then its first line read
+    probe = """<script>
+const zoomed = document.getElementById(CHARTS[0].id);
+Plotly.relayout(zoomed, {"xaxis.range": [1000, 1100]}).then(function () {
+  document.body.dataset.zoomed = JSON.stringify({x: zoomed.data[0].x, y: zoomed.data[0].y});
+});
+</script>
+</body>"""
+    page.write_text(page.read_text().replace("</body>", probe))
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                          "--virtual-time-budget=60000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=600).stdout
+    zoomed = json.loads(html.unescape(re.search(r'data-zoomed="([^"]*)"', dom).group(1)))
+    full = charts[0]["data"][0]["y"]
+    assert zoomed["x"] == list(range(999, 1102))  # every run shown, one beyond each edge
+    assert zoomed["y"] == full[999:1102]
