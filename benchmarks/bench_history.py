@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +44,7 @@ import synthetic  # noqa: E402  (beside this file)
 from bench_analysis import measure, perfgate_command  # noqa: E402
 
 from perfgate.history import change_points as cp  # noqa: E402
+from perfgate.history import page as hp  # noqa: E402
 from perfgate import files  # noqa: E402
 from perfgate import schema as s  # noqa: E402
 
@@ -49,6 +53,7 @@ STEP_SUB = "interprocess_reliable"
 STEP = 1.08
 MEMORY_TARGET_MB = 1024
 TIME_TARGET_S = 60
+PLOTS_TIME_TARGET_S = 30  # history with every plot over 1000 runs on 2 cores (issue 24 item 5)
 
 
 def run_levels(rng: np.random.Generator, runs: int) -> np.ndarray:
@@ -133,6 +138,64 @@ def false_alarms_and_hits(seeds: int, runs: int = 100, step_at: int = 70) -> Non
     print(f"hits: +{100 * (STEP - 1):.0f} % median step at run {step_at} of {runs}: every payload found in "
           f"{all_found} of {seeds} histories; {placed} of {total} change points at the commit +-1; "
           f"{elsewhere} change point(s) elsewhere")
+
+
+def page_charts(runs: int, seed: int = 0) -> tuple[dict, list[str], pd.DataFrame]:
+    """The page's charts of a synthetic history of `runs` runs (detect's input of synthetic_values with the
+    step at 3/4, change points found by detect): charts by sub-experiment, hover texts, change points."""
+    step_at = runs * 3 // 4
+    values = synthetic_values(seed, runs, step_at)
+    changes = cp.detect(values, described(runs))
+    ticks = [f"{i:07x} {(synthetic.BASE_TIME + timedelta(days=i)):%Y-%m-%d}" for i in range(runs)]
+    charts = {}
+    for sub in SUBS:
+        mine = values[values[s.EXPERIMENT_TYPE] == sub]
+        charts[sub] = [hp.chart(sub, statistic, mine[mine[cp.STATISTIC] == statistic].pivot(
+            index=cp.INDEX, columns=s.BYTES, values=cp.VALUE), changes, hp.tick_positions(runs), ticks)
+            for statistic in hp.CHART_STATISTICS]
+    return charts, [f"{tick} · run-{i}" for i, tick in enumerate(ticks)], changes
+
+
+def render_page(page: Path, screenshot: Path | None = None) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the browser's processes, DOM) of headless Chromium loading the page
+    and dumping its DOM once loaded (the charts are drawn by then: the page's script runs before the
+    load event). On a loaded machine the CPU time is the better guide to a quiet machine's wall time."""
+    import resource
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    started, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                          "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=600).stdout
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+    if screenshot is not None:
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--virtual-time-budget=30000", f"--screenshot={screenshot}", "--window-size=1400,2000",
+                        page.as_uri()], capture_output=True, timeout=600)
+    return wall, cpu, dom
+
+
+def page_scale(run_counts: list[int], workdir: Path) -> None:
+    """history.html of synthetic histories (30 charts of 11 payloads): size, and the time headless
+    Chromium takes to draw every chart (`data-drawn-ms`, since the page began to load; wall: the whole
+    browser process), with the load average; a screenshot of the top of each page beside it."""
+    plotly_js = hp.plotly_javascript()
+    print(f"\nhistory.html at scale (load before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}):")
+    print(f"{'runs':>6} {'MB':>6} {'charts drawn':>13} {'points drawn per chart':>23} {'drawn at':>9} {'browser wall':>13} "
+          f"{'browser CPU':>12}")
+    for runs in run_counts:
+        charts, hover, changes = page_charts(runs)
+        page = workdir / f"history-{runs}.html"
+        files.write_text(page, hp.page(f"perfgate latency history: synthetic, {runs} runs", f"{runs} runs", changes,
+                                       charts, hover, plotly_js))
+        wall, cpu, dom = render_page(page, workdir / f"history-{runs}.png")
+        drawn = re.search(r'data-drawn-ms="(\d+)"', dom)
+        points = [int(n) for n in re.findall(r'data-points="(\d+)"', dom)]
+        rendered = len(re.findall(r'class="plot-container plotly"', dom))
+        print(f"{runs:>6} {page.stat().st_size / 1e6:>6.1f} {rendered:>6} of {sum(map(len, charts.values())):<5} "
+              f"{min(points, default=0):>11} to {max(points, default=0):<9} "
+              f"{(int(drawn.group(1)) / 1000 if drawn else float('nan')):>7.1f} s {wall:>11.1f} s {cpu:>10.1f} s")
+    print(f"(load after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}; screenshots {workdir}/history-*.png)")
 
 
 def compare_detectors(seeds: int, runs: int = 200, step_at: int = 150) -> None:
@@ -233,7 +296,15 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=None, help="keep the generated store here")
     parser.add_argument("--raw-storage", type=Path, nargs="*", default=None, metavar="EXPERIMENT",
                         help="only measure keeping these experiments' raw files compressed (none: a synthetic one)")
+    parser.add_argument("--before", type=Path, default=None, metavar="ANALYSIS_DIR",
+                        help="with --plots: also time an earlier perfgate's history on the same store, side by side "
+                             "(its analysis/ folder, e.g. from `git archive main analysis | tar -x -C DIR`)")
+    parser.add_argument("--page", type=lambda text: [int(n) for n in text.split(",")], default=None,
+                        metavar="RUNS,RUNS", help="only time history.html of synthetic histories, e.g. 200,1000,5000")
     options = parser.parse_args()
+    if options.page is not None:
+        page_scale(options.page, options.workdir or Path(tempfile.mkdtemp(prefix="perfgate-bench-page-")))
+        return 0
     if options.raw_storage is not None:
         experiments = options.raw_storage
         if not experiments:
@@ -257,13 +328,28 @@ def main() -> int:
     # gate adds one run) read the index and the new run's files
     runs = [measure("history --no-plots, no index yet", [*command, "--no-plots"], TIME_TARGET_S),
             measure("history --no-plots, index current", [*command, "--no-plots"], TIME_TARGET_S)]
+    loads = {}
+    if options.plots and options.before is not None:
+        # the same store drawn by an earlier perfgate (its analysis/ folder first on the path), then by this one
+        loads["before"] = Path("/proc/loadavg").read_text().split()[:3]
+        os.environ["PYTHONPATH"] = str(options.before.resolve())
+        runs.append(measure("history, every plot, before", [sys.executable, "-m", "perfgate.cli", *command[1:]],
+                            PLOTS_TIME_TARGET_S))
+        del os.environ["PYTHONPATH"]
     if options.plots:
-        runs.append(measure("history, every plot", command, TIME_TARGET_S))
+        loads["after"] = Path("/proc/loadavg").read_text().split()[:3]
+        runs.append(measure("history, every plot" + (", after" if options.before else ""), command,
+                            PLOTS_TIME_TARGET_S))
     for m in runs:
         verdict = "ok" if m.exit_code == 0 and m.wall <= TIME_TARGET_S and m.peak_tree_mb <= MEMORY_TARGET_MB \
             else "OVER TARGET" if m.exit_code == 0 else "FAILED"
         print(f"{m.name}: exit {m.exit_code}, {m.wall:.1f} s wall, {m.cpu:.1f} s CPU, peak {m.peak_tree_mb:.0f} MB "
               f"(targets {TIME_TARGET_S} s, {MEMORY_TARGET_MB} MB): {verdict}")
+    if len(loads) == 2:
+        before, after = runs[-2], runs[-1]
+        print(f"history with every plot over {options.experiments} runs on {os.cpu_count()} cores, before | after:")
+        print(f"  wall {before.wall:.1f} s | {after.wall:.1f} s (target {PLOTS_TIME_TARGET_S} s); CPU {before.cpu:.1f} s | "
+              f"{after.cpu:.1f} s; load average before each: {' '.join(loads['before'])} | {' '.join(loads['after'])}")
     page = store / s.STORE_HISTORY_DIR / "history.html"
     if options.plots and page.exists():
         print(f"history.html: {page.stat().st_size / 1e6:.1f} MB (target under 10 MB)")
@@ -273,7 +359,8 @@ def main() -> int:
           f"({int((found[mine][cp.INDEX] - step_at).abs().le(1).sum())} at run {step_at} +-1), "
           f"{int((~mine).sum())} elsewhere")
 
-    false_alarms_and_hits(options.seeds)
+    if options.seeds:
+        false_alarms_and_hits(options.seeds)
     if options.compare:
         compare_detectors(options.seeds)
     if options.workdir is None:

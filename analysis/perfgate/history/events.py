@@ -111,7 +111,7 @@ def _window(sub_splits: list[int], split: int, count: int) -> tuple[int, int]:
 
 def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, experiments: pd.DataFrame,
            alpha: float = cp.DEFAULT_ALPHA, higher_is_worse: bool = True) -> pd.DataFrame:
-    """The event table (schema.EVENT_COLUMNS) of a history's per-payload change points `changes` and
+    """The event table (history.names.EVENT_COLUMNS) of a history's per-payload change points `changes` and
     whole sub-experiment change points `wholes` (history.whole.decide_both), from `values` (the
     detector's long input) and `experiments` (Label, Fast DDS commit by position)."""
     groups = group(changes, wholes, higher_is_worse)

@@ -3,7 +3,7 @@
 - `<plots>/change_points.csv`: change_points.CHANGE_POINT_COLUMNS, one row per change point,
   regressions first; floats with 3 decimals, the p-value with 6 significant digits (it is compared
   with levels like 0.01 / 330, which 3 decimals would round to zero);
-- `<plots>/events.csv`: schema.EVENT_COLUMNS, one row per event (history.events), regressions
+- `<plots>/events.csv`: history.names.EVENT_COLUMNS, one row per event (history.events), regressions
   first, and `<plots>/events.md`, the same for the nightly step summary (Markdown, escaped);
 - `<plots>/otava/<sub>.csv` and `<plots>/otava/otava.yaml`: the store in the CSV layout of Apache
   Otava's csv tests (a time column, the commit as an attribute, one column per metric), with the
@@ -50,7 +50,7 @@ def format_change_points(table: pd.DataFrame) -> str:
 
 
 def format_events(table: pd.DataFrame) -> str:
-    """events.csv: schema.EVENT_COLUMNS; changes with 3 decimals, the p-value with 6 significant digits."""
+    """events.csv: history.names.EVENT_COLUMNS; changes with 3 decimals, the p-value with 6 significant digits."""
     out = table.loc[:, list(event_names.EVENT_COLUMNS)].copy()
     out[event_names.EVENT_P_VALUE] = out[event_names.EVENT_P_VALUE].map(lambda value: f"{value:.6g}")
     for column in (event_names.EVENT_CHANGE, event_names.EVENT_LOWER_BOUND):

@@ -136,8 +136,9 @@ def _test_sub(sub: str, table: pd.DataFrame, alpha: float) -> tuple[tuple[list[t
 
 
 def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, pd.DataFrame], changes: pd.DataFrame,
-               ticks: list[str], alpha: float, verdicts: list) -> None:
-    """The interactive page (history_page) beside the PNGs."""
+               ticks: list[str], alpha: float, verdicts: list, requirements: Path | None = None) -> None:
+    """The interactive page (history_page) beside the PNGs, led by the history's events when it wrote
+    them (<plots>/events.csv); the platform named as its requirements file is (requirements/<name>.csv)."""
     count = len(experiments)
     hover = [plotly_text(f"{tick} · {experiment.label}") for tick, experiment in zip(ticks, experiments)]
     charts = {sub: [hp.chart(sub, statistic, magnitude_history(table, statistic, count), changes,
@@ -146,12 +147,14 @@ def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, p
                               for p, outcome, text in history_ab.marks(verdicts, sub)])
                     for statistic in hp.CHART_STATISTICS]
               for sub, table in by_sub.items() if not table.empty}
-    platforms = sorted({e.platform_id for e in experiments if e.platform_id})
-    title = f"perfgate latency history{' of platform ' + ', '.join(platforms) if platforms else ''}"
+    newest = experiments[-1].metadata
+    title, machine = hp.platform_title(hp.platform_name(requirements),
+                                       newest.platform if newest is not None else None)
     summary = (f"{count} experiments ({experiments[0].label} .. {experiments[-1].label}), commit by commit; "
                f"{len(changes)} change point(s) at a family-wise false-alarm level of {alpha:g} (docs/history.md)"
                + (f"; {history_ab.count_text(verdicts)}" if history_ab.count_text(verdicts) else "") + ".")
-    files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript()))
+    files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript(),
+                                   hp.read_events(path.parent / event_names.EVENTS_CSV), machine))
 
 
 NEARBY_RUNS = 3  # change points of one statistic this close on the plot of all payloads are one mark
@@ -350,7 +353,7 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
                              [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub),
                                history_ab.marks(verdicts, sub))
                               for sub, table, lookup in zip(subs, tables, lookups)]))
-            write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha, verdicts)
+            write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha, verdicts, requirements)
 
     throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]

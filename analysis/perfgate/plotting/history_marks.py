@@ -94,7 +94,7 @@ class MarkedHistoryFigures(HistoryFigures):
         top = blended_transform_factory(axes.transData, axes.transAxes)
         artists = []
         if ab:  # room for the markers between the plot and its title
-            axes.set_title(axes.get_title(), pad=AB_TITLE_PAD)
+            axes.set_title(axes.get_title(), pad=AB_TITLE_PAD, y=1.0)
         for outcome, (marker, face, edge, size) in AB_STYLES.items():
             positions = [position for position, kind, _ in ab if kind == outcome]
             if positions:

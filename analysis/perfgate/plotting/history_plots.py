@@ -12,17 +12,23 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib import colormaps
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
+from .. import schema as s
 from .common import (FAILED_COLOUR, LATENCY_LABEL, REQUIREMENT_COLOUR, latency_yaxis, linear_latency_yaxis,
                      new_figure, save)
 
 MAX_X_TICKS = 10
 MAGNITUDE_AXES_WIDTH_PX = 790  # 0.79 of the 1000 pixel wide figure
+AXIS_LABEL_GAP_PX = (24, 50)  # x label below the axis (one line of tick labels), y label left of it (6 digits)
 TICK_CHARACTER_PX = 5.5  # average width of a character of the 8 point tick labels at 100 dpi
 SHORT_LABEL_CHARACTERS = 12
 MEASURED_COLOUR = "#1f77b4"
+# One colour per payload of the contract (16 B .. 16 KiB), the same on the PNGs and the page: neighbouring
+# payloads in hues far apart, each dark enough to read as a thin line on white (viridis ended in a light
+# yellow that was hard to see), and none the red or green of the change points.
+PAYLOAD_COLOURS = ("#1b1b7a", "#1f77b4", "#0f9bb0", "#0b7a53", "#7a9a01", "#b8860b", "#e06c00", "#b03060",
+                   "#cc3fa0", "#8e44ad", "#5d4037")
 
 
 def short_label(label: str, width: int = SHORT_LABEL_CHARACTERS) -> str:
@@ -35,6 +41,12 @@ def short_label(label: str, width: int = SHORT_LABEL_CHARACTERS) -> str:
 
 PAYLOAD_MARKERS = "os^DvP<X>h*"  # eleven: one per payload of the contract
 PAYLOAD_LINE_STYLES = ("-", "--", "-.")
+
+
+def payload_colour(payload: int, index: int = 0) -> str:
+    """The payload's colour among the contract's eleven, so 1 KiB looks the same on every plot; a payload
+    outside the contract takes its place in the plot's order."""
+    return PAYLOAD_COLOURS[s.PAYLOADS.index(payload) if payload in s.PAYLOADS else index % len(PAYLOAD_COLOURS)]
 
 
 def experiment_tick_labels(created: list[datetime | None], labels: list[str]) -> list[str]:
@@ -75,24 +87,39 @@ class HistoryFigures:
         fitting = int(MAGNITUDE_AXES_WIDTH_PX // ((longest + 4) * TICK_CHARACTER_PX))
         positions = sorted(set(np.linspace(0, count - 1, max(2, min(count, MAX_X_TICKS, fitting))).round().astype(int)
                                .tolist()))
+        # the newest label ends at its tick (below): the tick before it needs room for one and a half labels
+        label_px = (longest + 4) * TICK_CHARACTER_PX
+        if len(positions) > 2 and (positions[-1] - positions[-2]) * MAGNITUDE_AXES_WIDTH_PX / count < 1.5 * label_px:
+            positions.pop(-2)
         axes.xaxis.set_major_locator(FixedLocator(positions))
         axes.xaxis.set_minor_locator(NullLocator())
         axes.xaxis.set_major_formatter(FixedFormatter([self.tick_labels[p] for p in positions]))
         axes.tick_params(axis="x", labelsize=8)
+        # the newest run's label ends at its tick: centred, a commit and date reached past the figure's right
+        # edge, and save() then drew every plot a second time to fit it (half of a redraw's time, issue 24)
+        ticks = axes.xaxis.get_major_ticks(len(positions))
+        if len(ticks) > 1:
+            ticks[-1].label1.set_horizontalalignment("right")
         margin = 0.5 if count < 20 else 0.01 * count
         axes.set_xlim(-margin, count - 1 + margin)
         axes.set_xlabel(f"Experiment, oldest to newest ({count} in the history)")
+        # the axis labels at fixed distances from the plot: placed from the tick labels' extents, matplotlib
+        # measured every tick label of every plot again (with the title's placement, a quarter of the drawing)
+        figure_px = axes.figure.get_size_inches() * axes.figure.dpi
+        width_px, height_px = axes.get_position().width * figure_px[0], axes.get_position().height * figure_px[1]
+        axes.xaxis.set_label_coords(0.5, -AXIS_LABEL_GAP_PX[0] / height_px)
+        axes.yaxis.set_label_coords(-AXIS_LABEL_GAP_PX[1] / width_px, 0.5)
 
     def magnitude(self, sub: str, magnitude: str, values: pd.DataFrame, path: Path) -> Path:
         """`values`: one row per experiment position, one column per payload (NaN where missing)."""
         axes = self.magnitude_axes
         axes.clear()
-        axes.set_title(f"{sub}: {magnitude} latency per experiment")
+        axes.set_title(f"{sub}: {magnitude} latency per experiment", y=1.0)  # y: not placed from the ticks' extents
         axes.grid(True, which="major", alpha=0.3)
-        colours = colormaps["viridis"](np.linspace(0, 0.92, max(len(values.columns), 1)))
         positions = values.index.to_numpy()
-        # neighbouring payloads get neighbouring colours: a marker and a line style of their own tell them apart
-        for index, (colour, payload) in enumerate(zip(colours, values.columns)):
+        # a marker and a line style of their own also tell the payloads apart (printed in grey, colour-blind)
+        for index, payload in enumerate(values.columns):
+            colour = payload_colour(payload, index)
             axes.plot(positions, values[payload].to_numpy(dtype=float), color=colour, linewidth=1.0,
                       linestyle=PAYLOAD_LINE_STYLES[index % len(PAYLOAD_LINE_STYLES)],
                       marker=None if self.many else PAYLOAD_MARKERS[index % len(PAYLOAD_MARKERS)], markersize=4,
@@ -128,7 +155,7 @@ class HistoryFigures:
                 above: pd.Series, path: Path) -> Path:
         """`values` per experiment position; `above` marks values over the requirement."""
         axes = self.payload_axes
-        axes.set_title(f"{sub}: {magnitude} latency at {payload} B per experiment")
+        axes.set_title(f"{sub}: {magnitude} latency at {payload} B per experiment", y=1.0)
         positions = values.index.to_numpy()
         measured = values.to_numpy(dtype=float)
         over = above.to_numpy(dtype=bool)

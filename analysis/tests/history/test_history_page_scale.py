@@ -1,0 +1,202 @@
+"""history.html at scale (issue 24 item 4): every chart drawn at 5000 runs with bounded data, readable
+change-point labels, round Max ticks, distinct payload colours, the platform's name, the events first."""
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfgate import files
+from perfgate import schema as s
+from perfgate.errors import InputError
+from perfgate.history import change_points as cp
+from perfgate.history import files as hf
+from perfgate.history import page as hp
+from perfgate.model import Platform
+from perfgate.plotting.history_plots import PAYLOAD_COLOURS
+from perfgate.history import names as event_names
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SUBS = s.DEFAULT_SUBEXPERIMENT_NAMES
+
+
+def wide_values(runs: int, seed: int = 0, scale: float = 10.0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({payload: scale * (1 + i / 4) * rng.lognormal(0, 0.05, runs)
+                         for i, payload in enumerate(s.PAYLOADS)})
+
+
+def changes_at(sub: str, statistic: str, positions: list[int], change: float = 8.0) -> pd.DataFrame:
+    return pd.DataFrame({s.EXPERIMENT_TYPE: sub, s.BYTES: list(s.PAYLOADS[:len(positions)]), cp.STATISTIC: statistic,
+                         cp.INDEX: positions, cp.CHANGE: change})
+
+
+def label_spans(chart: dict, runs: int) -> dict[int, list[tuple[float, float]]]:
+    """Per row of labels (their yshift), the pixel span each labelled change point takes on a plot of
+    hp.PLOT_WIDTH_PX: it ends at its line (xanchor right)."""
+    rows: dict[int, list[tuple[float, float]]] = {}
+    for note in chart["layout"]["annotations"]:
+        if note.get("xanchor") == "right":
+            right = note["x"] * hp.PLOT_WIDTH_PX / runs
+            rows.setdefault(note.get("yshift", 0), []).append((right - hp.LABEL_CHARACTER_PX * len(note["text"]), right))
+    return rows
+
+
+def test_change_point_labels_never_overlap_however_many_land_close_together():
+    # the smear of issue 24: 99 % change points of eleven payloads placed up to 24 runs apart around run 600,
+    # some in the other direction (a slow run), and a second step further on
+    runs = 1000
+    positions = [576, 580, 585, 590, 597, 600, 603, 608, 614, 618, 624]
+    changes = pd.concat([changes_at(SUBS[0], s.P99, positions), changes_at(SUBS[0], s.P99, [640, 650], -5.0),
+                         changes_at(SUBS[0], s.P99, [700], 3.0)], ignore_index=True)
+    chart = hp.chart(SUBS[0], s.P99, wide_values(runs), changes, hp.tick_positions(runs), [f"t{i}" for i in range(runs)])
+    spans = label_spans(chart, runs)
+    assert spans, "no change point labelled"
+    for row in spans.values():
+        ordered = sorted(row)
+        assert all(left_end <= right_start for (_, left_end), (right_start, _) in zip(ordered, ordered[1:])), ordered
+    assert len(spans) <= hp.LABEL_ROWS
+    # every change point still has its line, and the lines of one direction a few runs apart are one
+    assert len(chart["layout"]["shapes"]) < len(changes)
+    # what did not fit is still there: each unlabelled mark carries its label on hover
+    assert all(note.get("hovertext") for note in chart["layout"]["annotations"])
+
+
+def test_the_latency_axis_is_labelled_with_round_plain_numbers():
+    # Max over a little more than a decade: plotly's own log ticks read "9 1000 2 3" there
+    wide = pd.DataFrame({16: [900.0, 1500.0, 2500.0, 3100.0], 1024: [950.0, 1200.0, 11000.0, 2000.0]})
+    chart = hp.chart(SUBS[0], s.MAX, wide, changes_at(SUBS[0], s.MAX, []), [0, 3], ["a", "b", "c", "d"])
+    axis = chart["layout"]["yaxis"]
+    assert axis["type"] == "log" and axis["tickmode"] == "array"
+    assert axis["tickvals"] == [1000, 1500, 2000, 3000, 5000, 7000, 10000]
+    assert axis["ticktext"] == ["1000", "1500", "2000", "3000", "5000", "7000", "10000"]
+    # a span without two round values still gets plain numbers
+    narrow = hp.chart(SUBS[0], s.MEDIAN, pd.DataFrame({16: [10.1, 10.4]}), changes_at(SUBS[0], s.MEDIAN, []), [0, 1],
+                      ["a", "b"])["layout"]["yaxis"]
+    assert len(narrow["tickvals"]) >= 2 and all(re.fullmatch(r"[0-9.]+", text) for text in narrow["ticktext"])
+
+
+def relative_luminance(colour: str) -> float:
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_payload_colours_are_distinct_and_readable_on_white():
+    chart = hp.chart(SUBS[0], s.MEDIAN, wide_values(5), changes_at(SUBS[0], s.MEDIAN, []), [0, 4], list("abcde"))
+    colours = [trace["line"]["color"] for trace in chart["data"]]
+    assert len(colours) == 11 and len(set(colours)) == 11 and tuple(colours) == PAYLOAD_COLOURS
+    # contrast with the white page of at least 3:1 (WCAG's for graphics): no faint light yellow
+    assert all((1.05 / (relative_luminance(c) + 0.05)) >= 3 for c in colours), \
+        [c for c in colours if 1.05 / (relative_luminance(c) + 0.05) < 3]
+    # none is the red or green of the change points
+    assert not {c.lower() for c in colours} & {hp.REGRESSION_COLOUR, hp.IMPROVEMENT_COLOUR}
+
+
+def test_the_title_names_the_platform_and_the_machine_not_its_fingerprint():
+    platform = Platform(id="9f2c61d0b7e54a13", cpu_model="Intel(R) Xeon(R) Gold 6248", cores=2, kernel="6.1.0-28")
+    title, machine = hp.platform_title(hp.platform_name(Path("requirements/vm-2core-x64.csv")), platform)
+    assert title == "perfgate latency history: vm-2core-x64"
+    assert machine == "Intel(R) Xeon(R) Gold 6248, 2 cores, kernel 6.1.0-28 (platform id 9f2c61d0b7e54a13)"
+    # a requirements file outside requirements/ names no platform: the machine's model does
+    title, _ = hp.platform_title(hp.platform_name(Path("/tmp/my-limits.csv")), platform)
+    assert title == "perfgate latency history: Intel(R) Xeon(R) Gold 6248"
+
+
+def events_frame(label: str) -> pd.DataFrame:
+    return pd.DataFrame([[SUBS[1], "600", label, "ab" * 20, "cd" * 20, "8.1", "6.9", "16 B, 32 B", "Median, 99%",
+                          "1.2e-09"]], columns=list(event_names.EVENT_COLUMNS))
+
+
+def test_the_events_lead_the_page_each_linking_to_its_chart_and_escaped(tmp_path):
+    hostile = '<img src=x onerror=alert(1)>"&'
+    path = tmp_path / event_names.EVENTS_CSV
+    files.write_text(path, files.format_csv(events_frame(hostile)))
+    events = hp.read_events(path)
+    page = hp.page("t", "s", pd.DataFrame(columns=list(cp.CHANGE_POINT_COLUMNS)), {}, ["h"], "", events)
+    assert page.index("<h2>Events</h2>") < page.index("<h2>Change points</h2>")
+    assert f'<td><a href="#{hp.chart_id(SUBS[1], s.MEDIAN)}">{SUBS[1]}</a></td>' in page
+    assert hostile not in page and "&lt;img src=x onerror=alert(1)&gt;&quot;&amp;" in page
+    assert "<td>abababababab" not in page and "<td>ababababab</td>" in page  # commits short, as in the table below
+    # no events.csv: no events section at all
+    assert hp.read_events(tmp_path / "absent.csv") is None
+    assert "Events" not in hp.page("t", "s", pd.DataFrame(columns=list(cp.CHANGE_POINT_COLUMNS)), {}, ["h"], "", None)
+
+
+def test_an_events_file_with_other_columns_is_one_error_naming_it(tmp_path):
+    path = tmp_path / event_names.EVENTS_CSV
+    path.write_text("Experiment type,Index\nx,1\n")
+    with pytest.raises(InputError) as raised:
+        hp.read_events(path)
+    assert raised.value.path == path and "columns" in raised.value.message
+
+
+def page_of(runs: int, folder: Path) -> tuple[Path, list[dict]]:
+    """The page of ten sub-experiments x Median/99%/Max over `runs` runs, with a step's change points."""
+    ticks = [f"{i:07x} 2026-01-01" for i in range(runs)]
+    changes = changes_at(SUBS[3], s.MEDIAN, [runs * 3 // 4 + d for d in range(-2, 3)])
+    charts = {sub: [hp.chart(sub, statistic, wide_values(runs, seed, scale), changes, hp.tick_positions(runs), ticks)
+                    for statistic, scale in zip(hp.CHART_STATISTICS, (10.0, 15.0, 200.0))]
+              for seed, sub in enumerate(SUBS)}
+    page = folder / hp.PAGE_NAME
+    files.write_text(page, hp.page("t", "s", pd.DataFrame(columns=list(cp.CHANGE_POINT_COLUMNS)), charts, [f"{t} · run-{i}" for i, t in enumerate(ticks)],
+                                   hp.plotly_javascript()))
+    return page, [c for cs in charts.values() for c in cs]
+
+
+@pytest.mark.heavy
+def test_every_chart_draws_at_5000_runs_with_bounded_points_and_no_webgl(tmp_path):
+    assert CHROMIUM is not None, "chromium not found: install the Debian package chromium (ci/test.sh does)"
+    runs = 5000
+    page, charts = page_of(runs, tmp_path)
+    text = page.read_text()
+    embedded = json.loads(re.search(r"const CHARTS = (.*);\n", text).group(1))
+    assert len(embedded) == 30
+    for chart in embedded:
+        measured = [trace for trace in chart["data"] if trace["name"].endswith(" B")]
+        # full detail is there for zooming: every run of every payload, once, 3 decimals; SVG, no WebGL
+        assert len(measured) == 11 and all(len(trace["y"]) == runs for trace in measured)
+        assert {trace["type"] for trace in chart["data"]} == {"scatter"}
+        assert len(json.dumps(chart["data"], separators=(",", ":"))) <= 11 * runs * 9
+    assert "scattergl" not in text.replace(hp.plotly_javascript(), "")
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                          "--virtual-time-budget=60000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=600).stdout
+    # every chart's container is there, plotted, with its lines drawn from a bounded number of points:
+    # at most two per BUCKET_PX (2) pixels of the 1400 px window per payload, whatever the number of runs
+    containers = re.findall(r'<div class="chart[^"]*" id="(chart-[^"]+)"[^>]*data-points="(\d+)"', dom)
+    assert sorted(name for name, _ in containers) == sorted(chart["id"] for chart in charts)
+    assert all(0 < int(points) <= 11 * 1400 for _, points in containers), containers
+    assert len(re.findall(r'class="plot-container plotly"', dom)) == 30
+    assert len(re.findall(r'class="js-line"', dom)) >= 30 * 11
+    assert re.search(r'<body[^>]*data-drawn-ms="\d+"', dom)
+
+
+@pytest.mark.heavy
+def test_zooming_in_draws_every_run_shown_from_the_whole_series(tmp_path):
+    assert CHROMIUM is not None, "chromium not found: install the Debian package chromium (ci/test.sh does)"
+    runs = 5000
+    page, charts = page_of(runs, tmp_path)
+    # what a reader's zoom does: the x range of the first chart set to runs 1000..1100, then its first line read
+    probe = """<script>
+const zoomed = document.getElementById(CHARTS[0].id);
+Plotly.relayout(zoomed, {"xaxis.range": [1000, 1100]}).then(function () {
+  document.body.dataset.zoomed = JSON.stringify({x: zoomed.data[0].x, y: zoomed.data[0].y});
+});
+</script>
+</body>"""
+    page.write_text(page.read_text().replace("</body>", probe))
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                          "--virtual-time-budget=60000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=600).stdout
+    zoomed = json.loads(html.unescape(re.search(r'data-zoomed="([^"]*)"', dom).group(1)))
+    full = charts[0]["data"][0]["y"]
+    assert zoomed["x"] == list(range(999, 1102))  # every run shown, one beyond each edge
+    assert zoomed["y"] == full[999:1102]
