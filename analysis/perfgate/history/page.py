@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from . import change_points as cp
-from . import files as hf
 from .page_script import SCRIPT
 from .. import schema as s
 from ..errors import InputError

@@ -17,7 +17,6 @@ from perfgate import files
 from perfgate import schema as s
 from perfgate.errors import InputError
 from perfgate.history import change_points as cp
-from perfgate.history import files as hf
 from perfgate.history import page as hp
 from perfgate.model import Platform
 from perfgate.plotting.history_plots import PAYLOAD_COLOURS
