@@ -27,7 +27,11 @@ constexpr int kExitDone = 0;
 constexpr int kExitUsage = 2;
 constexpr int kExitIncomplete = 3;
 // After the last message is published: time for what is in flight to arrive and be taken.
-constexpr std::chrono::milliseconds kDrain{200};
+// How long after its end a run waits for messages still on their way. It ends sooner, as soon as every
+// subscription of the process took its publisher's last message; only a message lost for good (best
+// effort) makes it wait the whole time. A fixed 200 ms could end a subscriber before the last messages
+// of a publisher that a loaded machine kept off the CPU for longer.
+constexpr std::chrono::milliseconds kDrainLimit{3000};
 // From the last process's match to the common start: time for every process to see it.
 constexpr std::chrono::milliseconds kStartMargin{100};
 using perfgate::SteadyTime;
@@ -226,7 +230,12 @@ int run(const perfgate::TopologyOptions& options, perfgate::StopRequest& stop)
     {
         node->join_publishers();
     }
-    std::this_thread::sleep_for(kDrain);
+    const auto drained_by = std::chrono::steady_clock::now() + kDrainLimit;
+    while (!stopping.load() && std::chrono::steady_clock::now() < drained_by &&
+            !std::all_of(nodes.begin(), nodes.end(), [&](const auto& node) { return node->received_last(start, end); }))
+    {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     for (auto& node : nodes)
     {
         node->stop_executor();

@@ -292,9 +292,28 @@ void TopologyNode::take_all()
             {
                 reader.received.push_back(
                         Received{message.sequence, message.sent_ns, steady_ns(std::chrono::steady_clock::now())});
+                if (message.sequence + 1 > reader.taken_up_to->load())
+                {
+                    reader.taken_up_to->store(message.sequence + 1);
+                }
             }
         }
     }
+}
+
+bool TopologyNode::received_last(SteadyTime start, SteadyTime end) const
+{
+    const auto run_us = std::chrono::duration_cast<std::chrono::microseconds>(end - start).count();
+    for (const Reader& reader : readers_)
+    {
+        const auto period_us = static_cast<int64_t>(reader.spec.period_us);
+        const auto due = static_cast<uint64_t>((run_us + period_us - 1) / period_us);  // grid points before end
+        if (reader.taken_up_to->load() < due)
+        {
+            return false;
+        }
+    }
+    return true;
 }
 
 void TopologyNode::stop_executor()

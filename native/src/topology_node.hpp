@@ -64,6 +64,9 @@ public:
     // Publishes from start until end; the executor takes until stop_executor().
     void start(SteadyTime start, SteadyTime end, const std::atomic<bool>& stop);
     void join_publishers();
+    // Every subscription has taken its publisher's last message: a publisher sends one per period of
+    // the run (its grid from start to end), so the count is known without asking it.
+    bool received_last(SteadyTime start, SteadyTime end) const;
     void stop_executor();
     void write_records(std::FILE* file) const;
     void write_sent(std::FILE* file) const;
@@ -84,6 +87,8 @@ private:
         compat::dds::DataReader* reader = nullptr;
         std::unique_ptr<MatchCounter> counter;
         std::vector<Received> received;
+        // the highest sequence taken, plus one: written by the executor, read by received_last()
+        std::unique_ptr<std::atomic<uint64_t>> taken_up_to = std::make_unique<std::atomic<uint64_t>>(0);
     };
 
     void publish(Writer& writer, SteadyTime start, SteadyTime end, const std::atomic<bool>& stop);

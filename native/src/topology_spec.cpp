@@ -130,11 +130,12 @@ std::vector<TopologyNodeSpec> parse_topology_spec(const std::string& text)
                     static_cast<uint32_t>(number(words[3], where, 0, kMaxSize)),
                     static_cast<uint32_t>(number(words[4], where, 0, kMaxU32))});
         }
-        else if (words[0] == "sub" && words.size() == 4 && !nodes.empty())
+        else if (words[0] == "sub" && words.size() == 5 && !nodes.empty())
         {
             nodes.back().subscribers.push_back(TopologySubscriber{
                     static_cast<uint32_t>(number(words[1], where, 0, kMaxU32)), words[2],
-                    static_cast<uint32_t>(number(words[3], where, 0, kMaxSize))});
+                    static_cast<uint32_t>(number(words[3], where, 0, kMaxSize)),
+                    number(words[4], where, 100, 3600000000ull)});
         }
         else
         {

@@ -30,6 +30,8 @@ struct TopologySubscriber
     uint32_t index = 0;
     std::string topic;
     uint32_t size = 0;
+    // The publisher's period: with the run's length it fixes how many messages the subscription is due.
+    uint64_t period_us = 0;
 };
 
 struct TopologyNodeSpec

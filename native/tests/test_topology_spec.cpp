@@ -39,7 +39,7 @@ std::string option_error(const std::vector<std::string>& arguments)
 TEST(TopologySpec, ParsesNodesWithTheirPublishersAndSubscriptions)
 {
     const auto nodes =
-            parse_topology_spec("node camera\npub image 25000 250000 2\n\nnode recorder\nsub 3 image 250000\n");
+            parse_topology_spec("node camera\npub image 25000 250000 2\n\nnode recorder\nsub 3 image 250000 25000\n");
     ASSERT_EQ(nodes.size(), 2u);
     EXPECT_EQ(nodes[0].name, "camera");
     ASSERT_EQ(nodes[0].publishers.size(), 1u);
@@ -50,6 +50,7 @@ TEST(TopologySpec, ParsesNodesWithTheirPublishersAndSubscriptions)
     ASSERT_EQ(nodes[1].subscribers.size(), 1u);
     EXPECT_EQ(nodes[1].subscribers[0].index, 3u);
     EXPECT_EQ(nodes[1].subscribers[0].size, 250000u);
+    EXPECT_EQ(nodes[1].subscribers[0].period_us, 25000u);
 }
 
 TEST(TopologySpec, RefusesMalformedLines)
@@ -57,7 +58,8 @@ TEST(TopologySpec, RefusesMalformedLines)
     EXPECT_EQ(spec_error(""), "the topology has no node");
     EXPECT_EQ(spec_error("pub t 1000 8 1\n"), "line 1: not a node, pub or sub line");
     EXPECT_EQ(spec_error("node a\npub t 10 8 1\n"), "line 2: 10 is outside 100 to 3600000000");
-    EXPECT_EQ(spec_error("node a\nsub x t 8\n"), "line 2: not a whole number: x");
+    EXPECT_EQ(spec_error("node a\nsub x t 8 1000\n"), "line 2: not a whole number: x");
+    EXPECT_EQ(spec_error("node a\nsub 1 t 8\n"), "line 2: not a node, pub or sub line");  // no period
     EXPECT_EQ(spec_error("node a\npub t 1000 99999999 1\n"), "line 2: 99999999 is outside 0 to 4194304");
 }
 

@@ -67,8 +67,9 @@ def spec_text(topology: Topology) -> str:
             lines.append(f"pub {publisher.topic} {round(publisher.period_ms * 1000)} {publisher.size_bytes} "
                          f"{topology.subscribers_of(publisher.topic)}")
         for subscriber in node.subscribers:
-            size = topology.publisher_of(subscriber.topic).size_bytes
-            lines.append(f"sub {index[(node.name, subscriber.topic)]} {subscriber.topic} {size}")
+            publisher = topology.publisher_of(subscriber.topic)
+            lines.append(f"sub {index[(node.name, subscriber.topic)]} {subscriber.topic} {publisher.size_bytes} "
+                         f"{round(publisher.period_ms * 1000)}")
     return "\n".join(lines) + "\n"
 
 
