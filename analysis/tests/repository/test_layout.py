@@ -121,7 +121,8 @@ ALLOWED = {
     "ab": {"core", "escape", "fastdds", "latency", "measure", "plotting", "report", "throughput"},
     "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
-    "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
+    "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput",
+             "topology"},
     "bisect": {"ab", "core", "escape", "fastdds", "plotting", "report"},  # builds, A/Bs, their verdict; its report
     # the harness, its supervision and sampling; latency.requirements: targets derived as latency's requirements
     "topology": {"core", "escape", "fastdds", "latency", "measure", "plotting"},
