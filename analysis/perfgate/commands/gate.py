@@ -5,9 +5,10 @@ import argparse
 from typing import Callable
 
 from .. import schema as s
-from ..cli_types import label, name_list, non_negative_float, payload_list, pin_request, positive_int
+from ..cli_types import label, name_list, non_negative_float, payload_list, pin_request, positive_float, positive_int
 from ..gate.request import DEFAULT_FAIL_THRESHOLD
 from ..measure import cpu_latency
+from ..topology import names as tn
 from .common import CPU_LATENCY_HELP
 
 NAME = "gate"
@@ -17,9 +18,17 @@ HELP = "run, process, check, compare with the baseline, add to history and repor
 
 def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) -> None:
     option(parser, "--output", required=True, metavar="DIR", help="experiment folder to write (absent or empty)")
-    option(parser, "--experiments", type=name_list, default=None, metavar="latency[,throughput][,resources]",
+    option(parser, "--experiments", type=name_list, default=None,
+           metavar="latency[,throughput][,resources][,topology]",
            help="besides latency: throughput (quick with --quick; checked against requirements/<platform>_throughput.csv "
-                "where it exists), resources (checked against requirements/<platform>_resources.json); default latency")
+                "where it exists), resources (checked against requirements/<platform>_resources.json), topology "
+                "(topologies/<name>.json, checked against requirements/<platform>_topology_<name>.json where it "
+                "exists); default latency")
+    option(parser, "--topologies", type=name_list, default=None, metavar="NAMES",
+           help="with --experiments ...,topology: which of topologies/<name>.json (default: every one)")
+    option(parser, "--topology-time", type=positive_float, default=None, metavar="SECONDS",
+           help=f"with --experiments ...,topology: how long each topology publishes (default {tn.DEFAULT_TIME_S:g}; "
+                f"{tn.QUICK_TIME_S:g} with --quick)")
     option(parser, "--quick", action="store_true", help=f"200 samples per payload instead of {s.DEFAULT_SAMPLES}")
     option(parser, "--samples", type=positive_int, default=None, help="round trips per payload (overrides --quick)")
     option(parser, "--payloads", type=payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")

@@ -25,13 +25,14 @@ from ..throughput.files import read_throughput_requirements
 from ..measure import options as run_options
 from ..measure.options import RunOptions
 from .request import GateRequest
+from .topology_step import GateTopology, plan_topologies
 
 QUICK_SAMPLES = 200
 DEFAULT_PLATFORM = "local"
 # What `--experiments` may name. Latency always runs (the A/B and the requirement checks are its);
 # throughput is asked for: its quick run adds about a minute, its full one four to five; resources
 # (sampled in every run anyway) are checked against requirements/<platform>_resources.json when asked.
-EXPERIMENTS = ("latency", "throughput", "resources")
+EXPERIMENTS = ("latency", "throughput", "resources", "topology")
 DEFAULT_EXPERIMENTS = ("latency",)
 
 
@@ -60,6 +61,7 @@ class GatePlan:
     requirement_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     throughput_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     run_options: RunOptions | None = None
+    topologies: tuple[GateTopology, ...] = ()  # with "topology": each topology's run plan and target
 
     @property
     def requested(self) -> Requested:
@@ -260,6 +262,8 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
     throughput_path, throughput_table = (throughput_requirements(
         Path(throughput_requirements_file) if throughput_requirements_file is not None else None, platform_name)
         if "throughput" in chosen_experiments else (None, None))
+    topologies = plan_topologies(request.topologies, request.topology_time, experiments=chosen_experiments,
+                                 quick=quick, platform=platform_name, output=output_path, label=chosen_label)
     store_path = resolve_store(store, history, environment)
     store_warnings = _validate_store(store_path, chosen_label, this_platform_id) if store_path is not None else []
     return GatePlan(
@@ -283,6 +287,7 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
                                 if "resources" in chosen_experiments else None),
         requirement_table=requirement_table,
         run_options=options,
+        topologies=topologies,
         warnings=tuple(w for w in [requirements_platform_warning(
             requirements_path, files.read_json_object(s.requirements_provenance_json(requirements_path),
                                                       "requirements provenance"), this_platform_id)] if w)

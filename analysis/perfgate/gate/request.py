@@ -22,6 +22,8 @@ class GateRequest:
     platform: str | None = None
     requirements: str | None = None
     throughput_requirements: str | None = None
+    topologies: list[str] | None = None  # None: every topologies/<name>.json
+    topology_time: float | None = None  # None: the quick or the default time
     baseline: str | None = None
     fail_threshold: float = DEFAULT_FAIL_THRESHOLD
     baseline_build: str | None = None

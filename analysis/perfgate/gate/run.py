@@ -33,6 +33,7 @@ from ..fastdds.record import harness_paths
 from .which_fastdds import GateFastDDS, choose_fastdds
 from .plan import GatePlan, plan_gate
 from .request import GateRequest
+from .topology_step import describe as describe_topologies, run_topologies
 from ..history.baselines import history_baselines
 from ..latency.junit import annotation_path, build_junit_xml
 from ..model import read_metadata
@@ -303,7 +304,8 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
           + (f"; A/B against {log_text(plan.baseline_build)} decides" if plan.baseline_build else "")
           + ("; throughput " + (f"checked against {log_text(plan.throughput_requirements)}" if plan.throughput_requirements
                                 else "measured (no throughput requirements for this platform)")
-             if "throughput" in plan.experiments else ""))
+             if "throughput" in plan.experiments else "")
+          + (f"; topologies {log_text(describe_topologies(plan.topologies))}" if plan.topologies else ""))
     for warning in plan.warnings:
         print(f"perfgate gate: warning: {log_text(warning)}", file=sys.stderr)
     # claimed before anything is measured or written: of two gates into one --output, one is exit 2
@@ -313,12 +315,14 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
             compared = run_steps(plan, steps, chosen, request.fail_threshold)
             plan.output.mkdir(parents=True, exist_ok=True)
             throughput_headline = run_throughput(plan, steps, request.quick, chosen)
+            topology_headline = run_topologies(plan, steps, plan.topologies)
             ab_headline = run_ab(plan, steps, request.quick, candidate=chosen.spec)
             store_and_redraw(plan, steps)  # last: the stored run keeps the A/B verdict
         results = report.load(plan.output, plan.requirements, requirements=plan.required, baseline_compared=compared,
                               fastdds_note=chosen.describe(),
                               baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
-                              warnings=list(plan.warnings), throughput_headline=throughput_headline)
+                              warnings=list(plan.warnings), throughput_headline=throughput_headline,
+                              topology_headline=topology_headline)
         html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None,
                                             interrupted=steps.interrupted)
         for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,

@@ -135,6 +135,9 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
                  if (results.experiment_dir / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_HTML).is_file() else "")
               + ')</div>']
              if results.throughput_headline else []),
+           *([f'<div class="verdict {_e(result.topology_status)}">Topologies: {_e(results.topology_headline)} '
+              f'(<a href="topology/">topology/</a>: one folder per topology, its tables, checks and plots)</div>']
+             if results.topology_headline else []),
            f'<dl class="meta">{meta}'
            + (f"<dt>measured</dt><dd>{_e(results.fastdds_note)}</dd>" if results.fastdds_note else "")
            + "".join(f"<dt>baseline build</dt><dd>{_e(ab.baseline)}</dd>" for ab in (results.ab,) if ab is not None)

@@ -42,6 +42,7 @@ def markdown_summary(results: ExperimentResults) -> str:
             if results.ab_headline and results.ab is None else [])
     lead += ([f"Throughput: {_md(results.throughput_headline)} (`{s.THROUGHPUT_DIR}/`)", ""]
              if results.throughput_headline else [])
+    lead += ([f"Topologies: {_md(results.topology_headline)} (`topology/`)", ""] if results.topology_headline else [])
     lines = [f"## perfgate latency gate: **{result.status}**", "", _md(result.headline()), "", *lead,
              " · ".join(f"**{_md(name)}** {_md(value)}" for name, value in metadata_items(results.metadata)), ""]
     if results.fastdds_note:

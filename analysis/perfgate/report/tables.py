@@ -49,6 +49,7 @@ class ExperimentResults:
     warnings: list[str] = field(default_factory=list)  # what the reader should know, not a failure
     ab_headline: str | None = None  # the A/B verdict that decides a gate run with a baseline build
     throughput_headline: str | None = None  # the gate's throughput experiment (throughput/), when it ran
+    topology_headline: str | None = None  # the gate's topologies (topology/<name>/), when it ran them
     fastdds_note: str | None = None  # the gate's: which Fast DDS it measured and what chose it
     ab: GateAb | None = None  # <experiment>/ab/: the latency A/B's verdict table and baseline, when one ran
     throughput_ab: GateAb | None = None  # <experiment>/throughput/ab/
@@ -65,6 +66,7 @@ class Verdict:
     step_errors: int
     ab_status: str | None = None  # PASS / REGRESSION / INCOMPLETE of the A/B verdict, when one ran
     throughput_status: str | None = None  # PASS / REGRESSION / INCOMPLETE / MEASURED, when it ran
+    topology_status: str | None = None  # the same, of the gate's topologies
 
     @property
     def exit_code(self) -> int:
@@ -87,6 +89,8 @@ class Verdict:
             parts.append(f"{self.step_errors} step(s) could not finish")
         if self.throughput_status is not None:
             parts.append(f"throughput {STATUS_WORDS.get(self.throughput_status, self.throughput_status.lower())}")
+        if self.topology_status is not None:
+            parts.append(f"topologies {STATUS_WORDS.get(self.topology_status, self.topology_status.lower())}")
         if self.ab_status is None:  # no A/B: the stored baseline comparison decides beside the checks
             parts.append("no baseline comparison" if not self.baseline_compared else
                          f"{self.baseline_failed} baseline comparison(s) over the limit" if self.baseline_failed else
@@ -219,11 +223,13 @@ def verdict(results: ExperimentResults) -> Verdict:
     baseline_failed = 0 if results.baseline_failures is None else len(results.baseline_failures)
     ab_status = results.ab_headline.split(":")[0] if results.ab_headline else None
     throughput_status = results.throughput_headline.split(":")[0] if results.throughput_headline else None
+    topology_status = results.topology_headline.split(":")[0] if results.topology_headline else None
     status = outcome.verdict_of(
-        incomplete=bool(missing or results.step_errors) or INCOMPLETE in (ab_status, throughput_status),
-        regressed=bool(failed or baseline_failed) or REGRESSION in (ab_status, throughput_status))
+        incomplete=bool(missing or results.step_errors) or INCOMPLETE in (ab_status, throughput_status, topology_status),
+        regressed=bool(failed or baseline_failed) or REGRESSION in (ab_status, throughput_status, topology_status))
     return Verdict(status, len(measured), failed, missing, baseline_failed,
-                   results.baseline_failures is not None, len(results.step_errors), ab_status, throughput_status)
+                   results.baseline_failures is not None, len(results.step_errors), ab_status, throughput_status,
+                   topology_status)
 
 
 
@@ -256,6 +262,7 @@ def load(experiment_dir: Path, requirements_path: Path, *, requirements: pd.Data
          baseline_note: str = "not compared with a baseline",
          step_errors: list[str] | None = None, ab_headline: str | None = None,
          warnings: list[str] | None = None, throughput_headline: str | None = None,
+         topology_headline: str | None = None,
          fastdds_note: str | None = None) -> ExperimentResults:
     """Read what the reports show from an experiment folder (after check and, optionally, compare);
     requirements: the table of requirements_path when the caller has read it already."""
@@ -285,6 +292,7 @@ def load(experiment_dir: Path, requirements_path: Path, *, requirements: pd.Data
         warnings=list(warnings or []),
         ab_headline=ab_headline,
         throughput_headline=throughput_headline,
+        topology_headline=topology_headline,
         fastdds_note=fastdds_note,
         ab=read_gate_ab(experiment_dir / s.AB_DIR, "A/B against the baseline build", f"{s.AB_DIR}/{s.REPORT_HTML}",
                         "Lower bound"),

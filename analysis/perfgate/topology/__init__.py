@@ -8,6 +8,8 @@ topology files) run on Fast DDS, every message classified as on time, late, too 
     target           a performance target (JSON) and the check of an experiment against it
     run              `perfgate topology`: the harness processes, supervised, and the files they give
     check            `perfgate check-topology`: the target checked, JUnit
+    targets          `perfgate determine-topology-targets`: a target from several runs (latency.requirements' way)
 
-May import: the core, escape, measure (supervision, resource sampling) and fastdds (the harness).
+May import: the core, escape, measure (supervision, resource sampling), fastdds (the harness) and
+latency (requirements: the percentile, margin and leave-one-out of determine-requirements).
 """

@@ -83,3 +83,12 @@ TARGET_RESOURCES = "resources"
 TARGET_LATENCY_TOTAL = "latency_total"
 TARGET_RESOURCE_KEYS = (RESOURCE_CPU, RESOURCE_RSS)
 TARGET_LATENCY_KEYS = (LATE_PERCENT, TOO_LATE_PERCENT, LOST_PERCENT)
+
+# --- in the gate (gate.topology_step) ----------------------------------------------------------------------------
+TOPOLOGIES_DIR = "topologies"  # perfgate's topology files, <name>.json, looked up from the working folder
+GATE_TOPOLOGY_DIR = "topology"  # in the gate's output folder: one experiment folder per topology, by name
+
+
+def platform_target_json(requirements_dir, platform: str, name: str):
+    """The platform's performance target for topology <name>: requirements/<platform>_topology_<name>.json."""
+    return requirements_dir / f"{platform}_topology_{name}.json"

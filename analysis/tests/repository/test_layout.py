@@ -121,9 +121,11 @@ ALLOWED = {
     "ab": {"core", "escape", "fastdds", "latency", "measure", "plotting", "report", "throughput"},
     "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
-    "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput"},
+    "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput",
+             "topology"},
     "bisect": {"ab", "core", "escape", "fastdds", "plotting", "report"},  # builds, A/Bs, their verdict; its report
-    "topology": {"core", "escape", "fastdds", "measure", "plotting"},  # the harness, its supervision and sampling
+    # the harness, its supervision and sampling; latency.requirements: targets derived as latency's requirements
+    "topology": {"core", "escape", "fastdds", "latency", "measure", "plotting"},
     # constants their options show: cpu_latency.CHOICES, store's branch, the gate's default threshold, topology.names
     "commands": {"core", "gate", "measure", "store", "topology"},
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
