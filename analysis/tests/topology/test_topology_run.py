@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pandas as pd
-import pytest
 
 from conftest import REPO_ROOT, perfgate_in_process, processes_working_in, terminal_signals, wait_until
 from perfgate import schema as s
