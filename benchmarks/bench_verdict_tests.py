@@ -18,7 +18,7 @@ bench_gate_quality.synthetic_values: per-run state sd 2.5 %, 4 % of runs in a ba
 10 and 16 rounds, +0 / +3 / +5 / +10 % on one sub-experiment; the same on the stored real rounds
 (analysis/tests/data/ab-rounds); and the worst cases of the guarantee: one round in an extreme state
 against 15 regressed (does it hide the regression?) or 15 unchanged ones (does it fake one?).
-Pure computation: no Fast DDS, one process. About 1-2 CPU minutes at the default --sets 200.
+Pure computation: no Fast DDS, one process. About 2.5 CPU minutes at the default --sets 200.
 """
 from __future__ import annotations
 
