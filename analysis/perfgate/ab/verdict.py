@@ -18,6 +18,10 @@ smallest Holm level is 0.001), 15 regressed rounds and one extreme opposite roun
 with the sign test (caught) and p = 0.0026 with Wilcoxon (hidden). The sign test also needs no
 symmetry of d, which a machine with occasional slow states does not give. docs/verdict.md has the
 figures measured on the reference VM.
+Winsorising the rounds by a robust scale (MAD) before Wilcoxon or a sign-flip test does not restore
+the guarantee: a regression whose rounds take two states widens the MAD so far that one extreme
+opposite round still hides it (docs/verdict.md "Robust alternatives, compared";
+benchmarks/bench_verdict_tests.py).
 
 Ratio is exp(median d), the estimate that goes with the sign test; Lower bound is exp of the
 order statistic that is the sign test's one-sided lower confidence bound for the median at
