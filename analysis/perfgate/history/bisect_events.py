@@ -1,7 +1,7 @@
 """`perfgate bisect-events`: a `perfgate bisect` for each new regression event of a history (the
 nightly's step after `perfgate history`), thin around history.bisect_plan.
 
-Each chosen event (at most --max, largest first, none bisected before) is bisected from its Previous
+Each event not bisected before, largest first, until --max bisects have started is bisected from its Previous
 commit (good) to its Fast DDS commit (bad) on its sub-experiments and payloads, into
 <output>/<good 12>-<bad 12>/ (the record that it was bisected). A range of one commit is not
 bisected: the event already names its commit (the commit graph comes from the workspace's git,
@@ -15,13 +15,16 @@ import sys
 import time
 from pathlib import Path
 
-from .. import outputs
+from .. import files, outputs
 from .. import schema as s
 from ..bisect import commits as bisect_commits
+from ..ab import latency as ab_latency
+from ..ab import verdict as v
 from ..bisect import driver
 from ..errors import InputError, PerfgateError
 from ..escape.workflow import log_text
 from . import bisect_plan
+from . import names as event_names
 from .page import read_events
 
 PREFIX = "perfgate bisect-events:"
@@ -50,17 +53,23 @@ def command_bisect_events(*, events, workspace, git_url, output, max_events, tim
     if table is None:
         raise InputError("no such events file (perfgate history writes events.csv)", events_path)
     planned = bisect_plan.regressions(table, events_path)
+    # every A/B option checked before anything is fetched or built (exit 2), as `perfgate bisect` does:
+    # an InputError from one event's bisect is then that event's (a commit that is no Fast DDS source)
+    v.require_parameters(threshold, alpha)
+    ab_latency.plan_ab(output=output / "check", baseline=s.FASTDDS_SYSTEM_SPEC, candidate=s.FASTDDS_SYSTEM_SPEC,
+                       rounds=rounds, samples=samples, quick=quick)
     if output.exists() and not output.is_dir():
         raise InputError("is not a folder", output)
     done = {folder.name for folder in output.iterdir() if folder.is_dir()} if output.is_dir() else set()
-    chosen, later = bisect_plan.choose(planned, done, max_events)
+    chosen = bisect_plan.waiting(planned, done)
     print(f"{PREFIX} {len(planned)} regression range(s) in {log_text(events_path)}, "
           f"{len([e for e in planned if e.folder in done])} bisected before; at most {max_events} now", flush=True)
-    started, undecided = time.monotonic(), 0
+    started, undecided, bisects, later = time.monotonic(), 0, 0, []
     for number, event in enumerate(chosen):
-        if time.monotonic() - started >= time_budget:
-            later = chosen[number:] + later
-            print(f"{PREFIX} time budget of {time_budget:g} s spent", flush=True)
+        if bisects == max_events or time.monotonic() - started >= time_budget:
+            later = chosen[number:]
+            why = f"{max_events} bisect(s) started" if bisects == max_events else f"time budget of {time_budget:g} s spent"
+            print(f"{PREFIX} {why}", flush=True)
             break
         size = _range_size(url, event, workspace)
         if size is None:
@@ -78,11 +87,13 @@ def command_bisect_events(*, events, workspace, git_url, output, max_events, tim
                 subexperiments=list(event.subexperiments), payloads=list(event.payloads) or None, quick=quick,
                 rounds=rounds, samples=samples, threshold=threshold, alpha=alpha, jobs=jobs,
                 fastcdr_url=fastcdr_url, no_plots=no_plots)
-        except InputError:
-            raise
-        except PerfgateError as error:
+        except PerfgateError as error:  # its commits do not build as Fast DDS, its sub-experiment is not measured...
             print(f"{PREFIX} {event.folder}: failed: {log_text(str(error))}", file=sys.stderr, flush=True)
+            # the record that it was tried (bisect removed its half-written folder): not tried again each
+            # night; removing the folder tries again
+            files.write_text(output / event.folder / event_names.BISECT_FAILED_TXT, f"{error}\n")
             code = s.EXIT_INCOMPLETE
+        bisects += 1
         undecided += code == s.EXIT_INCOMPLETE
     if later:
         print(f"{PREFIX} left for a later run: {log_text(' '.join(event.folder for event in later))}", flush=True)

@@ -94,7 +94,7 @@ def regressions(events: pd.DataFrame, path: Path) -> list[Planned]:
     return sorted(planned, key=lambda event: -event.change)
 
 
-def choose(planned: list[Planned], done: set[str], most: int) -> tuple[list[Planned], list[Planned]]:
-    """(at most `most` events not yet bisected, largest first; the others not yet bisected, for later)."""
-    waiting = [event for event in planned if event.folder not in done]
-    return waiting[:most], waiting[most:]
+def waiting(planned: list[Planned], done: set[str]) -> list[Planned]:
+    """The events not bisected before (no folder in `done`), largest first. Which of them count
+    against --max needs the commit graph (a range of one commit is not bisected): the driver's."""
+    return [event for event in planned if event.folder not in done]

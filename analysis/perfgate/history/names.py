@@ -13,3 +13,4 @@ EVENT_COLUMNS = (s.EXPERIMENT_TYPE, EVENT_INDEX, s.LABEL, EVENT_COMMIT, EVENT_PR
 # `perfgate bisect-events` writes one `perfgate bisect` folder per bisected event here, inside the plots
 # folder (<plots>/bisect/<good 12>-<bad 12>/), so the page and events.md link it by a relative path
 BISECTS_DIR = "bisect"
+BISECT_FAILED_TXT = "failed.txt"  # in a bisect folder: why that bisect gave no answer (bisect-events)
