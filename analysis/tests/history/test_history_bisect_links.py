@@ -147,3 +147,37 @@ def test_bisect_events_refuses_a_bad_events_csv_with_one_line_and_exit_2(tmp_pat
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "events.csv" in done.stderr and "line 3" in done.stderr
     assert not output.exists() and not (tmp_path / "ws").exists()
+
+
+# --- perfgate history with a store whose event was bisected ----------------------------------------
+@pytest.mark.heavy
+def test_the_history_links_the_bisect_of_its_event_and_refuses_a_bad_bisect_json(tmp_path):
+    from history_synthetic import write_store
+
+    write_store(tmp_path / "store", 30, 20)  # SUBS[1] 8 % slower from run 20 on: one regression event
+    requirements = tmp_path / "requirements.csv"
+    pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 100.0, s.P99: 200.0, s.MAX: 900.0}
+                  for sub in SUBS[:2]]).to_csv(requirements, index=False)
+    plots = tmp_path / "plots"
+    arguments = ("history", "--requirements", str(requirements), "--experiments-results", str(tmp_path / "store"),
+                 "--plots-directory", str(plots))
+    assert perfgate_in_process(*arguments).returncode == 0
+    events = hp.read_events(plots / event_names.EVENTS_CSV)
+    [row] = events[events[s.EXPERIMENT_TYPE] == SUBS[1]].to_dict("records")
+    good, bad = row[event_names.EVENT_PREVIOUS_COMMIT], row[event_names.EVENT_COMMIT]
+    result = write_bisect(plots, good, bad, search.FOUND, 1)
+    done = perfgate_in_process(*arguments)
+    assert done.returncode == 0, done.stderr
+    parser = Links()
+    parser.feed((plots / hp.PAGE_NAME).read_text(encoding="utf-8"))
+    folder = bisect_plan.folder_name(good, bad)
+    assert parser.links == [(f"bisect/{folder}/report.html", "culprit dddddddddd")]
+    summary = (plots / hf.EVENTS_MD).read_text(encoding="utf-8")
+    assert f"; bisect: [culprit dddddddddd](bisect/{folder}/report.md)" in summary
+
+    result.write_text('{"status": "culprit found", "culprit": {"sha": "<img src=x onerror=alert(1)>"}}')
+    before = {path.name: path.read_bytes() for path in plots.iterdir() if path.is_file()}
+    refused = perfgate_in_process(*arguments)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert str(result) in refused.stderr and "40 hex digits" in refused.stderr
+    assert {path.name: path.read_bytes() for path in plots.iterdir() if path.is_file()} == before
