@@ -48,6 +48,8 @@ def command_bisect_events(*, events, workspace, git_url, output, max_events, tim
                           no_plots=False) -> int:
     outputs.require_paths(events=events, workspace=workspace, output=output, git_url=git_url, fastcdr_url=fastcdr_url)
     url = bisect_commits.check_git_url(git_url, "--git-url")  # a bad URL is exit 2 before anything is fetched
+    if fastcdr_url is not None:
+        fastcdr_url = bisect_commits.check_git_url(fastcdr_url, "--fastcdr-url")
     events_path, output, workspace = Path(events), Path(output).resolve(), Path(workspace).resolve()
     table = read_events(events_path)
     if table is None:

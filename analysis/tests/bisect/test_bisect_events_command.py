@@ -60,3 +60,22 @@ def test_one_commit_ranges_are_skipped_longer_ones_bisected_once(tmp_path, fastd
     assert "1 bisected before" in again.stdout and again.returncode == 3
     assert f"{later}: bisecting 2 commit(s)" in again.stdout and f"{two}: bisecting" not in again.stdout
     assert sorted(folder.name for folder in output.iterdir()) == sorted([two, later])
+
+
+def test_no_bisect_starts_after_the_time_budget_and_bad_options_are_exit_2(tmp_path, fastdds_history):
+    origin, commits = fastdds_history
+    events = tmp_path / "events.csv"
+    events_csv(events, [(commits["A"], commits["C"], 5.0), (commits["B"], commits["M"], 1.0)])
+    output = tmp_path / "plots" / "bisect"
+    spent = perfgate_in_process("bisect-events", "--events", str(events), "--workspace", str(tmp_path / "ws"),
+                                "--git-url", str(origin), "--output", str(output), "--max", "2", "--time-budget", "0")
+    assert spent.returncode == 0 and "time budget of 0 s spent" in spent.stdout
+    assert "left for a later run: " + " ".join(bisect_plan.folder_name(commits[g], commits[b])
+                                               for g, b in (("A", "C"), ("B", "M"))) in spent.stdout
+    assert not output.exists() and not (tmp_path / "ws").exists()
+    for option, value in (("--alpha", "1.5"), ("--threshold", "-1"), ("--git-url", "-x"), ("--fastcdr-url", "-x")):
+        arguments = {"--events": str(events), "--workspace": str(tmp_path / "ws"), "--git-url": str(origin),
+                     "--output": str(output), "--max": "2", "--time-budget": "60", option: value}
+        refused = perfgate_in_process("bisect-events", *[part for pair in arguments.items() for part in pair])
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, (option, refused.stderr)
+        assert not output.exists() and not (tmp_path / "ws").exists()
