@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import IncompleteError, InputError
-from ..fastdds.git import git_message, parse_revision, run_git
+from ..fastdds.git import check_git_url, git_message, parse_revision, run_git
 
 DEPTHS = (100, 1000, 10000)  # history fetched, deeper and deeper, until good is on bad's first parents
 FIELD = "\x1f"  # between a commit's fields in `git log` output (never in a subject or a name)
@@ -101,3 +101,14 @@ def fetch_range(url: str, good: str, bad: str, repository: Path, depths: tuple[i
             break
     raise InputError(f"--good {good} ({good_sha}) is not on the first-parent history of --bad {bad} ({bad_sha}) "
                      f"within {depths[-1]} commits")
+
+
+def range_size(url: str, good: str, bad: str, workspace: Path) -> int:
+    """How many first-parent commits follow good up to bad (1: bad's own commit is the only one), from
+    the workspace's bare repository, as `perfgate bisect` will see them (`perfgate bisect-events`)."""
+    url = check_git_url(url, "--git-url")
+    return len(fetch_range(url, require_ref(good, "--good"), require_ref(bad, "--bad"), repository(workspace))) - 1
+
+
+def repository(workspace: Path) -> Path:
+    return workspace / "perfgate" / "bisect.git"

@@ -79,12 +79,15 @@ def event_lines(table: pd.DataFrame) -> list[str]:
             for kind, sub, size, commits, run, moved, p in event_texts(table)]
 
 
-def events_markdown(table: pd.DataFrame, alpha: float) -> str:
-    """The nightly step summary's head: one list item per event, store text escaped for Markdown."""
+def events_markdown(table: pd.DataFrame, alpha: float, bisects: dict | None = None) -> str:
+    """The nightly step summary's head: one list item per event, store text escaped for Markdown; an
+    event that was bisected (`bisects`: row position -> history.bisect_links.BisectLink) links its report."""
     lines = [f"### perfgate history: {len(table)} event(s) at a family-wise false-alarm level of {alpha:g}", ""]
-    for kind, sub, size, commits, run, moved, p in event_texts(table):
+    for position, (kind, sub, size, commits, run, moved, p) in enumerate(event_texts(table)):
+        link = (bisects or {}).get(position)
+        bisect = f"; bisect: [{markdown.text(link.text)}]({link.markdown_href})" if link else ""
         lines.append(f"- **{kind}**: {markdown.text(sub)} {size} from {markdown.text(commits)} "
-                     f"({markdown.text(run)}); {moved}; {p}")
+                     f"({markdown.text(run)}); {moved}; {p}{bisect}")
     return "\n".join(lines) + "\n"
 
 

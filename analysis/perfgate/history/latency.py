@@ -36,6 +36,7 @@ from . import whole
 from .. import files, outputs
 from ..store import experiments as store, check as store_check
 from . import ab as history_ab
+from . import bisect_links
 from . import files as hf
 from . import page as hp
 from .. import schema as s
@@ -153,8 +154,9 @@ def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, p
     summary = (f"{count} experiments ({experiments[0].label} .. {experiments[-1].label}), commit by commit; "
                f"{len(changes)} change point(s) at a family-wise false-alarm level of {alpha:g} (docs/history.md)"
                + (f"; {history_ab.count_text(verdicts)}" if history_ab.count_text(verdicts) else "") + ".")
-    files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript(),
-                                   hp.read_events(path.parent / event_names.EVENTS_CSV), machine))
+    events = hp.read_events(path.parent / event_names.EVENTS_CSV)
+    files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript(), events, machine,
+                                   bisect_links.links(path.parent, events)))
 
 
 NEARBY_RUNS = 3  # change points of one statistic this close on the plot of all payloads are one mark
@@ -335,9 +337,10 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
         tested = _map(executor, _test_sub, [(sub, table, alpha) for sub, table in by_sub.items()])
         changes, wholes = whole.decide_both(*whole.joined(tested), described, alpha)
         events = history_events.events(changes, wholes, cp.long_values(by_sub, ex.ORDER), described, alpha)
+        bisects = bisect_links.links(plots, events)  # a bad bisect.json stops here, before anything is written
         files.write_text(plots / hf.CHANGE_POINTS_CSV, hf.format_change_points(changes))
         files.write_text(plots / event_names.EVENTS_CSV, hf.format_events(events))
-        files.write_text(plots / hf.EVENTS_MD, hf.events_markdown(events, alpha))
+        files.write_text(plots / hf.EVENTS_MD, hf.events_markdown(events, alpha, bisects))
         hf.write_otava(plots / hf.OTAVA_DIR, {sub: hf.otava_table(table, described, ex.ORDER)
                                               for sub, table in by_sub.items() if not table.empty})
         drawn = 0

@@ -10,3 +10,7 @@ EVENT_CHANGE, EVENT_LOWER_BOUND, EVENT_P_VALUE = "Change [%]", "Lower bound [%]"
 EVENT_PAYLOADS, EVENT_STATISTICS = "Payloads", "Statistics"  # what moved, space-separated
 EVENT_COLUMNS = (s.EXPERIMENT_TYPE, EVENT_INDEX, s.LABEL, EVENT_COMMIT, EVENT_PREVIOUS_COMMIT, EVENT_CHANGE, EVENT_LOWER_BOUND,
                  EVENT_PAYLOADS, EVENT_STATISTICS, EVENT_P_VALUE)
+# `perfgate bisect-events` writes one `perfgate bisect` folder per bisected event here, inside the plots
+# folder (<plots>/bisect/<good 12>-<bad 12>/), so the page and events.md link it by a relative path
+BISECTS_DIR = "bisect"
+BISECT_FAILED_TXT = "failed.txt"  # in a bisect folder: why that bisect gave no answer (bisect-events)

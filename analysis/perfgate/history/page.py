@@ -204,21 +204,28 @@ def event_chart(sub: str, statistics: str) -> str:
     return chart_id(sub, named[0][1]) if named else sub
 
 
-def events_table(events: pd.DataFrame | None) -> str:
+def events_table(events: pd.DataFrame | None, bisects: dict | None = None) -> str:
     """The events first (when the history wrote events.csv): one row each, linked to its chart; the
-    cells come from stored metadata, so each is escaped as element text."""
+    cells come from stored metadata, so each is escaped as element text. `bisects` (row position ->
+    history.bisect_links.BisectLink): when any event was bisected, a last column links its report."""
+    bisects = bisects or {}
     if events is None:
         return ""
     if events.empty:
         return "<h2>Events</h2>\n<p>No event in this history.</p>\n"
     header = "".join(f"<th>{html_text(column)}</th>" for column in event_names.EVENT_COLUMNS)
+    header += "<th>Bisect</th>" if bisects else ""
     rows = []
-    for _, event in events.iterrows():
+    for position, (_, event) in enumerate(events.iterrows()):
         change = pd.to_numeric(event[cp.CHANGE], errors="coerce")
         kind = "regression" if change > 0 else "improvement" if change < 0 else "event"
         target = event_chart(event[s.EXPERIMENT_TYPE], event[EVENT_STATISTICS])
         cells = [f'<td><a href="#{html_text(target)}">{html_text(event[s.EXPERIMENT_TYPE])}</a></td>']
         cells += [f"<td>{_cell(column, event[column])}</td>" for column in event_names.EVENT_COLUMNS[1:]]
+        if bisects:
+            link = bisects.get(position)
+            cells.append(f'<td class="bisect"><a href="{html_text(link.href)}">{html_text(link.text)}</a></td>'
+                         if link else "<td></td>")
         rows.append(f'<tr class="{kind}">{"".join(cells)}</tr>')
     return (f"<h2>Events</h2>\n<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>\n")
 
@@ -244,7 +251,8 @@ def platform_title(name: str | None, platform) -> tuple[str, str]:
 
 
 def page(title: str, summary: str, changes: pd.DataFrame, charts_by_sub: dict[str, list[dict]],
-         hover: list[str], plotly_js: str, events: pd.DataFrame | None = None, machine: str = "") -> str:
+         hover: list[str], plotly_js: str, events: pd.DataFrame | None = None, machine: str = "",
+         bisects: dict | None = None) -> str:
     """The whole page as text. `hover`: one text per experiment position, shared by every trace."""
     sections = []
     for sub, charts in charts_by_sub.items():
@@ -273,7 +281,7 @@ tr.regression td {{ background: #fde8e8; }} tr.improvement td {{ background: #e8
 </head><body>
 <h1>{html_text(title)}</h1>
 {machine_line}<p>{html_text(summary)}</p>
-{events_table(events)}<h2>Change points</h2>
+{events_table(events, bisects)}<h2>Change points</h2>
 {change_table(changes)}
 {''.join(sections)}
 <script>

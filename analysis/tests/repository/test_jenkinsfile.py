@@ -174,16 +174,21 @@ def test_gate_results_are_published_whatever_the_verdict(calls):
     # the whole experiment folder, the A/B's ab/ (report.html, verdict.csv, ...) in it
     assert "out/experiment/**" in archive["named"]["artifacts"].split(", ")
     # a regression, and a store push that failed (the run stays in the agent's store), make the build unstable
-    assert [c["path"][-1] for c in find(calls, "unstable")] == ["script", "script"]
+    assert [c["path"][-1] for c in find(calls, "unstable", "stage:Gate")] == ["script", "script"]
     [history_archive] = find(calls, "archiveArtifacts", "stage:History")
     assert history_archive["named"]["artifacts"] == "out/history_plots/**"
+    # the history and its bisects are published also when a bisect gave no answer (unstable)
+    assert history_archive["path"][-2:] == ["post", "always"]
+    assert [c["path"][-1] for c in find(calls, "unstable", "stage:History")] == ["script"]
+    [bisect_timeout] = [c for c in find(calls, "timeout", "stage:History")]
+    assert bisect_timeout["named"] == {"time": 150, "unit": "MINUTES"}
 
 
 def test_shell_scripts_are_literal_and_pass_shellcheck(calls, tmp_path):
     shellcheck = shutil.which("shellcheck")
     assert shellcheck, "shellcheck not found: ci/install-system.sh installs it"
     shell_steps = find(calls, "sh")
-    assert len(shell_steps) == 5
+    assert len(shell_steps) == 6
     for index, step in enumerate(shell_steps):
         # A literal script: build parameters reach it as environment variables, never as Groovy
         # interpolation into the shell text.
@@ -210,10 +215,15 @@ def test_perfgate_options_in_the_scripts_exist(calls):
     assert {"--output", "--platform", "--samples", "--quick", "--history", "--no-history", "--fastdds",
             "--baseline-build", "--experiments", "--subexperiments"} <= gate_options
     assert sorted(o for o in gate_options if o not in _help("gate")) == []
-    [pull_script, history_script] = stage_scripts(calls, "History")
+    [pull_script, history_script, bisect_script] = stage_scripts(calls, "History")
     history_options = _options(history_script)
     assert history_options == {"--requirements", "--experiments-results", "--plots-directory", "--baseline"}
     assert sorted(o for o in history_options if o not in _help("history")) == []
+    # after the history, one bounded perfgate bisect-events on its events.csv, into the published plots
+    bisect_options = _options(bisect_script)
+    assert {"--events", "--workspace", "--git-url", "--output", "--max", "--time-budget"} <= bisect_options
+    assert sorted(o for o in bisect_options if o not in _help("bisect-events")) == []
+    assert bisect_script.count(".venv/bin/perfgate ") == 1 and '"$store/history_plots/events.csv"' in bisect_script
     [push_script] = [s for s in stage_scripts(calls, "Gate") if "store push" in s]
     for script in (push_script, pull_script):
         assert {"--store", "--branch"} == _options(script)
@@ -243,7 +253,7 @@ def test_the_gate_pushes_the_store_and_the_nightly_history_pulls_it_with_the_bas
     from store_scripts import bare_repository, branch_labels, run_script, runner_checkout, stored_experiment
 
     [push_script] = [s for s in stage_scripts(calls, "Gate") if "store push" in s]
-    [pull_script, history_script] = stage_scripts(calls, "History")
+    [pull_script, history_script, bisect_script] = stage_scripts(calls, "History")
     remote = bare_repository(tmp_path / "results.git")
     agent = runner_checkout(tmp_path / "agent-a")
     store = tmp_path / "store-a"
@@ -277,6 +287,11 @@ def test_the_gate_pushes_the_store_and_the_nightly_history_pulls_it_with_the_bas
     assert "history: 1 experiments" in history.stdout
     assert "history: reference lines: baseline bench, baseline bench-v3.2" in history.stdout
     assert (agent / "out" / "history_plots" / "history.html").is_file()
+    # then bisect-events on the history's events (one run: no event, nothing to bisect), published
+    bisect = run_script(bisect_script, agent, {**nightly, "PERFGATE_WORKSPACE": str(tmp_path / "ws"),
+                                               "FASTDDS_REPOSITORY": str(remote)})
+    assert bisect.returncode == 0, bisect.stdout + bisect.stderr
+    assert "0 regression range(s)" in bisect.stdout and not (tmp_path / "ws").exists()
 
 
 def test_a_fastdds_ref_is_built_with_colcon_and_the_gate_measures_that_workspace(calls):

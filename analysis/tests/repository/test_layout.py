@@ -119,7 +119,7 @@ ALLOWED = {
     "latency": {"core", "escape", "fastdds", "measure", "plotting", "throughput"},
     "throughput": {"core", "fastdds", "latency", "measure", "plotting"},
     "ab": {"core", "escape", "fastdds", "latency", "measure", "plotting", "report", "throughput"},
-    "history": {"ab", "core", "escape", "latency", "plotting", "store", "throughput"},
+    "history": {"ab", "bisect", "core", "escape", "latency", "plotting", "store", "throughput"},  # bisect-events
     "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
     "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput",
              "topology"},

@@ -803,6 +803,13 @@ def test_nightly_history_is_published(workflows):
     history = nightly["jobs"]["history"]
     [redraw] = [step for step in steps(history) if step.get("name") == "Redraw the history plots"]
     assert "perfgate history" in redraw["run"] and '"${baselines[@]}"' in redraw["run"]
+    # then one bounded perfgate bisect-events on the events the history wrote (issue 25)
+    names = [step.get("name") for step in steps(history)]
+    bisect = steps(history)[names.index("Bisect new regression events")]
+    assert names.index("Bisect new regression events") == names.index("Redraw the history plots") + 1
+    assert bisect["run"].count(".venv/bin/perfgate ") == 1 and "perfgate bisect-events" in bisect["run"]
+    assert "--max" in bisect["run"] and "--time-budget" in bisect["run"] and bisect["timeout-minutes"] <= 180
+    assert "history_plots/events.csv" in bisect["run"] and "history_plots/bisect" in bisect["run"]
     assert "self-hosted" in runs_on_labels(history)
     deploy = nightly["jobs"]["deploy"]
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}

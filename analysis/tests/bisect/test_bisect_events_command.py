@@ -1,0 +1,81 @@
+"""issue 25: `perfgate bisect-events` on a real git repository (conftest.fastdds_history: main A-B-C,
+M a merge of feature B-F1-F2 into C): a range of one commit is not bisected, a range of several is
+(here a commit that is no Fast DDS source: that bisect gives no answer, exit 3), an
+event bisected before is not again, a range whose good is not on bad's first parents is not bisectable,
+--max bounds the bisects started.""" 
+from __future__ import annotations
+
+import pandas as pd
+
+from conftest import perfgate_in_process
+from perfgate import schema as s
+from perfgate.history import bisect_links, bisect_plan
+from perfgate.history import names as event_names
+
+SUBS = s.DEFAULT_SUBEXPERIMENT_NAMES
+
+
+def events_csv(path, ranges: list[tuple[str, str, float]]) -> None:
+    rows = [{s.EXPERIMENT_TYPE: SUBS[0], event_names.EVENT_INDEX: "3", s.LABEL: "nightly", event_names.EVENT_COMMIT: bad,
+             event_names.EVENT_PREVIOUS_COMMIT: good, event_names.EVENT_CHANGE: str(change),
+             event_names.EVENT_LOWER_BOUND: "1.0", event_names.EVENT_PAYLOADS: "16",
+             event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: "0.001"} for good, bad, change in ranges]
+    pd.DataFrame(rows, columns=list(event_names.EVENT_COLUMNS)).to_csv(path, index=False)
+
+
+def run(tmp_path, origin, events, most: int):
+    return perfgate_in_process("bisect-events", "--events", str(events), "--workspace", str(tmp_path / "ws"),
+                               "--git-url", str(origin), "--output", str(tmp_path / "plots" / "bisect"),
+                               "--max", str(most), "--time-budget", "3600", "--quick", "--no-plots")
+
+
+def test_one_commit_ranges_are_skipped_longer_ones_bisected_once(tmp_path, fastdds_history):
+    origin, commits = fastdds_history
+    events = tmp_path / "events.csv"
+    events_csv(events, [(commits["A"], commits["B"], 9.0),  # one commit: B itself
+                        (commits["F1"], commits["M"], 8.0),  # F1 is not on M's first parents
+                        (commits["A"], commits["C"], 5.0),  # B, C: bisected
+                        (commits["B"], commits["M"], 1.0)])  # C, M: beyond --max 1
+    output = tmp_path / "plots" / "bisect"
+    done = run(tmp_path, origin, events, 1)
+    one = bisect_plan.folder_name(commits["A"], commits["B"])
+    two = bisect_plan.folder_name(commits["A"], commits["C"])
+    later = bisect_plan.folder_name(commits["B"], commits["M"])
+    assert f"{one}: one commit" in done.stdout
+    assert "not bisectable" in done.stdout and "first-parent" in done.stdout
+    assert f"{two}: bisecting 2 commit(s)" in done.stdout
+    assert "1 bisect(s) started" in done.stdout and f"left for a later run: {later}" in done.stdout
+    # the stand-in holds no Fast DDS: good is no Fast DDS source, so that bisect gives no answer: exit 3,
+    # said so, its folder kept as the record (no bisect.json: nothing for the history to link)
+    assert done.returncode == 3
+    assert f"{two}: failed" in done.stderr and "no CMakeLists.txt" in done.stderr
+    assert "1 bisect(s) gave no answer" in done.stderr.splitlines()[-1]
+    assert sorted(folder.name for folder in output.iterdir()) == [two]
+    assert not (output / two / "bisect.json").exists()
+    assert "no CMakeLists.txt" in (output / two / "failed.txt").read_text(encoding="utf-8")
+    assert bisect_links.links(tmp_path / "plots", pd.read_csv(events, dtype=str, keep_default_na=False)) == {}
+
+    # the next run: what was tried is not again, the one left is bisected
+    again = run(tmp_path, origin, events, 3)
+    assert "1 bisected before" in again.stdout and again.returncode == 3
+    assert f"{later}: bisecting 2 commit(s)" in again.stdout and f"{two}: bisecting" not in again.stdout
+    assert sorted(folder.name for folder in output.iterdir()) == sorted([two, later])
+
+
+def test_no_bisect_starts_after_the_time_budget_and_bad_options_are_exit_2(tmp_path, fastdds_history):
+    origin, commits = fastdds_history
+    events = tmp_path / "events.csv"
+    events_csv(events, [(commits["A"], commits["C"], 5.0), (commits["B"], commits["M"], 1.0)])
+    output = tmp_path / "plots" / "bisect"
+    spent = perfgate_in_process("bisect-events", "--events", str(events), "--workspace", str(tmp_path / "ws"),
+                                "--git-url", str(origin), "--output", str(output), "--max", "2", "--time-budget", "0")
+    assert spent.returncode == 0 and "time budget of 0 s spent" in spent.stdout
+    assert "left for a later run: " + " ".join(bisect_plan.folder_name(commits[g], commits[b])
+                                               for g, b in (("A", "C"), ("B", "M"))) in spent.stdout
+    assert not output.exists() and not (tmp_path / "ws").exists()
+    for option, value in (("--alpha", "1.5"), ("--threshold", "-1"), ("--git-url", "-x"), ("--fastcdr-url", "-x")):
+        arguments = {"--events": str(events), "--workspace": str(tmp_path / "ws"), "--git-url": str(origin),
+                     "--output": str(output), "--max": "2", "--time-budget": "60", option: value}
+        refused = perfgate_in_process("bisect-events", *[part for pair in arguments.items() for part in pair])
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, (option, refused.stderr)
+        assert not output.exists() and not (tmp_path / "ws").exists()
