@@ -44,7 +44,8 @@ def parse_revision(text: str) -> Revision:
         form = "merge-base:<rev>,<other> (each a commit, tag or branch)"
     else:
         kind, refs, form = "ref", [text], COMMIT_FORMS
-    if len(refs) != (2 if kind == "merge-base" else 1) or not all(_PLAIN_REF.fullmatch(ref) and not _REFUSED_BY_GIT.search(ref) for ref in refs):
+    plain = all(_PLAIN_REF.fullmatch(ref) and not _REFUSED_BY_GIT.search(ref) for ref in refs)
+    if len(refs) != (2 if kind == "merge-base" else 1) or not plain:
         raise InputError(f"--commit {text!r} is not {form}")
     return Revision(kind, tuple(refs))
 
