@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import functools
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,6 +77,10 @@ def _lock_marker(folder: Path) -> tuple[int, bool]:
                 descriptor = os.open(marker, flags)
             except FileNotFoundError:  # removed by its holder in between: try again
                 continue
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # a FIFO or a device named like it: no marker
+            os.close(descriptor)
+            raise InputError(f"{MARKER_FILE} in the output folder is not a regular file (a claim marker "
+                             "perfgate writes is); remove it", folder)
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

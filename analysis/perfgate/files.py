@@ -311,6 +311,11 @@ def read_json_object(path: Path, what: str) -> dict | None:
     return data
 
 
+def no_repeated_keys(text: str, path: Path):
+    """json.loads' object_pairs_hook for `text` read from `path`: a key given twice is an InputError."""
+    return lambda pairs: _object_without_repeats(pairs, text, path)
+
+
 def _object_without_repeats(pairs: list, text: str, path: Path) -> dict:
     """A key given twice in one object: JSON keeps the last silently, so a value (a limit, a label)
     could be changed by a line a reviewer reads as the other one."""

@@ -206,9 +206,10 @@ def write_record(ab_dir: Path, planned: int, stopped: dict[str, int], threshold:
     files.write_text(Path(ab_dir) / s.AB_CURTAILED_JSON, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
-def read_record(ab_dir: Path, subs: list[str]) -> tuple[int | None, dict[str, int]]:
+def read_record(ab_dir: Path, subs: list[str], rounds_present: int = 0) -> tuple[int | None, dict[str, int]]:
     """(planned rounds, sub-experiment -> rounds measured when it stopped); (None, {}) without the file.
-    The file may come from elsewhere (a store, a copied folder): every value is checked."""
+    The file may come from elsewhere (a store, a copied folder): every value is checked, and the plan
+    holds at least the `rounds_present` round folders the A/B has (the reports say "N of planned")."""
     path = Path(ab_dir) / s.AB_CURTAILED_JSON
     data = files.read_json_object(path, "a curtailment record")
     if data is None:
@@ -216,6 +217,8 @@ def read_record(ab_dir: Path, subs: list[str]) -> tuple[int | None, dict[str, in
     planned, stopped = data.get("planned_rounds"), data.get("stopped")
     if not _whole(planned) or not 1 <= planned <= 1000:
         raise InputError("planned_rounds is not a whole number of rounds from 1 to 1000", path)
+    if planned < rounds_present:
+        raise InputError(f"planned_rounds {planned} is fewer than the {rounds_present} rounds the A/B holds", path)
     if not isinstance(stopped, dict):
         raise InputError("stopped is not an object of sub-experiment: rounds", path)
     for sub, rounds in stopped.items():

@@ -255,7 +255,7 @@ def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False,
     threshold, alpha = require_parameters(threshold, alpha)
     rounds = read_rounds(Path(ab_directory))
     ratios = v.log_ratios(rounds.table)
-    planned, stopped = curtail.read_record(Path(ab_directory), rounds.subexperiments)
+    planned, stopped = curtail.read_record(Path(ab_directory), rounds.subexperiments, len(rounds.round_names))
     decision = curtail.decide_curtailed(ratios, planned=planned, stopped=stopped, threshold=threshold, alpha=alpha,
                                         order=rounds.subexperiments)
     report = VerdictReport(Path(ab_directory), rounds, decision)

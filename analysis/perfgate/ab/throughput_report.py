@@ -332,7 +332,7 @@ def write_outputs(report: ThroughputVerdict, plots: bool) -> None:
 def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False, program="verdict") -> int:
     threshold, alpha = require_parameters(threshold, alpha)
     rounds = read_rounds(Path(ab_directory))
-    planned, stopped = curtail.read_record(Path(ab_directory), rounds.subexperiments)
+    planned, stopped = curtail.read_record(Path(ab_directory), rounds.subexperiments, len(rounds.round_names))
     report = ThroughputVerdict(Path(ab_directory), rounds, decide(rounds, threshold, alpha, planned, stopped))
     write_outputs(report, plots=not no_plots)
     for _, row in ordered_for_reading(report.tests()).iterrows():

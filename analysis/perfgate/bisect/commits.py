@@ -14,8 +14,11 @@ from ..errors import IncompleteError, InputError
 from ..fastdds.git import check_git_url, git_message, parse_revision, run_git
 
 DEPTHS = (100, 1000, 10000)  # history fetched, deeper and deeper, until good is on bad's first parents
-FIELD = "\x1f"  # between a commit's fields in `git log` output (never in a subject or a name)
-FORMAT = FIELD.join(("%H", "%s", "%an", "%aI"))
+# `git log -z`: one NUL-ended record per commit, its fields on lines, the subject last. The subject and
+# the author come from the repository bisected (untrusted) and may hold any character but a line feed
+# (a header line's end; a subject's lines are joined) and NUL, so the subject is all after the third line
+# feed: a commit is never dropped or mis-split (a \x1f between fields was, in a subject: issue 23)
+FORMAT = "%H%n%aI%n%an%n%s"
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,13 @@ def require_ref(text: str, option: str) -> str:
 
 
 def parse_log(text: str) -> list[Commit]:
-    """Commits from `git log --format=FORMAT` output, in its order."""
+    """Commits from `git log -z --format=FORMAT` output, in its order."""
     commits = []
-    for line in text.splitlines():
-        parts = line.split(FIELD)
+    for record in text.split("\0"):
+        parts = record.lstrip("\n").split("\n", 3)
         if len(parts) == 4 and re.fullmatch(r"[0-9a-f]{40}", parts[0]):
-            commits.append(Commit(*parts))
+            sha, date, author, subject = parts
+            commits.append(Commit(sha, subject, author, date))
     return commits
 
 
@@ -93,7 +97,7 @@ def fetch_range(url: str, good: str, bad: str, repository: Path, depths: tuple[i
         raise InputError(f"--good {good} and --bad {bad} are the same commit {good_sha}")
     for depth in depths:
         _git(repository, "fetch", "--quiet", "--depth", str(depth), "origin", bad_sha)
-        log = _git(repository, "log", "--first-parent", f"--format={FORMAT}", bad_sha)
+        log = _git(repository, "log", "-z", "--first-parent", f"--format={FORMAT}", bad_sha)
         found = first_parent_range(parse_log(log), good_sha)
         if found is not None:
             return found

@@ -21,6 +21,10 @@ MERGE_BASE_DEPTHS = (100, 1000, 10000)  # history fetched, deeper and deeper, un
 COMMIT_FORMS = "a commit, tag or branch, parent:<rev> or merge-base:<rev>,<other>"
 # a revision fetch can take: no character git forbids in ref names, nothing git could read as an option
 _PLAIN_REF = re.compile(r"[^\s~^:?*\[\\-][^\s~^:?*\[\\]*")
+# and none of the rest of git's rules for a ref name (git check-ref-format): `..`, `@{`, `//`, a control
+# character, a part starting with `.` or ending with `.lock`, an end in `/` or `.`, `@` alone; git
+# would refuse them only at fetch, as a failed fetch (exit 3) rather than a bad option (exit 2)
+_REFUSED_BY_GIT = re.compile(r"\.\.|@\{|//|[\x00-\x1f\x7f]|(?:^|/)\.|\.lock(?:/|$)|[/.]$|^@$")
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,8 @@ def parse_revision(text: str) -> Revision:
         form = "merge-base:<rev>,<other> (each a commit, tag or branch)"
     else:
         kind, refs, form = "ref", [text], COMMIT_FORMS
-    if len(refs) != (2 if kind == "merge-base" else 1) or not all(_PLAIN_REF.fullmatch(ref) for ref in refs):
+    plain = all(_PLAIN_REF.fullmatch(ref) and not _REFUSED_BY_GIT.search(ref) for ref in refs)
+    if len(refs) != (2 if kind == "merge-base" else 1) or not plain:
         raise InputError(f"--commit {text!r} is not {form}")
     return Revision(kind, tuple(refs))
 

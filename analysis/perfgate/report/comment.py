@@ -38,6 +38,7 @@ COMMIT = re.compile(r"[0-9a-f]{7,40}")
 REPORT_URL = re.compile(r"https://[A-Za-z0-9._~:/?#@!$&*+,;=%-]{1,500}")
 MAX_ROWS = 20  # per table; the rest is counted ("and N more")
 MAX_TEXT = 200  # characters of one text taken from the files
+MAX_VERDICT_LINE = 4096  # bytes of report.md read for its first line (a gate's is under 100)
 # GitHub refuses a comment over 65536 characters; the tables above are bounded far below it
 MAX_COMMENT = 60000
 
@@ -165,7 +166,8 @@ def comment_markdown(gate: GateOutput, platform: str, report_url: str, commit: s
 # --- reading the report files ---------------------------------------------------------------------------
 def _read_verdict_line(path: Path) -> str:
     try:
-        first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+        with path.open("rb") as handle:  # its first line only: the file is the code under test's, of any size
+            first = handle.readline(MAX_VERDICT_LINE).decode("utf-8").rstrip("\n")
     except FileNotFoundError:
         raise InputError("no report.md: the gate wrote no verdict here", path) from None
     except (OSError, UnicodeDecodeError) as error:

@@ -79,6 +79,18 @@ def incomparable(folder: Path, accepted: dict[tuple, ex.Experiment]) -> str | No
     return None
 
 
+def label_elsewhere(folder: Path) -> str | None:
+    """Why a staged experiment whose metadata names another run than its folder cannot land: the
+    branch's folder name is what pull checks against the store's labels (never replaced), while
+    history, the page and the gate show metadata's label; `evil/` holding `"label": "good-1"` would
+    be a second good-1 beside the real one. (A gate writes both from one --label.)"""
+    label = ex.describe_experiment(folder).label
+    if label == folder.name:
+        return None
+    return (f"{s.STORE_EXPERIMENTS_DIR}/{folder.name}/{s.METADATA_FILE}: its label {ascii(label)} is not its "
+            f"folder's name {ascii(folder.name)}")
+
+
 def report_ignored(ignored: list[str], remote: str, branch: str) -> None:
     if ignored:
         shown = "; ".join(ignored[:MAX_IGNORED_SHOWN]) + ("; ..." if len(ignored) > MAX_IGNORED_SHOWN else "")
@@ -112,7 +124,7 @@ def pull(store_dir: Path, remote: str, branch: str) -> str:
                 except OSError as error:  # a full disk: the pull stops, nothing of it lands
                     raise InputError(f"cannot write the pulled experiment {label!r}: {error.strerror or error}",
                                      staging / label) from None
-                problem = problem or incomparable(staging / label, accepted)
+                problem = problem or label_elsewhere(staging / label) or incomparable(staging / label, accepted)
                 if problem is not None:
                     skipped[label] = problem
                     shutil.rmtree(staging / label)

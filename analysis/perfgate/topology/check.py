@@ -3,6 +3,7 @@ one JUnit testcase per limit, on the target's file and line. Exit 0 all within, 
 2 a bad target, 3 the experiment's files missing or without measurements."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -38,6 +39,13 @@ def measured_figures(folder: Path) -> tuple[dict[str, dict[str, float]], pd.Data
     total = _read(folder, n.LATENCY_TOTAL_CSV, n.LATENCY_TOTAL_COLUMNS).iloc[0]
     usage = _read(folder, n.RESOURCES_CSV, (n.RESOURCE_TIME, n.PROCESS, n.RESOURCE_CPU, n.RESOURCE_RSS))
     publishing_ms = publishing_start_ms(_read(folder, n.EVENTS_CSV, (n.EVENT_TIME, n.EVENT_CODE)))
+    # a count or share that is empty, NaN, infinite or negative is no measurement (and int(NaN) raises):
+    # a missing result is an error, never a pass
+    broken = [column for column in n.LATENCY_TOTAL_COLUMNS
+              if not (math.isfinite(float(total[column])) and float(total[column]) >= 0)]
+    if broken:
+        raise IncompleteError(f"{broken[0]} is {float(total[broken[0]]):g}, not a measured count or share",
+                              folder / n.LATENCY_TOTAL_CSV)
     if int(total[n.RECEIVED]) == 0:
         raise IncompleteError("no message was received: nothing to check", folder / n.LATENCY_TOTAL_CSV)
     if not (usage[n.RESOURCE_TIME] > publishing_ms).any():

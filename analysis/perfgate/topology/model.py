@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, one_line
+from ..files import no_repeated_keys
 
 MAX_FILE_BYTES = 1 << 20
 MAX_NODES = 200
@@ -134,8 +135,9 @@ def _msg_type(entry: dict, where: str) -> str:
 
 def _period(entry: dict, where: str) -> float:
     value = entry.get("period_ms")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not MIN_PERIOD_MS <= value <= MAX_PERIOD_MS:
+    # an int is compared as it is: math.isfinite(10**400) raises OverflowError rather than answer
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (isinstance(value, float) and not math.isfinite(value)) or not MIN_PERIOD_MS <= value <= MAX_PERIOD_MS:
         raise ValueError(f"{where}: period_ms must be a number from {MIN_PERIOD_MS:g} to {MAX_PERIOD_MS:g}, "
                          f"got {_shown(value)}")
     return float(value)
@@ -207,7 +209,8 @@ def read_topology(path: Path | str) -> Topology:
     if len(raw) > MAX_FILE_BYTES:
         raise InputError(f"the topology file is over {MAX_FILE_BYTES} bytes", path)
     try:
-        document = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        document = json.loads(text, object_pairs_hook=no_repeated_keys(text, path))  # what a reviewer reads is used
     except RecursionError:
         raise InputError("not JSON this program reads: nested too deeply", path) from None
     except (UnicodeDecodeError, ValueError) as error:

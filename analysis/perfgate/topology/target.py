@@ -16,9 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError, one_line
+from ..files import no_repeated_keys
 from . import names as n
 
 MAX_FILE_BYTES = 1 << 16
+MAX_INT_BITS = 1000  # below 2**1024, the largest float: a limit float() can hold
 SECTIONS = {n.TARGET_RESOURCES: n.TARGET_RESOURCE_KEYS, n.TARGET_LATENCY_TOTAL: n.TARGET_LATENCY_KEYS}
 
 
@@ -58,7 +60,7 @@ def read_target(path: Path | str) -> Target:
         raise InputError(f"the performance target is over {MAX_FILE_BYTES} bytes", path)
     try:
         text = raw.decode("utf-8")
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=no_repeated_keys(text, path))  # one value per limit
     except RecursionError:
         raise InputError("not JSON this program reads: nested too deeply", path) from None
     except (UnicodeDecodeError, ValueError) as error:
@@ -75,7 +77,11 @@ def read_target(path: Path | str) -> Target:
             if metric not in known:
                 raise InputError(f"{section}: {one_line(repr(metric))[:60]} is not measured (known: "
                                  f"{', '.join(known)})", path, line)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            # a JSON integer is a Python int of any size: math.isfinite(10**400) raises OverflowError, and
+            # float(value) below must not either, so an int beyond float's range is refused as well
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
+                    or (isinstance(value, float) and not math.isfinite(value)) \
+                    or (isinstance(value, int) and value.bit_length() > MAX_INT_BITS):
                 raise InputError(f"{section}: {metric} must be a non-negative number, got "
                                  f"{one_line(repr(value))[:60]}", path, line)
             limits.append(Limit(section, metric, float(value), line))

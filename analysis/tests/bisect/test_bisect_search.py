@@ -188,9 +188,9 @@ def test_step_budget():
 
 def test_first_parent_range_and_log_parsing():
     shas = [f"{i:x}" * 40 for i in range(1, 6)]
-    text = "\n".join(history.FIELD.join((sha, f"subject {i}", "A. Author", "2026-01-0{i}T00:00:00Z"))
+    text = "\0".join("\n".join((sha, f"2026-01-0{i}T00:00:00Z", "A. Author", f"subject {i}"))
                      for i, sha in enumerate(reversed(shas)))
-    newest_first = history.parse_log(text + "\nnot a commit line")
+    newest_first = history.parse_log(text + "\0not a commit record\0")
     assert [c.sha for c in newest_first] == list(reversed(shas))
     assert [c.sha for c in history.first_parent_range(newest_first, shas[1])] == shas[1:]
     assert history.first_parent_range(newest_first, "f" * 40) is None
