@@ -198,24 +198,30 @@ def topology_from_json(document: object) -> Topology:
     return Topology(nodes)
 
 
-def read_topology(path: Path | str) -> Topology:
-    """The topology file's model; InputError (exit 2) naming the file, the node and the field."""
-    path = Path(path)
+def read_json_text(path: Path, what: str, max_bytes: int) -> tuple[str, object]:
+    """The text of a small JSON file from outside (a topology, a performance target) and its document:
+    read up to `max_bytes`, a key given twice refused (what a reviewer reads is what is used);
+    InputError (exit 2) naming the file and, where the parser knows it, the line."""
     try:
         with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+            raw = handle.read(max_bytes + 1)
     except OSError as error:
-        raise InputError(f"cannot read the topology file: {error.strerror or error}", path) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise InputError(f"the topology file is over {MAX_FILE_BYTES} bytes", path)
+        raise InputError(f"cannot read {what}: {error.strerror or error}", path) from None
+    if len(raw) > max_bytes:
+        raise InputError(f"{what} is over {max_bytes} bytes", path)
     try:
         text = raw.decode("utf-8")
-        document = json.loads(text, object_pairs_hook=no_repeated_keys(text, path))  # what a reviewer reads is used
+        return text, json.loads(text, object_pairs_hook=no_repeated_keys(text, path))
     except RecursionError:
         raise InputError("not JSON this program reads: nested too deeply", path) from None
     except (UnicodeDecodeError, ValueError) as error:
-        line = getattr(error, "lineno", None)
-        raise InputError(f"not JSON: {getattr(error, 'msg', error)}", path, line) from None
+        raise InputError(f"not JSON: {getattr(error, 'msg', error)}", path, getattr(error, "lineno", None)) from None
+
+
+def read_topology(path: Path | str) -> Topology:
+    """The topology file's model; InputError (exit 2) naming the file, the node and the field."""
+    path = Path(path)
+    _, document = read_json_text(path, "the topology file", MAX_FILE_BYTES)
     try:
         return topology_from_json(document)
     except ValueError as error:

@@ -7,7 +7,6 @@ untrusted: a limit that is not a finite non-negative number, or a metric perfgat
 is an InputError (exit 2) naming the file, the line and the field."""
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -16,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError, one_line
-from ..files import no_repeated_keys
 from . import names as n
+from .model import read_json_text
 
 MAX_FILE_BYTES = 1 << 16
 MAX_INT_BITS = 1000  # below 2**1024, the largest float: a limit float() can hold
@@ -51,20 +50,7 @@ def _line_of(text: str, section: str, metric: str) -> int | None:
 
 def read_target(path: Path | str) -> Target:
     path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise InputError(f"cannot read the performance target: {error.strerror or error}", path) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise InputError(f"the performance target is over {MAX_FILE_BYTES} bytes", path)
-    try:
-        text = raw.decode("utf-8")
-        document = json.loads(text, object_pairs_hook=no_repeated_keys(text, path))  # one value per limit
-    except RecursionError:
-        raise InputError("not JSON this program reads: nested too deeply", path) from None
-    except (UnicodeDecodeError, ValueError) as error:
-        raise InputError(f"not JSON: {getattr(error, 'msg', error)}", path, getattr(error, "lineno", None)) from None
+    text, document = read_json_text(path, "the performance target", MAX_FILE_BYTES)
     if not isinstance(document, dict):
         raise InputError("the performance target must be a JSON object", path)
     limits = []
