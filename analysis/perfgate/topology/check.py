@@ -22,6 +22,8 @@ FAILURE_TYPE = "TargetMissed"
 
 def _read(folder: Path, name: str, columns) -> pd.DataFrame:
     path = folder / name
+    if path.exists() and not path.is_file():  # a link to /dev/zero would be read for ever
+        raise IncompleteError(f"{name} is not a regular file: not a perfgate topology result", path)
     try:
         frame = pd.read_csv(path)
     except (OSError, ValueError) as error:

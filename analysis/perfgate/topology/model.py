@@ -202,6 +202,8 @@ def read_json_text(path: Path, what: str, max_bytes: int) -> tuple[str, object]:
     """The text of a small JSON file from outside (a topology, a performance target) and its document:
     read up to `max_bytes`, a key given twice refused (what a reviewer reads is what is used);
     InputError (exit 2) naming the file and, where the parser knows it, the line."""
+    if path.exists() and not path.is_file():  # a FIFO blocks the open, a device never ends
+        raise InputError(f"{what} is not a regular file", path)
     try:
         with path.open("rb") as handle:
             raw = handle.read(max_bytes + 1)

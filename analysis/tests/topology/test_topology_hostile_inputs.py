@@ -5,6 +5,9 @@ never a traceback and never a pass."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -77,3 +80,33 @@ def test_a_count_that_is_no_measurement_is_incomplete_never_a_pass(tmp_path, rec
     assert result.stderr.count("\n") == 1 and n.LATENCY_TOTAL_CSV in result.stderr
     assert "not a measured count or share" in result.stderr and "Traceback" not in result.stderr
     assert not junit.exists()
+
+
+def _perfgate(*arguments: str) -> subprocess.CompletedProcess:
+    """A real process with a bound: a reader that blocks on a FIFO or reads /dev/zero for ever is the bug."""
+    return subprocess.run([sys.executable, "-m", "perfgate", *arguments], capture_output=True, text=True, timeout=60)
+
+
+def test_a_target_or_topology_that_is_a_fifo_is_one_line_and_exit_2_not_a_hang(tmp_path):
+    fifo = tmp_path / "target.json"
+    os.mkfifo(fifo)
+    experiment = _experiment(tmp_path / "e")
+    result = _perfgate("check-topology", "--target", str(fifo), "--experiment-directory", str(experiment),
+                       "--junit", str(tmp_path / "junit.xml"), "--no-plots")
+    assert result.returncode == s.EXIT_USAGE, result.stderr
+    assert result.stderr.count("\n") == 1 and "not a regular file" in result.stderr and "target.json" in result.stderr
+    output = tmp_path / "out"
+    result = _perfgate("topology", "--topology", str(fifo), "--time", "1", "--output", str(output))
+    assert result.returncode == s.EXIT_USAGE and "not a regular file" in result.stderr and not output.exists()
+
+
+def test_an_experiment_file_linked_to_a_device_is_a_missing_result_not_a_hang(tmp_path):
+    experiment = _experiment(tmp_path / "e")
+    (experiment / n.EVENTS_CSV).unlink()
+    (experiment / n.EVENTS_CSV).symlink_to("/dev/zero")
+    target = tmp_path / "target.json"
+    target.write_text('{"latency_total": {"lost[%]": 1}}')
+    result = _perfgate("check-topology", "--target", str(target), "--experiment-directory", str(experiment),
+                       "--junit", str(tmp_path / "junit.xml"), "--no-plots")
+    assert result.returncode == s.EXIT_INCOMPLETE, result.stderr
+    assert result.stderr.count("\n") == 1 and "not a regular file" in result.stderr and n.EVENTS_CSV in result.stderr
