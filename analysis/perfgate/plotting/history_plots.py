@@ -21,6 +21,7 @@ from .common import (FAILED_COLOUR, LATENCY_LABEL, REQUIREMENT_COLOUR, latency_y
 MAX_X_TICKS = 10
 MAGNITUDE_AXES_WIDTH_PX = 790  # 0.79 of the 1000 pixel wide figure
 AXIS_LABEL_GAP_PX = (24, 50)  # x label below the axis (one line of tick labels), y label left of it (6 digits)
+TICK_LINE_PX = 8 * 1.2 * 100 / 72  # one more line of 8 point tick labels at 100 dpi
 TICK_CHARACTER_PX = 5.5  # average width of a character of the 8 point tick labels at 100 dpi
 SHORT_LABEL_CHARACTERS = 12
 MEASURED_COLOUR = "#1f77b4"
@@ -107,7 +108,9 @@ class HistoryFigures:
         # measured every tick label of every plot again (with the title's placement, a quarter of the drawing)
         figure_px = axes.figure.get_size_inches() * axes.figure.dpi
         width_px, height_px = axes.get_position().width * figure_px[0], axes.get_position().height * figure_px[1]
-        axes.xaxis.set_label_coords(0.5, -AXIS_LABEL_GAP_PX[0] / height_px)
+        # tick labels of several lines (date, time, commit, label) push it down by as many lines
+        lines = max(self.tick_labels[p].count("\n") + 1 for p in positions)
+        axes.xaxis.set_label_coords(0.5, -(AXIS_LABEL_GAP_PX[0] + (lines - 1) * TICK_LINE_PX) / height_px)
         axes.yaxis.set_label_coords(-AXIS_LABEL_GAP_PX[1] / width_px, 0.5)
 
     def magnitude(self, sub: str, magnitude: str, values: pd.DataFrame, path: Path) -> Path:

@@ -280,7 +280,8 @@ def test_the_gate_measures_and_checks_throughput_when_asked(harness_paths, tmp_p
                          "--experiments", "latency,throughput", "--summary-markdown", str(summary), cwd=tmp_path)
     assert completed.returncode == s.EXIT_REGRESSION, completed.stdout + completed.stderr
     assert "throughput checked against" in completed.stdout
-    assert "throughput REGRESSION" in completed.stdout.splitlines()[-2]
+    headline = completed.stdout.splitlines()[-2]  # one verdict word, then what found it (issue 28)
+    assert headline.startswith("perfgate gate: REGRESSION: ") and "throughput found a regression" in headline
     folder = output / s.THROUGHPUT_DIR
     table = read_throughput(folder / s.throughput_csv_name("interprocess_reliable"))
     assert sorted(set(table[s.PAYLOAD])) == list(s.QUICK_THROUGHPUT_PAYLOADS)  # the quick throughput run
