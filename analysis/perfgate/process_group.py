@@ -19,8 +19,38 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
+
+
+GROUP_END_WAIT_S = 5.0  # SIGKILLed members end within milliseconds; the bound is for a machine that stalls
+
+
+def living_members(pgid: int, proc: Path = Path("/proc")) -> list[int]:
+    """The processes of group `pgid` that are not yet zombies (a zombie runs nothing; init reaps it)."""
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text()
+        except OSError:  # ended while listed
+            continue
+        fields = text[text.rfind(")") + 2:].split()  # after the command name, which may hold spaces
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def wait_until_group_ended(pgid: int, limit_s: float = GROUP_END_WAIT_S) -> None:
+    """After a SIGKILL to the group: the leader's wait() returns while the others (a linker, a compiler)
+    may still be ending; a caller that returns then would leave them visible, and a rebuild could meet
+    their half-written files."""
+    deadline = time.monotonic() + limit_s
+    while living_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 @contextmanager
@@ -50,6 +80,7 @@ def own_group(command: list[str], **popen_options) -> Iterator[subprocess.Popen]
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+            wait_until_group_ended(process.pid)
         raise
     finally:
         for signum, handler in previous.items():
