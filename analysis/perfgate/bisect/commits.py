@@ -13,6 +13,10 @@ from pathlib import Path
 from ..errors import IncompleteError, InputError
 from ..fastdds.git import check_git_url, git_message, parse_revision, run_git
 
+# Only the commit graph is read here (perfgate build fetches each source itself): a server that filters
+# sends no trees or blobs (10000 commits of Fast DDS with their trees are hundreds of MB); one that does
+# not sends everything, as before.
+COMMITS_ONLY = ("--filter=tree:0",)
 DEPTHS = (100, 1000, 10000)  # history fetched, deeper and deeper, until good is on bad's first parents
 # `git log -z`: one NUL-ended record per commit, its fields on lines, the subject last. The subject and
 # the author come from the repository bisected (untrusted) and may hold any character but a line feed
@@ -79,7 +83,7 @@ def _git(repository: Path, *args: str) -> str:
 
 
 def _fetch_one(repository: Path, url: str, ref: str, option: str) -> str:
-    done = run_git(["fetch", "--quiet", "--depth", "1", "origin", ref], repository)
+    done = run_git(["fetch", "--quiet", *COMMITS_ONLY, "--depth", "1", "origin", ref], repository)
     if done.returncode != 0:
         raise IncompleteError(f"cannot fetch {option} {ref} from {url}: {git_message(done)}", repository)
     return _git(repository, "rev-parse", "--verify", "FETCH_HEAD^{commit}").strip()
@@ -96,7 +100,7 @@ def fetch_range(url: str, good: str, bad: str, repository: Path, depths: tuple[i
     if good_sha == bad_sha:
         raise InputError(f"--good {good} and --bad {bad} are the same commit {good_sha}")
     for depth in depths:
-        _git(repository, "fetch", "--quiet", "--depth", str(depth), "origin", bad_sha)
+        _git(repository, "fetch", "--quiet", *COMMITS_ONLY, "--depth", str(depth), "origin", bad_sha)
         log = _git(repository, "log", "-z", "--first-parent", f"--format={FORMAT}", bad_sha)
         found = first_parent_range(parse_log(log), good_sha)
         if found is not None:
