@@ -29,7 +29,6 @@ import contextlib
 import os
 import random
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -43,7 +42,6 @@ from . import experiments as results_store
 from . import branch as store_branch, check as store_check
 from ..errors import IncompleteError, InputError
 from ..escape.workflow import log_text
-from ..fastdds.git import check_git_url
 
 CACHE_DIR = ".perfgate-git"  # in the store's root, beside experiments/: never pushed, never an experiment
 SYNC_LOCK = ".perfgate-sync.lock"  # one push or pull of a store at a time (the cache's refs and index)
