@@ -27,7 +27,8 @@ from ..ab.latency import ArmSpec, first_arm, parse_arm, prepare_arm, require_rou
 from ..errors import IncompleteError, InputError
 from ..outcome import exit_code
 from . import ab_verdict
-from .run import EXECUTABLE, TopologyPlan, measure_topology
+from . import names as n
+from .run import EXECUTABLE, TopologyPlan, measure_topology, plan_from_options
 
 # Five tests at family-wise 2 % need 8 rounds to reject at all (ab.verdict.rounds_needed): the quick
 # A/B has exactly those (every round must agree); the full one 12, where one round that disagrees (an
@@ -55,6 +56,21 @@ def plan_topology_ab(run: TopologyPlan, *, name: str, output: Path, baseline: st
     require_rounds(rounds)
     return TopologyAbPlan(name, run, Path(output), int(rounds),
                           (parse_arm(s.AB_ARMS[0], baseline), parse_arm(s.AB_ARMS[1], candidate)))
+
+
+def command_topology_ab(*, topology, output, baseline, candidate, rounds=None, quick=False, time=None, ipc="on",
+                        transport="udpv4", threshold=None, alpha=None, label=None) -> int:
+    """`perfgate topology-ab`: the gate's topology A/B on its own, every other option perfgate topology's default."""
+    threshold, alpha = v.require_parameters(threshold, alpha)
+    run = plan_from_options(
+        topology=topology, time=time if time is not None else (n.QUICK_TIME_S if quick else n.DEFAULT_TIME_S),
+        output=output, ipc=ipc, processes="one", transport=transport, reliability="reliable",
+        sampling=n.DEFAULT_SAMPLING_MS, late_percentage=n.DEFAULT_LATE_PERCENTAGE,
+        late_absolute=n.DEFAULT_LATE_ABSOLUTE_US, too_late_percentage=n.DEFAULT_TOO_LATE_PERCENTAGE,
+        too_late_absolute=n.DEFAULT_TOO_LATE_ABSOLUTE_US, history_depth=10, label=label or Path(output).name)
+    plan = plan_topology_ab(run, name=run.topology_file.stem, output=Path(output), baseline=baseline,
+                            candidate=candidate, quick=quick, rounds=rounds)
+    return measure_topology_ab(plan, threshold=threshold, alpha=alpha)
 
 
 def _executable(arm) -> Path:

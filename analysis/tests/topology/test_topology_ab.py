@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, perfgate_in_process
 from perfgate import schema as s
 from perfgate.ab import verdict as v
 from perfgate.topology import ab as topology_ab
@@ -75,3 +75,15 @@ def test_a_candidate_that_publishes_slower_fails_its_latency(tmp_path, harness_p
     assert cases[f"light {n.MEAN} vs baseline"].find("failure") is not None
     delays = json.loads((plan.output / s.METADATA_FILE).read_text())["arms"]
     assert (delays["baseline"]["publish_delay_ns"], delays["candidate"]["publish_delay_ns"]) == (0, 400_000)
+
+
+def test_topology_ab_refuses_a_bad_build_or_topology_before_measuring(tmp_path):
+    for arguments, message in ((["--topology", str(LIGHT), "--baseline", str(tmp_path / "nothing")],
+                                "--baseline: not 'system' and not a folder"),
+                               (["--topology", str(tmp_path / "none.json"), "--baseline", "system"],
+                                "none.json: cannot read the topology file")):
+        result = perfgate_in_process("topology-ab", *arguments, "--candidate", "system", "--output",
+                                     str(tmp_path / "ab"))
+        assert result.returncode == s.EXIT_USAGE and message in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+        assert not (tmp_path / "ab").exists()
