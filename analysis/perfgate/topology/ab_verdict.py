@@ -195,7 +195,7 @@ def markdown(decision: v.Decision, name: str, round_names: list[str]) -> str:
 
 
 def read_rounds_csv(path) -> pd.DataFrame:
-    table = pd.read_csv(path)
+    table = pd.read_csv(path, dtype={v.ROUND: str, v.ARM: str})
     missing = [column for column in (v.ROUND, v.ARM, *ROUND_STATISTICS) if column not in table.columns]
     if missing:
         raise InputError(f"not a topology A/B rounds table: no column {', '.join(missing)}", path)
