@@ -25,7 +25,6 @@ from .. import schema as s
 from ..ab import verdict as v
 from ..ab.latency import ArmSpec, first_arm, parse_arm, prepare_arm, require_rounds, round_name
 from ..errors import IncompleteError, InputError
-from ..outcome import exit_code
 from . import ab_verdict
 from . import names as n
 from .run import EXECUTABLE, TopologyPlan, measure_topology, plan_from_options
@@ -141,7 +140,8 @@ def decide_folder(ab_dir: Path, *, threshold: float, alpha: float) -> int:
     record = ab_verdict.verdict_json(decision, name, round_names, metadata)
     files.write_csv(ab_dir / s.VERDICT_CSV, ab_verdict.csv_table(decision))
     files.write_text(ab_dir / s.VERDICT_JSON, json.dumps(record, indent=2) + "\n")
-    files.write_text(ab_dir / s.JUNIT_FILE, ab_verdict.junit_xml(decision, name, len(round_names)))
+    files.write_text(ab_dir / s.JUNIT_FILE, ab_verdict.junit_xml(decision, name, len(round_names),
+                                                                 len(metadata.get("failures") or [])))
     files.write_text(ab_dir / s.REPORT_MARKDOWN, ab_verdict.markdown(decision, name, round_names))
     from ..escape.workflow import log_text
     for _, row in decision.table.iterrows():
@@ -149,4 +149,4 @@ def decide_folder(ab_dir: Path, *, threshold: float, alpha: float) -> int:
             print(f"perfgate topology-ab: REGRESSION: {log_text(name)} "
                   f"{log_text(ab_verdict.summary(row, decision.threshold))}")
     print(f"perfgate topology-ab: {log_text(record['headline'])}")
-    return exit_code(ab_verdict.status(decision))
+    return int(record["exit_code"])

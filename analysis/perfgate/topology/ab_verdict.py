@@ -98,11 +98,12 @@ def _median(medians: pd.DataFrame, arm: str, statistic: str) -> float:
     return float(medians.loc[arm, statistic]) if arm in medians.index else math.nan
 
 
-def status(decision: v.Decision) -> str:
-    return verdict_of(incomplete=decision.incomplete, regressed=not decision.failed.empty)
+def status(decision: v.Decision, failures: int = 0) -> str:
+    """An arm run that did not finish leaves the verdict INCOMPLETE, whatever the other rounds say."""
+    return verdict_of(incomplete=decision.incomplete or failures > 0, regressed=not decision.failed.empty)
 
 
-def headline(decision: v.Decision, name: str, rounds: int) -> str:
+def headline(decision: v.Decision, name: str, rounds: int, failures: int = 0) -> str:
     what = f"{len(decision.table)} tests (mean and 99 % latency, late share, CPU, RSS) over {rounds} round(s)"
     failed = decision.failed
     if not failed.empty:
@@ -114,7 +115,9 @@ def headline(decision: v.Decision, name: str, rounds: int) -> str:
     if decision.too_few_rounds:
         parts.append(f"too few usable rounds ({min(decision.too_few_rounds.values())}): a test needs at least "
                      f"{decision.rounds_needed} to ever reject at family-wise {decision.alpha:g}")
-    return f"{status(decision)}: " + "; ".join(parts)
+    if failures:
+        parts.append(f"{failures} arm run(s) did not finish (metadata.json 'failures')")
+    return f"{status(decision, failures)}: " + "; ".join(parts)
 
 
 def _ratio(value: float) -> str:
@@ -141,9 +144,11 @@ def verdict_json(decision: v.Decision, name: str, round_names: list[str], metada
                  "baseline_median": _finite(r[BASELINE_MEDIAN]), "candidate_median": _finite(r[CANDIDATE_MEDIAN])}
                 for _, r in frame.iterrows()]
 
-    verdict = status(decision)
+    failures = len(metadata.get("failures") or [])
+    verdict = status(decision, failures)
     return {
-        "status": verdict, "exit_code": exit_code(verdict), "headline": headline(decision, name, len(round_names)),
+        "status": verdict, "exit_code": exit_code(verdict),
+        "headline": headline(decision, name, len(round_names), failures),
         "kind": "topology", "topology": name,
         "method": "exact one-sided sign test on per-round log ratios (candidate / baseline; late share: baseline's "
                   "on-time share / candidate's), Holm over the topology's tests",
@@ -157,16 +162,18 @@ def verdict_json(decision: v.Decision, name: str, round_names: list[str], metada
     }
 
 
-def junit_xml(decision: v.Decision, name: str, rounds: int) -> str:
-    """One testcase per statistic: failed when the test rejects, an error when too few rounds finished."""
+def junit_xml(decision: v.Decision, name: str, rounds: int, failures: int = 0) -> str:
+    """One testcase per statistic: failed when the test rejects, an error when too few rounds finished
+    or an arm run did not (a missing result is never a pass)."""
     cases = []
     for _, row in decision.table.iterrows():
         text = f"topology {name} {summary(row, decision.threshold)}"
         too_few, failed = bool(decision.too_few_rounds), row[s.STATUS] == s.FAILED
         case = TestCase(f"{name} {row[v.STATISTIC]} vs baseline", classname=f"topology.{name}.ab",
-                        stdout=None if too_few or failed else text)
-        if too_few:
-            case.add_error_info(text, headline(decision, name, rounds), "too_few_rounds")
+                        stdout=None if too_few or failed or failures else text)
+        if too_few or (failures and not failed):
+            case.add_error_info(text, headline(decision, name, rounds, failures),
+                                "too_few_rounds" if too_few else "arm_run_failed")
         elif failed:
             case.add_failure_info(text, text, "regression")
         cases.append(case)

@@ -1,6 +1,8 @@
 """topology.ab_verdict: the topology A/B's decision on rounds tables with known effects (no Fast DDS)."""
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import numpy as np
 import pandas as pd
 
@@ -68,3 +70,18 @@ def test_the_pooled_latency_is_the_geometric_mean_and_a_silent_subscription_has_
     assert abs(ab_verdict.pooled(pd.Series([100.0, 400.0])) - 200.0) < 1e-9
     assert np.isnan(ab_verdict.pooled(pd.Series([100.0, np.nan])))
     assert np.isnan(ab_verdict.pooled(pd.Series([], dtype=float)))
+
+
+def test_an_arm_run_that_did_not_finish_leaves_the_verdict_incomplete_even_when_the_rest_decide():
+    table = rounds_table(9)
+    table = table[~((table[v.ROUND] == "05") & (table[v.ARM] == v.BASELINE_ARM))]
+    decision = ab_verdict.decide(table, "light", 0.01, 0.02)
+    assert set(decision.table[v.ROUNDS]) == {8} and decision.too_few_rounds == {}  # enough rounds to decide
+    assert ab_verdict.status(decision) == PASS and ab_verdict.status(decision, failures=1) == INCOMPLETE
+    record = ab_verdict.verdict_json(decision, "light", [f"{r:02d}" for r in range(1, 10)],
+                                     {"failures": [{"round": "05", "arm": "baseline", "error": "did not finish"}]})
+    assert record["status"] == INCOMPLETE and record["exit_code"] == s.EXIT_INCOMPLETE
+    assert "1 arm run(s) did not finish" in record["headline"]
+    root = ET.fromstring(ab_verdict.junit_xml(decision, "light", 9, failures=1))
+    cases = list(root.iter("testcase"))
+    assert len(cases) == 5 and all(case.find("error") is not None for case in cases)
