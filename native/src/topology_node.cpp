@@ -238,6 +238,15 @@ void TopologyNode::publish(Writer& writer, SteadyTime start, SteadyTime end, con
         std::this_thread::sleep_until(next);
         message.sequence = writer.sent;
         message.sent_ns = steady_ns(std::chrono::steady_clock::now());
+        if (options_.publish_delay_ns > 0)
+        {
+            // Spinning, not sleeping: the delay is CPU time and latency as a slower middleware's would be,
+            // and a sleep would wake up late by a varying amount on a loaded machine.
+            const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(options_.publish_delay_ns);
+            while (std::chrono::steady_clock::now() < until)
+            {
+            }
+        }
         compat::write_sample(*writer.writer, &message);
         if (writer.sent == 0)
         {

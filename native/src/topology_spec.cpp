@@ -96,6 +96,7 @@ TopologyOptions parse_topology_options(const std::vector<std::string>& arguments
             options.stall_at_ms = static_cast<uint32_t>(number(parts[1], name, 0, 3600000));
             options.stall_ms = static_cast<uint32_t>(number(parts[2], name, 1, 600000));
         }
+        else if (name == "--publish-delay-ns") options.publish_delay_ns = number(value, name, 0, 1000000000ull);
         else throw UsageError("unknown option " + name);
     }
     if (!options.show_help && (options.spec_file.empty() || options.records_csv.empty() || options.sent_csv.empty()))
@@ -165,6 +166,7 @@ std::string topology_usage()
            "  --allocator FILE         time_ns,arena_kb,in_use_kb,mmap_kb (mallinfo2) every --sampling-ms (500)\n"
            "  --barrier N              start when N matched_*.txt files are beside --matched (default 1)\n"
            "  --stall NODE,AT_MS,FOR_MS  tests only: that node's executor sleeps once\n"
+           "  --publish-delay-ns D     tests only: every publish busy-waits D ns after its timestamp\n"
            "Prints 'perfgate-topology: ready', then 'perfgate-topology: matched' once every endpoint matched.\n"
            "Exit codes: 0 done, 2 usage error, 3 could not finish.\n";
 }

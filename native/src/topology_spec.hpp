@@ -68,6 +68,9 @@ struct TopologyOptions
     std::string stall_node;
     uint32_t stall_at_ms = 0;
     uint32_t stall_ms = 0;
+    // A test aid, never used by an ordinary run: every publish busy-waits this long between taking its
+    // timestamp and writing, a known slow-down of the whole system (perfgate topology-ab's tests).
+    uint64_t publish_delay_ns = 0;
 };
 
 TopologyOptions parse_topology_options(const std::vector<std::string>& arguments);

@@ -29,6 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--topology-time", type=positive_float, default=None, metavar="SECONDS",
            help=f"with --experiments ...,topology: how long each topology publishes (default {tn.DEFAULT_TIME_S:g}; "
                 f"{tn.QUICK_TIME_S:g} with --quick)")
+    option(parser, "--topology-ipc", choices=("on", "off"), default=None,
+           help="with --experiments ...,topology: intra-process delivery between the nodes of one process "
+                "(perfgate topology --ipc; default on)")
+    option(parser, "--topology-transport", choices=("udpv4", "shm"), default=None,
+           help="with --experiments ...,topology: the nodes' transport (perfgate topology --transport; default udpv4)")
     option(parser, "--quick", action="store_true", help=f"200 samples per payload instead of {s.DEFAULT_SAMPLES}")
     option(parser, "--samples", type=positive_int, default=None, help="round trips per payload (overrides --quick)")
     option(parser, "--payloads", type=payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")

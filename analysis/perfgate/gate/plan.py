@@ -263,7 +263,8 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         Path(throughput_requirements_file) if throughput_requirements_file is not None else None, platform_name)
         if "throughput" in chosen_experiments else (None, None))
     topologies = plan_topologies(request.topologies, request.topology_time, experiments=chosen_experiments,
-                                 quick=quick, platform=platform_name, output=output_path, label=chosen_label)
+                                 quick=quick, platform=platform_name, output=output_path, label=chosen_label,
+                                 ipc=request.topology_ipc, transport=request.topology_transport)
     store_path = resolve_store(store, history, environment)
     store_warnings = _validate_store(store_path, chosen_label, this_platform_id) if store_path is not None else []
     return GatePlan(

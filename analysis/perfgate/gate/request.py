@@ -24,6 +24,8 @@ class GateRequest:
     throughput_requirements: str | None = None
     topologies: list[str] | None = None  # None: every topologies/<name>.json
     topology_time: float | None = None  # None: the quick or the default time
+    topology_ipc: str | None = None  # on | off; None: on (perfgate topology's default)
+    topology_transport: str | None = None  # udpv4 | shm; None: udpv4
     baseline: str | None = None
     fail_threshold: float = DEFAULT_FAIL_THRESHOLD
     baseline_build: str | None = None

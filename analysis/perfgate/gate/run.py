@@ -315,7 +315,7 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
             compared = run_steps(plan, steps, chosen, request.fail_threshold)
             plan.output.mkdir(parents=True, exist_ok=True)
             throughput_headline = run_throughput(plan, steps, request.quick, chosen)
-            topology_headline = run_topologies(plan, steps, plan.topologies)
+            topology_headline = run_topologies(plan, steps, plan.topologies, request.quick, candidate=chosen.spec)
             ab_headline = run_ab(plan, steps, request.quick, candidate=chosen.spec)
             store_and_redraw(plan, steps)  # last: the stored run keeps the A/B verdict
         results = report.load(plan.output, plan.requirements, requirements=plan.required, baseline_compared=compared,
@@ -326,7 +326,8 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
         html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None,
                                             interrupted=steps.interrupted)
         for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,
-                            plan.output / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_MARKDOWN):
+                            plan.output / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_MARKDOWN,
+                            *(t.plan.output / s.AB_DIR / s.REPORT_MARKDOWN for t in plan.topologies)):
             if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary
                 with open(summary_markdown, "a", encoding="utf-8") as handle:
                     handle.write("\n" + ab_markdown.read_text(encoding="utf-8"))

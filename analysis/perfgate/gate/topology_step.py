@@ -3,7 +3,9 @@ run.run_throughput: planned before measuring (every topology file and target rea
 exit 2 in seconds), then each topology run into <output>/topology/<name>/, checked against the
 platform's target requirements/<platform>_topology_<name>.json where it exists (measured and
 reported, not checked, where it does not), its JUnit testcases joined to the gate's junit.xml, and
-one headline whose status counts in the gate's verdict and exit code.
+one headline whose status counts in the gate's verdict and exit code. With a baseline build, each
+topology also runs as an A/B (topology.ab) into <output>/topology/<name>/ab/: its verdict said first
+in the headline, its testcases (one per statistic) joined to junit.xml.
 """
 from __future__ import annotations
 
@@ -11,13 +13,15 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import junit_writer, outcome
+from .. import files, junit_writer, outcome
 from .. import schema as s
 from ..errors import InputError
 from ..fastdds.harness import ensure_harness
 from ..junit_writer import TestCase
+from ..report.ab_view import STATUS_WORDS
 from ..store.baseline import require_folder_name
 from ..topology import names as tn
+from ..topology import ab as topology_ab
 from ..topology.check import SUITE, command_check_topology
 from ..topology.run import EXECUTABLE, TopologyPlan, measure_topology, plan_from_options
 from ..topology.target import Target, read_target
@@ -34,11 +38,14 @@ class GateTopology:
 
 def plan_topologies(names: list[str] | None, time_s: float | None, *, experiments: tuple[str, ...], quick: bool,
                     platform: str, output: Path, label: str, topologies_dir: Path = Path(tn.TOPOLOGIES_DIR),
-                    requirements_dir: Path = Path(s.REQUIREMENTS_DIR)) -> tuple[GateTopology, ...]:
+                    requirements_dir: Path = Path(s.REQUIREMENTS_DIR), ipc: str | None = None, transport: str | None = None) -> tuple[GateTopology, ...]:
     """The topologies to run, read and validated (InputError, exit 2, before anything is measured)."""
     if "topology" not in experiments:
         if names is not None or time_s is not None:
             raise InputError("--topologies and --topology-time are for a gate that runs topologies "
+                             "(--experiments latency,topology)")
+        if ipc is not None or transport is not None:
+            raise InputError("--topology-ipc and --topology-transport are for a gate that runs topologies "
                              "(--experiments latency,topology)")
         return ()
     found = sorted(path.stem for path in topologies_dir.glob("*.json")) if topologies_dir.is_dir() else []
@@ -57,7 +64,8 @@ def plan_topologies(names: list[str] | None, time_s: float | None, *, experiment
     for name in chosen:
         plan = _topology_plan(
             topology=str(topologies_dir / f"{name}.json"), time=seconds,
-            output=str(output / tn.GATE_TOPOLOGY_DIR / name), ipc="on", processes="one", transport="udpv4",
+            output=str(output / tn.GATE_TOPOLOGY_DIR / name), ipc=ipc or "on", processes="one",
+            transport=transport or "udpv4",
             reliability="reliable", sampling=tn.DEFAULT_SAMPLING_MS, late_percentage=tn.DEFAULT_LATE_PERCENTAGE,
             late_absolute=tn.DEFAULT_LATE_ABSOLUTE_US, too_late_percentage=tn.DEFAULT_TOO_LATE_PERCENTAGE,
             too_late_absolute=tn.DEFAULT_TOO_LATE_ABSOLUTE_US, history_depth=10, label=f"{label}-topology-{name}")
@@ -122,11 +130,31 @@ def _checked_suites(junit: Path, name: str) -> tuple[list[ET.Element], int, int]
     return suites, len(cases), sum(1 for case in cases if case.find("failure") is not None)
 
 
-def run_topologies(plan, steps, topologies: tuple[GateTopology, ...]) -> str | None:
-    """Each topology run and checked; the headline (worst status first), or None when none was asked for."""
+def run_topology_ab(plan, steps, topology: GateTopology, quick: bool, candidate: str) -> tuple[str, str, list]:
+    """The topology's A/B against the baseline build in <its folder>/ab/: (status, what it said, its suites)."""
+    ab_dir = topology.plan.output / s.AB_DIR
+    steps.call(f"topology {topology.name} A/B", f"the topology A/B against the baseline build could not decide "
+                                                f"(see {tn.GATE_TOPOLOGY_DIR}/{topology.name}/{s.AB_DIR}/)",
+               lambda: topology_ab.measure_topology_ab(topology_ab.plan_topology_ab(
+                   replace(topology.plan, label=f"{topology.plan.label}-ab"), name=topology.name, output=ab_dir,
+                   baseline=plan.baseline_build, candidate=candidate, quick=quick)))
+    record = files.read_json_object(ab_dir / s.VERDICT_JSON, "topology A/B verdict") \
+        if (ab_dir / s.VERDICT_JSON).is_file() else None
+    junit = ab_dir / s.JUNIT_FILE
+    suites = list(ET.parse(junit).getroot()) if junit.is_file() else []
+    if not record or "headline" not in record:
+        return outcome.INCOMPLETE, f"{topology.name}: no A/B verdict", suites
+    status, _, said = str(record["headline"]).partition(": ")
+    return status, said, suites
+
+
+def run_topologies(plan, steps, topologies: tuple[GateTopology, ...], quick: bool = False,
+                   candidate: str | None = None) -> str | None:
+    """Each topology run and checked, and with a baseline build its A/B; the headline (worst status
+    first, the A/Bs' answers before the checks), or None when none was asked for."""
     if not topologies:
         return None
-    statuses, said, suites = [], [], []
+    statuses, said, suites, ab_said = [], [], [], []
     for topology in topologies:
         folder = topology.plan.output
         step = f"topology {topology.name}"
@@ -161,7 +189,17 @@ def run_topologies(plan, steps, topologies: tuple[GateTopology, ...]) -> str | N
                         outcome.REGRESSION if failed else outcome.PASS)
         said.append(f"{topology.name} {failed} of {total} target checks missed" if failed
                     else f"{topology.name} all {total} target checks met")
+    # the A/Bs after every topology's own run (which needs its folder empty), their answers said first
+    for topology in topologies if plan.baseline_build is not None else ():
+        if steps.interrupted:
+            break
+        ab_status, ab_text, ab_suites = run_topology_ab(plan, steps, topology, quick,
+                                                        candidate or s.FASTDDS_SYSTEM_SPEC)
+        statuses.append(ab_status)
+        ab_said.append(f"{STATUS_WORDS.get(ab_status, ab_status)}: {ab_text}")
+        suites.extend(ab_suites)
     join_junit(plan.output / s.JUNIT_FILE, suites)
     status = next((word for word in (outcome.INCOMPLETE, outcome.REGRESSION, outcome.PASS) if word in statuses),
                   outcome.MEASURED)
-    return f"{status}: " + "; ".join(said)
+    answers = (["A/B against the baseline build " + "; ".join(ab_said)] if ab_said else []) + said
+    return f"{status}: " + "; ".join(answers)

@@ -9,7 +9,9 @@ topology files) run on Fast DDS, every message classified as on time, late, too 
     run              `perfgate topology`: the harness processes, supervised, and the files they give
     check            `perfgate check-topology`: the target checked, JUnit
     targets          `perfgate determine-topology-targets`: a target from several runs (latency.requirements' way)
+    ab               a topology A/B: both builds' perfgate-topology in interleaved rounds (the gate's, with a baseline build)
+    ab_verdict       its decision: ab.verdict's sign test and Holm on the rounds' figures, and its files
 
-May import: the core, escape, measure (supervision, resource sampling), fastdds (the harness) and
+May import: the core, escape, ab (the arms and the A/B's decision), measure (supervision, resource sampling), fastdds (the harness) and
 latency (requirements: the percentile, margin and leave-one-out of determine-requirements).
 """

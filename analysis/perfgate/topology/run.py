@@ -53,6 +53,8 @@ class TopologyPlan:
     history_depth: int = 10
     label: str | None = None
     stall: tuple[str, int, int] | None = None  # tests only: (node, at ms, for ms), never from the command line
+    publish_delay_ns: int = 0  # tests only: every publish busy-waits this long (a known slow-down, topology.ab's tests)
+    plots: bool = True  # an A/B's rounds draw none: the A/B's own files say what was decided
     harness: Path | None = None
     extra: dict = field(default_factory=dict)
 
@@ -109,6 +111,8 @@ def _process_specs(plan: TopologyPlan, executable: Path, scratch: Path, domain: 
                 "--allocator", str(scratch / f"allocator_{number}.csv"), "--sampling-ms", str(plan.sampling_ms)]
         if plan.stall is not None and plan.stall[0] in nodes:
             argv += ["--stall", ",".join(map(str, plan.stall))]
+        if plan.publish_delay_ns:
+            argv += ["--publish-delay-ns", str(plan.publish_delay_ns)]
         specs.append(ProcessSpec(process, tuple(argv), measures=number == 0))
     return specs
 
@@ -172,7 +176,8 @@ def _write_results(plan, records, sent, matched, start_ns, usage, load_before, s
     latency_total.to_csv(plan.output / n.LATENCY_TOTAL_CSV, index=False, float_format=FLOAT_FORMAT)
     events.to_csv(plan.output / n.EVENTS_CSV, index=False, float_format=FLOAT_FORMAT)
     usage.to_csv(plan.output / n.RESOURCES_CSV, index=False, float_format=FLOAT_FORMAT)
-    draw_plots(plan, latency_all, usage, publishing_start_ms(events))
+    if plan.plots:
+        draw_plots(plan, latency_all, usage, publishing_start_ms(events))
     (plan.output / n.TOPOLOGY_COPY).write_text(json.dumps(plan.topology.as_json(), indent=2) + "\n")
     silent = latency_all[latency_all[n.RECEIVED] == 0]
     outcome = s.OUTCOME_OK if silent.empty else s.OUTCOME_INCOMPLETE
@@ -229,7 +234,8 @@ def _write_metadata(plan, outcome, error, load_before, started_at, ignored, exec
                     "late_absolute_us": plan.rules.late_absolute_us,
                     "too_late_percentage": plan.rules.too_late_percentage,
                     "too_late_absolute_us": plan.rules.too_late_absolute_us,
-                    "stall": list(plan.stall) if plan.stall else None},
+                    "stall": list(plan.stall) if plan.stall else None,
+                    "publish_delay_ns": plan.publish_delay_ns},
         "fastdds_version": version, "harness": str(executable), "started_at": started_at,
         "finished_at": clock.utc_now(), "load_before": load_before, "load_after": clock.load_average(),
         "ignored_environment": ignored, "platform": fingerprint(read_readings()), **extra,

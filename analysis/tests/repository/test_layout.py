@@ -125,7 +125,8 @@ ALLOWED = {
              "topology"},
     "bisect": {"ab", "core", "escape", "fastdds", "plotting", "report"},  # builds, A/Bs, their verdict; its report
     # the harness, its supervision and sampling; latency.requirements: targets derived as latency's requirements
-    "topology": {"core", "escape", "fastdds", "latency", "measure", "plotting"},
+    # ab: the A/B's arms and its decision (topology.ab, ab_verdict: the latency A/B's sign test and Holm)
+    "topology": {"ab", "core", "escape", "fastdds", "latency", "measure", "plotting"},
     # constants their options show: cpu_latency.CHOICES, store's branch, the gate's default threshold, topology.names
     "commands": {"core", "gate", "measure", "store", "topology"},
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
