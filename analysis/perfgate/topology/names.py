@@ -5,6 +5,8 @@ the topology experiment's names live here, in its own room, and nowhere else.
 """
 from __future__ import annotations
 
+from .. import schema as s
+
 # --- files in a topology experiment's folder ------------------------------------------------------
 LATENCY_ALL_CSV = "latency_all.csv"
 LATENCY_TOTAL_CSV = "latency_total.csv"
@@ -90,7 +92,7 @@ TARGET_LATENCY_KEYS = (LATE_PERCENT, TOO_LATE_PERCENT, LOST_PERCENT)
 TOPOLOGIES_DIR = "topologies"  # perfgate's topology files, <name>.json, looked up from the working folder
 GATE_TOPOLOGY_DIR = "topology"  # in the gate's output folder: one experiment folder per topology, by name
 # what the results store keeps of each: <store>/experiments/<label>/topology/<name>/<file> (docs/formats.md 9)
-STORED_FILES = (LATENCY_TOTAL_CSV, LATENCY_ALL_CSV, RESOURCES_CSV, "metadata.json")
+STORED_FILES = (LATENCY_TOTAL_CSV, LATENCY_ALL_CSV, RESOURCES_CSV, s.METADATA_FILE)
 
 
 def platform_target_json(requirements_dir, platform: str, name: str):
