@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO_ROOT, wait_until
 from perfgate import schema as s
-from perfgate.measure.shm import SHM_DIR, SHM_PREFIXES, shm_files_in_use
+from perfgate.measure.shm import SHM_DIR, SHM_PREFIXES, fastdds_shm_files, shm_files_in_use
 from perfgate.topology.metadata import read_topology_metadata
 
 LIGHT = REPO_ROOT / "topologies" / "light.json"
@@ -54,6 +54,8 @@ def fastdds_segments_of(pid: int) -> set[str]:
 @pytest.mark.parametrize("processes", ["one", "per-node"])
 def test_segments_of_sigkilled_shm_harness_processes_are_removed_by_the_run(tmp_path, harness_paths, processes):
     output = tmp_path / "out"
+    # a file there before (another run's, leaked or alive, of the same domain's port) is not the run's to remove
+    before = fastdds_shm_files()
     run = subprocess.Popen([sys.executable, "-m", "perfgate", "topology", "--topology", str(LIGHT), "--time", "60",
                             "--output", str(output), "--transport", "shm", "--processes", processes],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -67,7 +69,8 @@ def test_segments_of_sigkilled_shm_harness_processes_are_removed_by_the_run(tmp_
                                                      for found in segments)
         assert wait_until(mapped, WAIT_LIMIT_S), run.stderr.read() if run.poll() is not None else "no segments"
         children = harness_children(run.pid)
-        theirs = set().union(*(fastdds_segments_of(pid) for pid in children))
+        theirs = set().union(*(fastdds_segments_of(pid) for pid in children)) - before
+        assert theirs, "the killed processes made no segment of their own"
         for pid in children:
             os.kill(pid, signal.SIGKILL)
         _, error = run.communicate(timeout=WAIT_LIMIT_S)
