@@ -27,6 +27,7 @@ from .errors import InputError
 
 KIND_THROUGHPUT = "throughput"  # Metadata.kind of a throughput experiment (docs/formats.md section 15)
 KIND_AB = "ab"  # of an A/B folder (section 10); a latency experiment has no kind
+KIND_TOPOLOGY = "topology"  # of a topology experiment (section 18): topology.metadata.TopologyMetadata
 
 STR, INT, NUMBER, BOOL, OBJECT, LIST, ANY = "a string", "an integer", "a number", "true or false", "an object", "a list", "any"
 _IS = {
@@ -127,6 +128,9 @@ def _record(cls):
     if fields != set(cls._KINDS):  # the JSON kinds name every field, and nothing else
         raise TypeError(f"{cls.__name__}._KINDS and its fields differ: {sorted(fields ^ set(cls._KINDS))}")
     return made
+
+
+record_class = _record  # for the typed metadata of other rooms, in this model's terms (topology.metadata)
 
 
 # --- the Fast DDS measured ----------------------------------------------------------------------

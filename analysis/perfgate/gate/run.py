@@ -100,6 +100,7 @@ def store_files(experiment_dir: Path) -> dict[str, Path]:
     for ab_dir in (s.AB_DIR, f"{s.THROUGHPUT_DIR}/{s.AB_DIR}"):
         named.update({f"{ab_dir}/{name}": experiment_dir / ab_dir / name for name in (s.VERDICT_CSV, s.VERDICT_JSON)
                       if (experiment_dir / ab_dir / name).is_file()})
+    named.update(store.topology_files(experiment_dir))  # each topology's tables: the history of topologies
     return named
 
 

@@ -49,6 +49,7 @@ from .throughput import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV
 from .throughput import change_point_lines as throughput_change_point_lines
 from .throughput import throughput_history
 from ..latency.check import is_over
+from . import topology as history_topology, topology_page
 from . import names as event_names
 
 
@@ -137,7 +138,8 @@ def _test_sub(sub: str, table: pd.DataFrame, alpha: float) -> tuple[tuple[list[t
 
 
 def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, pd.DataFrame], changes: pd.DataFrame,
-               ticks: list[str], alpha: float, verdicts: list, requirements: Path | None = None) -> None:
+               ticks: list[str], alpha: float, verdicts: list, requirements: Path | None = None,
+               topology: history_topology.TopologyHistory | None = None) -> None:
     """The interactive page (history_page) beside the PNGs, led by the history's events when it wrote
     them (<plots>/events.csv); the platform named as its requirements file is (requirements/<name>.csv)."""
     count = len(experiments)
@@ -156,7 +158,8 @@ def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, p
                + (f"; {history_ab.count_text(verdicts)}" if history_ab.count_text(verdicts) else "") + ".")
     events = hp.read_events(path.parent / event_names.EVENTS_CSV)
     files.write_text(path, hp.page(title, summary, changes, charts, hover, hp.plotly_javascript(), events, machine,
-                                   bisect_links.links(path.parent, events)))
+                                   bisect_links.links(path.parent, events),
+                                   topology_page.section(topology, count, hp.tick_positions(count), ticks)))
 
 
 NEARBY_RUNS = 3  # change points of one statistic this close on the plot of all payloads are one mark
@@ -343,6 +346,7 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
         files.write_text(plots / hf.EVENTS_MD, hf.events_markdown(events, alpha, bisects))
         hf.write_otava(plots / hf.OTAVA_DIR, {sub: hf.otava_table(table, described, ex.ORDER)
                                               for sub, table in by_sub.items() if not table.empty})
+        topology = history_topology.topology_history(experiments, described, plots, alpha)  # its CSVs, also --no-plots
         drawn = 0
         ticks = None
         if draw:
@@ -356,7 +360,7 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
                              [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub),
                                history_ab.marks(verdicts, sub))
                               for sub, table, lookup in zip(subs, tables, lookups)]))
-            write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha, verdicts, requirements)
+            write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha, verdicts, requirements, topology)
 
     throughput = throughput_history(experiments, described, ticks, plots, alpha)
     newest = experiments[newest_position]
@@ -391,4 +395,6 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
               f"{log_text(plots / THROUGHPUT_CHANGE_POINTS_CSV)}")
         for line in throughput_change_point_lines(throughput_changes):
             print(log_text(line))
+    for line in topology.summary_lines(plots) if topology is not None else []:
+        print(log_text(line))  # topology names, labels and commits from the store
     return s.EXIT_OK

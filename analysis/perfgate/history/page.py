@@ -252,8 +252,9 @@ def platform_title(name: str | None, platform) -> tuple[str, str]:
 
 def page(title: str, summary: str, changes: pd.DataFrame, charts_by_sub: dict[str, list[dict]],
          hover: list[str], plotly_js: str, events: pd.DataFrame | None = None, machine: str = "",
-         bisects: dict | None = None) -> str:
-    """The whole page as text. `hover`: one text per experiment position, shared by every trace."""
+         bisects: dict | None = None, topology: tuple[str, list[dict]] = ("", [])) -> str:
+    """The whole page as text. `hover`: one text per experiment position, shared by every trace;
+    `topology`: the topologies' section and charts after the latency's (history.topology_page)."""
     sections = []
     for sub, charts in charts_by_sub.items():
         blocks = []
@@ -263,8 +264,9 @@ def page(title: str, summary: str, changes: pd.DataFrame, charts_by_sub: dict[st
                           f'<p class="fallback"><a href="{html_text(png)}">PNG</a></p>')
         sections.append(f"<h2 id=\"{html_text(sub)}\">{html_text(sub)}</h2>{''.join(blocks)}")
     # labels, versions and sub-experiment names are inside: JSON that cannot end the <script> (escape.html)
+    sections.append(topology[0])
     data = script_json([{"id": c["id"], "data": c["data"], "layout": c["layout"]}
-                        for charts in charts_by_sub.values() for c in charts], separators=(",", ":"))
+                        for charts in [*charts_by_sub.values(), topology[1]] for c in charts], separators=(",", ":"))
     labels = script_json(hover, separators=(",", ":"))
     machine_line = f'<p class="machine">{html_text(machine)}</p>\n' if machine else ""
     return f"""<!DOCTYPE html>

@@ -1,7 +1,7 @@
 """Damaged experiments in a results store: found the one way history and the gate both use.
 
 An experiment folder is damaged when history could not read it: its metadata, its summaries (or
-raw-only measurements), its A/B verdict or its throughput tables are unreadable or impossible (a
+raw-only measurements), its A/B verdict, its throughput or topology tables are unreadable or impossible (a
 copy cut short, a file edited by hand). Both callers skip it:
 - `perfgate history` reports each damaged experiment (one line naming the file and the problem)
   and draws the others: one bad folder among a thousand nightly runs must not stop every later
@@ -31,6 +31,7 @@ from ..cli_types import label_problem
 from ..csv_lines import GZIP_SUFFIX, inflated_problem
 from ..errors import InputError
 from ..history.index import IndexedSummaries
+from ..history.topology_tables import stored_topologies
 from ..throughput.files import read_throughput, table_paths
 
 
@@ -50,6 +51,7 @@ def check_folder(folder: Path) -> ex.Experiment:
     history_ab.read_verdict(folder)
     for path in table_paths(folder).values():  # not check-throughput's report, which is named alike
         read_throughput(path)
+    stored_topologies(folder)  # the topology runs it keeps, every cell the topology history reads
     return experiment
 
 

@@ -1,7 +1,8 @@
 """The results store: adding one experiment, and the lock that adding and history share.
 
     STORE/experiments/<label>/   one run: metadata, summaries, check reports, JUnit, raw measurements
-                                 (gzip'd), throughput tables, A/B verdict (written once; is_kept)
+                                 (gzip'd), throughput tables, A/B verdict, topology/<name>/ tables
+                                 (written once; is_kept)
     STORE/history_plots/         drawn by `perfgate history`
     STORE/.perfgate-store.lock   flock: held while an experiment is added and while history redraws
 
@@ -35,6 +36,8 @@ from pathlib import Path
 from .. import schema as s
 from ..errors import InputError
 from ..escape.workflow import log_text
+from ..topology import names as tn
+from .baseline import FOLDER_NAME
 
 LOCK_FILE = ".perfgate-store.lock"
 PULLED_DIR = ".perfgate-pulled"  # <store>/.perfgate-pulled/<label>: the branch, commit and folder a pull landed
@@ -73,9 +76,12 @@ def _umask() -> int:
 def is_kept(relative: str) -> bool:
     """Whether a file (its path inside an experiment folder, `/`-separated) is one the store keeps:
     metadata, summaries, check reports, JUnit, raw measurements (`.csv.gz`, or `.csv` of older
-    tooling), throughput tables and the A/B verdicts (latency and throughput). Plots or anything else a re-processing may write
+    tooling), throughput tables, the A/B verdicts (latency and throughput) and each topology's tables and
+    metadata (`topology/<name>/`, topology.names.STORED_FILES). Plots or anything else a re-processing may write
     into a stored experiment are not: `perfgate store push` and `pull` carry only these."""
     parts = relative.split("/")
+    if len(parts) == 3 and parts[0] == tn.GATE_TOPOLOGY_DIR:  # topology/<name>/<table or metadata.json>
+        return FOLDER_NAME.fullmatch(parts[1]) is not None and parts[2] in tn.STORED_FILES
     if len(parts) > 1:  # ab/verdict.* and throughput/ab/verdict.*
         return "/".join(parts[:-1]) in (s.AB_DIR, f"{s.THROUGHPUT_DIR}/{s.AB_DIR}") and \
             parts[-1] in (s.VERDICT_CSV, s.VERDICT_JSON)
@@ -86,6 +92,19 @@ def is_kept(relative: str) -> bool:
     return (name in (s.METADATA_FILE, s.JUNIT_FILE) or s.sub_from_summary_csv(path) is not None
             or s.sub_from_raw_csv(path) is not None or s.sub_from_check_csv(path) is not None
             or (name.startswith(s.THROUGHPUT_PREFIX) and name.endswith(".csv")))
+
+
+def topology_files(experiment_dir: Path) -> dict[str, Path]:
+    """What the store keeps of the gate's topology runs (<experiment>/topology/<name>/): each one's
+    tables and metadata.json, by their path in the stored experiment; the history's per-run figures."""
+    found = {}
+    for folder in sorted((Path(experiment_dir) / tn.GATE_TOPOLOGY_DIR).glob("*")):
+        for name in tn.STORED_FILES:
+            path = folder / name
+            relative = f"{tn.GATE_TOPOLOGY_DIR}/{folder.name}/{name}"
+            if path.is_file() and not path.is_symlink() and is_kept(relative):
+                found[relative] = path
+    return found
 
 
 def kept_files(folder: Path) -> dict[str, Path]:

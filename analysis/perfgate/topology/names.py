@@ -5,6 +5,8 @@ the topology experiment's names live here, in its own room, and nowhere else.
 """
 from __future__ import annotations
 
+from .. import schema as s
+
 # --- files in a topology experiment's folder ------------------------------------------------------
 LATENCY_ALL_CSV = "latency_all.csv"
 LATENCY_TOTAL_CSV = "latency_total.csv"
@@ -38,6 +40,8 @@ LATE_PERCENT = "late[%]"
 TOO_LATE_PERCENT = "too_late[%]"
 LOST_PERCENT = "lost[%]"
 LATENCY_TOTAL_COLUMNS = (RECEIVED, MEAN, LATE, LATE_PERCENT, TOO_LATE, TOO_LATE_PERCENT, LOST, LOST_PERCENT)
+# written after the seed's columns (as latency_all's): over every message received; absent in older files
+LATENCY_TOTAL_WRITTEN = LATENCY_TOTAL_COLUMNS + (MEDIAN, P99)
 
 # --- resources.csv: one row per sample of one process ------------------------------------------------------
 RESOURCE_TIME = "time[ms]"
@@ -87,6 +91,8 @@ TARGET_LATENCY_KEYS = (LATE_PERCENT, TOO_LATE_PERCENT, LOST_PERCENT)
 # --- in the gate (gate.topology_step) ----------------------------------------------------------------------------
 TOPOLOGIES_DIR = "topologies"  # perfgate's topology files, <name>.json, looked up from the working folder
 GATE_TOPOLOGY_DIR = "topology"  # in the gate's output folder: one experiment folder per topology, by name
+# what the results store keeps of each: <store>/experiments/<label>/topology/<name>/<file> (docs/formats.md 9)
+STORED_FILES = (LATENCY_TOTAL_CSV, LATENCY_ALL_CSV, RESOURCES_CSV, s.METADATA_FILE)
 
 
 def platform_target_json(requirements_dir, platform: str, name: str):

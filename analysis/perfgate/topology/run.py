@@ -24,10 +24,13 @@ from ..measure.commands import ProcessSpec
 from ..measure.domains import lease_domain
 from ..measure.environment import scrub_environment
 from ..measure.platform_info import fingerprint, read_readings
+from ..measure.shm import fastdds_shm_files, remove_orphaned_shm
 from ..measure.supervise import supervise
+from .. import model
 from . import names as n
 from . import tables
 from .classify import Rules
+from .metadata import TopologyMetadata, TopologyOptions, write_topology_metadata
 from .model import Topology, read_topology
 from .target import measured_resources, publishing_start_ms
 
@@ -134,17 +137,25 @@ def measure_topology(plan: TopologyPlan) -> int:
         (scratch / "spec.txt").write_text(spec_text(plan.topology))
         specs = _process_specs(plan, executable, scratch, domain)
         start_ns = time.monotonic_ns()
-        with resources.collecting(plan.sampling_ms / 1000.0) as collected:
-            result = supervise(specs, environment, scratch, plan.time_s + SETTLE_S)
+        shm_before = fastdds_shm_files()
+        try:
+            with resources.collecting(plan.sampling_ms / 1000.0) as collected:
+                result = supervise(specs, environment, scratch, plan.time_s + SETTLE_S)
+        finally:
+            # a harness process killed (SIGKILL, a crash, a peer's death) unlinks none of its Fast DDS
+            # segments: those that appeared during the run and that no live process holds are its own
+            removed = remove_orphaned_shm(shm_before)
         if result.outcome != s.OUTCOME_OK:
-            _write_metadata(plan, result.outcome, result.error, load_before, started_at, ignored, executable, {})
+            _write_metadata(plan, result.outcome, result.error, load_before, started_at, ignored, executable,
+                            {"removed_shared_memory": tuple(removed)})
             raise IncompleteError(f"the topology run did not finish: {result.error}")
         records = pd.concat([pd.read_csv(scratch / f"records_{i}.csv") for i in range(len(specs))], ignore_index=True)
         sent = pd.concat([pd.read_csv(scratch / f"sent_{i}.csv") for i in range(len(specs))], ignore_index=True)
         matched = [(spec.role, int((scratch / f"matched_{i}.txt").read_text())) for i, spec in enumerate(specs)]
         allocator = {spec.role: pd.read_csv(scratch / f"allocator_{i}.csv") for i, spec in enumerate(specs)}
     usage = resources_frame(collected.samples, os.cpu_count() or 1, allocator, start_ns)
-    return _write_results(plan, records, sent, matched, start_ns, usage, load_before, started_at, ignored, executable)
+    return _write_results(plan, records, sent, matched, start_ns, usage, load_before, started_at, ignored, executable,
+                          removed)
 
 
 def resources_frame(samples: list[resources.Sample], cpus: int, allocator: dict[str, pd.DataFrame],
@@ -168,7 +179,7 @@ def resources_frame(samples: list[resources.Sample], cpus: int, allocator: dict[
 
 
 def _write_results(plan, records, sent, matched, start_ns, usage, load_before, started_at, ignored,
-                   executable) -> int:
+                   executable, removed_shm: list[str] = ()) -> int:
     latency_all = tables.latency_all(plan.topology, records, plan.rules, plan.time_s)
     latency_total = tables.latency_total(latency_all, records)
     events = tables.events(plan.topology, records, plan.rules, start_ns, matched)
@@ -185,7 +196,8 @@ def _write_results(plan, records, sent, matched, start_ns, usage, load_before, s
     sent_rows = [{"node": row["node"], "topic": row["topic"], "sent": int(row["sent"]),
                   "rate_hz": _rate(row)} for _, row in sent.iterrows()]
     _write_metadata(plan, outcome, f"received nothing: {missing}" if missing else None, load_before, started_at,
-                    ignored, executable, {"sent": sent_rows})
+                    ignored, executable, {"sent": tuple(sent_rows), "publishing_start_ms": publishing_start_ms(events),
+                                          "removed_shared_memory": tuple(removed_shm)})
     total = latency_total.iloc[0]
     system = measured_resources(usage, publishing_start_ms(events)) if not usage.empty else \
         {n.RESOURCE_CPU: float("nan"), n.RESOURCE_RSS: float("nan")}
@@ -220,24 +232,23 @@ def _rate(row) -> float | None:
 
 
 def _write_metadata(plan, outcome, error, load_before, started_at, ignored, executable, extra: dict) -> None:
+    """metadata.json as the typed TopologyMetadata (topology.metadata); `extra`: more of its fields."""
     try:
         version = fastdds_version(ensure_harness())
     except IncompleteError:  # a version we cannot read is recorded as unknown: the run's own error matters
         version = None
-    metadata = {
-        "kind": "topology", "label": plan.label or plan.output.name, "outcome": outcome, "error": error,
-        "topology_file": str(plan.topology_file), "nodes": len(plan.topology.nodes),
-        "subscriptions": len(plan.topology.subscriptions()), "time_s": plan.time_s,
-        "options": {"ipc": "on" if plan.ipc else "off", "processes": "per-node" if plan.per_node else "one",
-                    "transport": plan.transport, "reliability": plan.reliability, "sampling_ms": plan.sampling_ms,
-                    "history_depth": plan.history_depth, "late_percentage": plan.rules.late_percentage,
-                    "late_absolute_us": plan.rules.late_absolute_us,
-                    "too_late_percentage": plan.rules.too_late_percentage,
-                    "too_late_absolute_us": plan.rules.too_late_absolute_us,
-                    "stall": list(plan.stall) if plan.stall else None,
-                    "publish_delay_ns": plan.publish_delay_ns},
-        "fastdds_version": version, "harness": str(executable), "started_at": started_at,
-        "finished_at": clock.utc_now(), "load_before": load_before, "load_after": clock.load_average(),
-        "ignored_environment": ignored, "platform": fingerprint(read_readings()), **extra,
-    }
-    (plan.output / s.METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n")
+    rules = plan.rules
+    options = TopologyOptions.record(
+        ipc="on" if plan.ipc else "off", processes="per-node" if plan.per_node else "one", transport=plan.transport,
+        reliability=plan.reliability, sampling_ms=plan.sampling_ms, history_depth=plan.history_depth,
+        late_percentage=rules.late_percentage, late_absolute_us=rules.late_absolute_us,
+        too_late_percentage=rules.too_late_percentage, too_late_absolute_us=rules.too_late_absolute_us,
+        stall=tuple(plan.stall) if plan.stall else None, publish_delay_ns=plan.publish_delay_ns)
+    metadata = TopologyMetadata.record(
+        kind=model.KIND_TOPOLOGY, label=plan.label or plan.output.name, outcome=outcome, error=error,
+        topology_file=str(plan.topology_file), nodes=len(plan.topology.nodes),
+        subscriptions=len(plan.topology.subscriptions()), time_s=plan.time_s, options=options,
+        fastdds_version=version, harness=str(executable), started_at=started_at, finished_at=clock.utc_now(),
+        load_before=tuple(load_before), load_after=tuple(clock.load_average()), ignored_environment=tuple(ignored),
+        platform=model.Platform.from_json(fingerprint(read_readings())), **extra)
+    write_topology_metadata(plan.output, metadata)

@@ -47,10 +47,13 @@ def latency_total(table: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
     """The whole system in one row: late and too late in % of the received messages (as the seed's
     table), lost in % of the messages that should have arrived (received + lost)."""
     received, late, too_late, lost = (int(table[column].sum()) for column in (n.RECEIVED, n.LATE, n.TOO_LATE, n.LOST))
-    mean = float(((records[RECEIVED_NS] - records[SENT_NS]) / 1000.0).mean()) if len(records) else np.nan
-    return pd.DataFrame([{n.RECEIVED: received, n.MEAN: mean, n.LATE: late, n.LATE_PERCENT: c.percent(late, received),
-                          n.TOO_LATE: too_late, n.TOO_LATE_PERCENT: c.percent(too_late, received), n.LOST: lost,
-                          n.LOST_PERCENT: c.percent(lost, received + lost)}], columns=list(n.LATENCY_TOTAL_COLUMNS))
+    latency_us = ((records[RECEIVED_NS] - records[SENT_NS]) / 1000.0).to_numpy(dtype=float)
+    pooled = _statistics(latency_us)  # over every message: the median and 99 % of the system (the history's)
+    return pd.DataFrame([{n.RECEIVED: received, n.MEAN: pooled[n.MEAN], n.LATE: late,
+                          n.LATE_PERCENT: c.percent(late, received), n.TOO_LATE: too_late,
+                          n.TOO_LATE_PERCENT: c.percent(too_late, received), n.LOST: lost,
+                          n.LOST_PERCENT: c.percent(lost, received + lost), n.MEDIAN: pooled[n.MEDIAN],
+                          n.P99: pooled[n.P99]}], columns=list(n.LATENCY_TOTAL_WRITTEN))
 
 
 def events(topology: Topology, records: pd.DataFrame, rules: c.Rules, start_ns: int,

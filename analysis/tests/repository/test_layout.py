@@ -119,8 +119,9 @@ ALLOWED = {
     "latency": {"core", "escape", "fastdds", "measure", "plotting", "throughput"},
     "throughput": {"core", "fastdds", "latency", "measure", "plotting"},
     "ab": {"core", "escape", "fastdds", "latency", "measure", "plotting", "report", "throughput"},
-    "history": {"ab", "bisect", "core", "escape", "latency", "plotting", "store", "throughput"},  # bisect-events
-    "store": {"core", "escape", "fastdds", "history", "latency", "throughput"},
+    # topology: the names and typed metadata of the stored topology runs, their figures (topology.target)
+    "history": {"ab", "bisect", "core", "escape", "latency", "plotting", "store", "throughput", "topology"},
+    "store": {"core", "escape", "fastdds", "history", "latency", "throughput", "topology"},
     "gate": {"ab", "core", "escape", "fastdds", "history", "latency", "measure", "report", "store", "throughput",
              "topology"},
     "bisect": {"ab", "core", "escape", "fastdds", "plotting", "report"},  # builds, A/Bs, their verdict; its report
