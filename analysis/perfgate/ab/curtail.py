@@ -91,7 +91,7 @@ def test_values(means: pd.DataFrame, round_names: list[str] | None, subs: list[s
     return values
 
 
-Shift = float | dict[str, float]  # one shift for every test, or per sub-experiment (verdict.test_shifts)
+Shift = float | dict[str, float]  # one shift for every test, or per sub-experiment (verdict.bound_shifts)
 
 
 def shift_of(shift: Shift, sub: str) -> float:
@@ -170,7 +170,7 @@ class Curtailing:
         except IncompleteError:  # no round has a result yet: nothing is decided
             values = None
         if values is not None:
-            decisions = open_tests(values, measured, planned, v.test_shifts(self.threshold, self.layout, names),
+            decisions = open_tests(values, measured, planned, v.bound_shifts(self.threshold, self.layout, names),
                                    self.alpha)
             still = open_subexperiments(decisions)
             newly = [name for name in names if name not in still and name not in stopped]
@@ -202,7 +202,7 @@ def decide_curtailed(ratios: pd.DataFrame, *, planned: int | None, stopped: dict
     # every round a stopped sub-experiment has was measured before it stopped; the others have none left
     measured = {sub: stopped.get(sub, planned) for sub in order}
     decisions = open_tests(test_values(means, None, order, statistics), measured, planned,
-                           v.test_shifts(threshold, layout, order), alpha)
+                           v.bound_shifts(threshold, layout, order), alpha)
     return dataclasses.replace(
         decision, planned_rounds=planned, stopped=dict(stopped),
         too_few_rounds={sub: n for sub, n in decision.too_few_rounds.items() if sub not in stopped},

@@ -191,7 +191,7 @@ class Decision:
 
     def threshold_of(self, sub: str) -> float:
         """The bound sub-experiment `sub` is tested against: max(--threshold, its layout threshold)."""
-        return test_threshold(self.threshold, self.layout, sub)
+        return bound_of(self.threshold, self.layout, sub)
 
     @property
     def failed(self) -> pd.DataFrame:
@@ -202,14 +202,14 @@ class Decision:
         return bool(self.too_few_rounds or self.undecided)
 
 
-def test_threshold(threshold: float, layout: dict[str, float] | None, sub: str) -> float:
+def bound_of(threshold: float, layout: dict[str, float] | None, sub: str) -> float:
     """A sub-experiment's bound: the global threshold, raised to its layout threshold when that is larger."""
     return max(threshold, (layout or {}).get(sub, 0.0))
 
 
-def test_shifts(threshold: float, layout: dict[str, float] | None, subs) -> dict[str, float]:
+def bound_shifts(threshold: float, layout: dict[str, float] | None, subs) -> dict[str, float]:
     """Per sub-experiment, log(1 + its bound): what its d values are tested against."""
-    return {sub: math.log1p(test_threshold(threshold, layout, sub)) for sub in subs}
+    return {sub: math.log1p(bound_of(threshold, layout, sub)) for sub in subs}
 
 
 def _test_row(sub: str, statistic: str, d: np.ndarray, shift: float, level: float) -> dict:
@@ -232,7 +232,7 @@ def decide(ratios: pd.DataFrame, *, threshold: float = DEFAULT_THRESHOLD, alpha:
     threshold, ab.layout) each sub-experiment is tested against max(threshold, its layout threshold)."""
     means, payloads = usable_round_means(ratios, unit)
     subs = order or list(dict.fromkeys(ratios[s.EXPERIMENT_TYPE]))
-    shifts = test_shifts(threshold, layout, subs)
+    shifts = bound_shifts(threshold, layout, subs)
     global_shift = math.log1p(threshold)
     tests = len(subs) * len(statistics)
     level = alpha / max(tests, 1)

@@ -173,7 +173,7 @@ def test_curtailed_verdicts_equal_full_ones_at_layout_thresholds():
         names = sorted(set(ratios[ROUND]))
         means, _ = v.usable_round_means(ratios)
         used = curtail.replay(curtail.test_values(means, names, SUBS, v.TESTED_STATISTICS), SUBS, rounds,
-                              v.test_shifts(v.DEFAULT_THRESHOLD, given, SUBS), v.DEFAULT_ALPHA)
+                              v.bound_shifts(v.DEFAULT_THRESHOLD, given, SUBS), v.DEFAULT_ALPHA)
         full = v.decide(ratios, order=SUBS, layout=given)
         cut = curtail.decide_curtailed(curtail.truncate(ratios, names, used), planned=rounds,
                                        stopped={sub: n for sub, n in used.items() if n < rounds},
