@@ -5,6 +5,9 @@
     turns            both arms of a round measuring one sub-experiment at the same time
     rounds           an A/B folder's rounds read into one table, the verdict's input
     verdict          the paired, exact decision (sign test, Holm-corrected); pure
+    curtail          which tests are decided, so their sub-experiments stop being measured
+    layout           layout-aware thresholds from layout-only A/Bs; pure
+    layout_file      requirements/<platform>_layout.json: derived (determine-layout-thresholds), read
     report           `perfgate verdict` and the files beside a latency A/B folder
     throughput_report  the same for a throughput A/B folder
 

@@ -28,6 +28,10 @@ The verdict of a curtailed A/B is Holm on each test's own rounds: that p-vector 
 intervals, so it rejects exactly the tests the full R rounds would. This is why curtailing changes
 no error rate. It assumes that a round's outcome does not depend on whether other sub-experiments
 were measured in it.
+
+With layout-aware thresholds (ab.layout) every test is counted against its own sub-experiment's shift,
+log(1 + max(--threshold, its layout threshold)), the very bound the verdict tests it at: the argument
+above holds test by test, so curtailing and the verdict must use the same per-sub-experiment bounds.
 """
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ import dataclasses
 import json
 import math
 from typing import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -87,7 +91,14 @@ def test_values(means: pd.DataFrame, round_names: list[str] | None, subs: list[s
     return values
 
 
-def open_tests(values: Tests, measured: dict[str, int], planned: int, shift: float,
+Shift = float | dict[str, float]  # one shift for every test, or per sub-experiment (verdict.bound_shifts)
+
+
+def shift_of(shift: Shift, sub: str) -> float:
+    return shift[sub] if isinstance(shift, dict) else shift
+
+
+def open_tests(values: Tests, measured: dict[str, int], planned: int, shift: Shift,
                alpha: float) -> dict[tuple[str, str], bool | None]:
     """Per test (sub-experiment, statistic): True (certainly rejected), False (can never reject) or None
     (undecided), when sub-experiment `sub` has been measured in the first `measured[sub]` of the
@@ -102,7 +113,7 @@ def open_tests(values: Tests, measured: dict[str, int], planned: int, shift: flo
     best, worst = [], []
     for key in keys:
         positions, d = values[key]
-        above, below = counts(d[positions < measured.get(key[0], 0)], shift)
+        above, below = counts(d[positions < measured.get(key[0], 0)], shift_of(shift, key[0]))
         bounds = sign_bounds(above, below, max(planned - measured.get(key[0], 0), 0))
         best.append(bounds.best)
         worst.append(bounds.worst)
@@ -116,7 +127,7 @@ def open_subexperiments(decisions: dict[tuple[str, str], bool | None]) -> list[s
     return list(dict.fromkeys(sub for (sub, _), decided in decisions.items() if decided is None))
 
 
-def replay(values: Tests, subs: list[str], planned: int, shift: float, alpha: float) -> dict[str, int]:
+def replay(values: Tests, subs: list[str], planned: int, shift: Shift, alpha: float) -> dict[str, int]:
     """Curtailment replayed on stored rounds: per sub-experiment, how many of the `planned` rounds a
     curtailed A/B would have measured. The rule `perfgate ab` applies after each round."""
     measured = {sub: 0 for sub in subs}
@@ -143,9 +154,11 @@ def truncate(table: pd.DataFrame, round_names: list[str], measured: dict[str, in
 @dataclass(frozen=True)
 class Curtailing:
     """Stop measuring a sub-experiment once its tests are decided, at the verdict's own threshold and
-    level (perfgate ab and ab-throughput; --all-rounds: no Curtailing, every round measures all)."""
+    level (perfgate ab and ab-throughput; --all-rounds: no Curtailing, every round measures all), and
+    at the verdict's layout thresholds (sub-experiment -> fraction; ab.layout), when it has any."""
     threshold: float
     alpha: float
+    layout: dict[str, float] = field(default_factory=dict)
 
     def after_round(self, ab_dir: Path, planned: int, read_values: Callable[[Path, list[str]], Tests],
                     measured: dict[str, int], stopped: dict[str, int], program: str) -> bool:
@@ -157,14 +170,15 @@ class Curtailing:
         except IncompleteError:  # no round has a result yet: nothing is decided
             values = None
         if values is not None:
-            decisions = open_tests(values, measured, planned, math.log1p(self.threshold), self.alpha)
+            decisions = open_tests(values, measured, planned, v.bound_shifts(self.threshold, self.layout, names),
+                                   self.alpha)
             still = open_subexperiments(decisions)
             newly = [name for name in names if name not in still and name not in stopped]
             stopped.update({name: measured[name] for name in newly})
             if newly:
                 print(f"perfgate {program}: decided after {max(measured.values())} round(s), no longer measured: "
                       f"{', '.join(newly)}", flush=True)
-        write_record(ab_dir, planned, stopped, self.threshold, self.alpha)
+        write_record(ab_dir, planned, stopped, self.threshold, self.alpha, self.layout)
         if len(stopped) == len(names):
             print(f"perfgate {program}: every test decided after {max(measured.values())} of {planned} rounds",
                   flush=True)
@@ -175,18 +189,20 @@ class Curtailing:
 # --- the verdict of a curtailed A/B --------------------------------------------------------------------
 def decide_curtailed(ratios: pd.DataFrame, *, planned: int | None, stopped: dict[str, int], threshold: float,
                      alpha: float, order: list[str], statistics: tuple[str, ...] = v.TESTED_STATISTICS,
-                     unit: str = s.BYTES) -> v.Decision:
+                     unit: str = s.BYTES, layout: dict[str, float] | None = None,
+                     layout_source: str | None = None) -> v.Decision:
     """ab.verdict.decide on the rounds each test used. A sub-experiment that stopped being measured is no
     `too few rounds`; a test its rounds leave undecided at this threshold and level (another --threshold
     or --alpha than the A/B curtailed with) makes the verdict incomplete."""
-    decision = v.decide(ratios, threshold=threshold, alpha=alpha, order=order, statistics=statistics, unit=unit)
+    decision = v.decide(ratios, threshold=threshold, alpha=alpha, order=order, statistics=statistics, unit=unit,
+                        layout=layout, layout_source=layout_source)
     if not stopped or planned is None:
         return dataclasses.replace(decision, planned_rounds=planned)
     means, _ = v.usable_round_means(ratios, unit)
     # every round a stopped sub-experiment has was measured before it stopped; the others have none left
     measured = {sub: stopped.get(sub, planned) for sub in order}
     decisions = open_tests(test_values(means, None, order, statistics), measured, planned,
-                           math.log1p(threshold), alpha)
+                           v.bound_shifts(threshold, layout, order), alpha)
     return dataclasses.replace(
         decision, planned_rounds=planned, stopped=dict(stopped),
         too_few_rounds={sub: n for sub, n in decision.too_few_rounds.items() if sub not in stopped},
@@ -201,8 +217,11 @@ def undecided_text(decision: v.Decision) -> str:
 
 
 # --- curtailed.json: what a curtailed A/B measured -------------------------------------------------------
-def write_record(ab_dir: Path, planned: int, stopped: dict[str, int], threshold: float, alpha: float) -> None:
+def write_record(ab_dir: Path, planned: int, stopped: dict[str, int], threshold: float, alpha: float,
+                 layout: dict[str, float] | None = None) -> None:
     record = {"planned_rounds": planned, "threshold": threshold, "alpha": alpha, "stopped": stopped}
+    if layout:  # the layout thresholds it curtailed at (read back by no one: the verdict is given its own)
+        record["layout_thresholds"] = dict(layout)
     files.write_text(Path(ab_dir) / s.AB_CURTAILED_JSON, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import __version__, claims, clock, files
-from . import curtail, report as ab_report, turns as ab_turns, verdict as v
+from . import curtail, layout_file, report as ab_report, turns as ab_turns, verdict as v
 from .rounds import read_rounds
 from ..fastdds import build
 from ..measure import cpu_latency, platform_info, scratch
@@ -339,20 +339,25 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
 def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=False, subexperiments=None,
                payloads=None, pin_cpus=None, inject_delay_ns=None, threshold=None, alpha=None, no_plots=False,
                label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None,
-               all_rounds=False) -> int:
+               all_rounds=False, layout_thresholds=None) -> int:
     plan = plan_ab(output=Path(output), baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
                    quick=quick, subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
                    inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,
                    cpu_latency_request=cpu_latency_request, turn_samples=turn_samples)
     ab_report.require_parameters(threshold, alpha)
-    return measure_ab(plan, threshold=threshold, alpha=alpha, draw=not no_plots, curtailed=not all_rounds)
+    # --layout-thresholds, else the platform's requirements/<$PERFGATE_PLATFORM>_layout.json: read before measuring
+    _, layout_source = layout_file.resolve_layout(layout_thresholds)
+    return measure_ab(plan, threshold=threshold, alpha=alpha, draw=not no_plots, curtailed=not all_rounds,
+                      layout_thresholds=layout_source)
 
 
 @claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True,
-               curtailed: bool = True) -> int:
+               curtailed: bool = True, layout_thresholds: str | Path | None = None) -> int:
     """The A/B of a validated plan (plan_ab): interleaved rounds, each sub-experiment until its tests are
-    decided (all rounds unless `curtailed`), then the verdict (ab_report)."""
+    decided (all rounds unless `curtailed`), then the verdict (ab_report), every test at max(threshold,
+    its sub-experiment's threshold in the `layout_thresholds` file); None: at the threshold alone."""
+    layout = layout_file.read_layout(Path(layout_thresholds)) if layout_thresholds is not None else {}
     environment, ignored = run_environment.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[run_environment.RUN_ID_ENV] = run_id
@@ -373,9 +378,11 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     metadata = ab_metadata(plan, arms, platform, ignored, run_id)
     write_metadata(plan.output, metadata)
     failures = measure_rounds(plan, arms, metadata, environment, platform,
-                              curtailing=curtail.Curtailing(*v.require_parameters(threshold, alpha)) if curtailed else None)
+                              curtailing=curtail.Curtailing(*v.require_parameters(threshold, alpha), layout=layout)
+                              if curtailed else None)
     code = ab_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
-                                     no_plots=not draw, program="ab")
+                                     no_plots=not draw, program="ab", layout_thresholds=layout_thresholds,
+                                     platform_layout=False)
     if failures:
         print(f"perfgate ab: {len(failures)} sub-experiment run(s) did not finish (see metadata.json 'failures')",
               file=sys.stderr)

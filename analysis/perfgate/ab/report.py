@@ -17,13 +17,14 @@ import pandas as pd
 from .. import files
 from .. import junit_writer
 from .. import schema as s
-from . import curtail, verdict as v
+from . import curtail, layout_file, verdict as v
 from .verdict import require_parameters
 from . import throughput_report as ab_throughput_report
 from .rounds import Rounds, read_rounds
 from ..junit_writer import TestCase
 from ..model import AbArm, FastDDS, Metadata, as_json
 from ..outcome import INCOMPLETE, exit_code, verdict_of
+from ..errors import InputError
 from ..escape.workflow import log_text
 from ..report import CSS, Column, _e, _html_table, _md, _md_table
 
@@ -50,8 +51,15 @@ class VerdictReport:
             worst = d.failed.sort_values(v.LOWER_BOUND, ascending=False).iloc[0]
             parts.append(f"{len(d.failed)} of {tests} failed; worst {worst[s.EXPERIMENT_TYPE]} {worst[v.STATISTIC]} "
                          f"{_ratio(worst[v.RATIO])} (lower bound {_ratio(worst[v.LOWER_BOUND])})")
+        elif d.layout:
+            parts.append(f"no regression above +{d.threshold:.1%} or the sub-experiment's layout threshold in {tests}")
         else:
             parts.append(f"no regression above +{d.threshold:.1%} in {tests}")
+        sized = d.table[d.table[v.LAYOUT_SIZED]]
+        if not sized.empty:
+            parts.append("layout-sized, not a failure: " + ", ".join(
+                f"{r[s.EXPERIMENT_TYPE]} {r[v.STATISTIC]} {_percent(r[v.RATIO])} (layout threshold "
+                f"+{r[v.THRESHOLD]:.1%})" for _, r in sized.iterrows()))
         if d.too_few_rounds:
             few = ", ".join(f"{sub} ({n})" for sub, n in d.too_few_rounds.items())
             parts.append(f"too few usable rounds for {few}: a test needs at least {d.rounds_needed} to ever reject "
@@ -101,6 +109,10 @@ def verdict_json(report: VerdictReport) -> dict:
         "threshold": d.threshold, "alpha": d.alpha, "tests": len(d.table), "rounds_needed": d.rounds_needed,
         "rounds": report.rounds.round_names, "too_few_rounds": d.too_few_rounds,
         **curtail.json_fields(d),
+        # the bound each sub-experiment was tested at, and the layout thresholds that raised some of them
+        "thresholds": {sub: d.threshold_of(sub) for sub in report.rounds.subexperiments},
+        "layout_thresholds": {"file": d.layout_source, "thresholds": d.layout} if d.layout_source else None,
+        "layout_sized": rows(d.table[d.table[v.LAYOUT_SIZED]]),
         "smallest_detectable_change": {k: (round(x, 4) if math.isfinite(x) else None)
                                        for k, x in d.smallest_detectable.items()},
         "failed": rows(d.failed), "improved": rows(d.table[d.table[v.IMPROVED]]),
@@ -114,7 +126,9 @@ def junit_xml(report: VerdictReport) -> str:
     cases = []
     for _, row in d.table.iterrows():
         summary = (f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]}: candidate {_ratio(row[v.RATIO])} the baseline "
-                   f"(lower bound {_ratio(row[v.LOWER_BOUND])}, threshold {1 + d.threshold:.3f}x), "
+                   f"(lower bound {_ratio(row[v.LOWER_BOUND])}, threshold {1 + row[v.THRESHOLD]:.3f}x"
+                   + (", layout-sized: the global threshold alone would fail it" if row[v.LAYOUT_SIZED] else "")
+                   + "), "
                    f"p = {row[v.P_VALUE]:.3g}, Holm-adjusted {row[v.ADJUSTED_P]:.3g}, {row[v.ROUNDS]} rounds")
         too_few, failed = row[s.EXPERIMENT_TYPE] in d.too_few_rounds, row[s.STATUS] == s.FAILED
         case = TestCase(f"{row[s.EXPERIMENT_TYPE]} {row[v.STATISTIC]} vs baseline", classname=row[s.EXPERIMENT_TYPE],
@@ -131,7 +145,7 @@ def heatmap_frame(decision: v.Decision, subs: list[str]) -> tuple[pd.DataFrame, 
     medians = decision.payloads[decision.payloads[v.STATISTIC] == s.MEDIAN]
     changes = medians.pivot(index=s.EXPERIMENT_TYPE, columns=s.BYTES, values=v.RATIO).reindex(subs)
     significant = {(r[s.EXPERIMENT_TYPE], int(r[s.BYTES])) for _, r in medians.iterrows()
-                   if r[v.LOWER_BOUND] > 1 + decision.threshold}
+                   if r[v.LOWER_BOUND] > 1 + decision.threshold_of(r[s.EXPERIMENT_TYPE])}
     return (changes - 1) * 100, significant
 
 
@@ -154,6 +168,10 @@ def setting_lines(report: VerdictReport) -> list[str]:
         rounds += f"; no {s.METADATA_FILE} beside the rounds: arms, samples and pinning not recorded"
     lines = [rounds,
              f"threshold +{d.threshold:.1%}, family-wise false-alarm level {d.alpha:g} (Holm over {len(d.table)} tests)"]
+    raised = {sub: d.threshold_of(sub) for sub in report.rounds.subexperiments if d.threshold_of(sub) > d.threshold}
+    if d.layout_source:
+        lines.append(f"layout thresholds from {d.layout_source}: " + (", ".join(
+            f"{sub} +{x:.1%}" for sub, x in raised.items()) or "none above the threshold") + " (docs/verdict.md)")
     if detectable:
         lines.append(f"smallest slow-down these rounds detect with 95 % power: +{min(detectable):.1%} "
                      f"(best sub-experiment) to +{max(detectable):.1%} (noisiest)")
@@ -168,7 +186,7 @@ def setting_lines(report: VerdictReport) -> list[str]:
 
 
 def _status(row: pd.Series) -> str:
-    return row[s.STATUS] + (" (improved)" if row[v.IMPROVED] else "")
+    return row[s.STATUS] + (" (improved)" if row[v.IMPROVED] else "") + (" (layout-sized)" if row[v.LAYOUT_SIZED] else "")
 
 
 # the tables of report.md and report.html, in the gate report's table helpers and style
@@ -178,6 +196,7 @@ TEST_COLUMNS = [
     Column("Change", lambda r: _percent(r[v.RATIO])),
     Column("Ratio", lambda r: _ratio(r[v.RATIO])),
     Column("Lower bound", lambda r: _ratio(r[v.LOWER_BOUND])),
+    Column("Threshold", lambda r: f"+{r[v.THRESHOLD]:.1%}"),
     Column("p (Holm)", lambda r: f"{r[v.ADJUSTED_P]:.3g}"),
     Column("Rounds", lambda r: str(r[v.ROUNDS])),
     Column("Status", _status, text=True),
@@ -248,16 +267,24 @@ def _json_value(value):
     raise TypeError(f"not JSON: {type(value)}")
 
 
-def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False, program="verdict") -> int:
+def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False, program="verdict",
+                    layout_thresholds=None, platform_layout=True) -> int:
+    """Decide an A/B folder from its rounds. Latency: at max(threshold, each sub-experiment's layout
+    threshold) from `layout_thresholds`, else (with `platform_layout`) requirements/<$PERFGATE_PLATFORM>_layout.json."""
     if ab_throughput_report.is_throughput_ab(Path(ab_directory)):
+        if layout_thresholds is not None:
+            raise InputError("--layout-thresholds: layout thresholds are for latency A/Bs; this is a throughput A/B",
+                             ab_directory)
         return ab_throughput_report.command_verdict(ab_directory=ab_directory, threshold=threshold, alpha=alpha,
                                                     no_plots=no_plots, program=program)
     threshold, alpha = require_parameters(threshold, alpha)
+    layout, layout_source = (layout_file.resolve_layout(layout_thresholds) if layout_thresholds is not None
+                             or platform_layout else ({}, None))
     rounds = read_rounds(Path(ab_directory))
     ratios = v.log_ratios(rounds.table)
     planned, stopped = curtail.read_record(Path(ab_directory), rounds.subexperiments, len(rounds.round_names))
     decision = curtail.decide_curtailed(ratios, planned=planned, stopped=stopped, threshold=threshold, alpha=alpha,
-                                        order=rounds.subexperiments)
+                                        order=rounds.subexperiments, layout=layout, layout_source=layout_source)
     report = VerdictReport(Path(ab_directory), rounds, decision)
     write_outputs(report, plots=not no_plots)
     for _, row in ordered_for_reading(decision.table).iterrows():
@@ -268,7 +295,10 @@ def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False,
                       f"Holm p {row[v.ADJUSTED_P]:.3g})")
             else:
                 print(f"perfgate {program}: improved: {what})")
-    for line in setting_lines(report)[:3]:
+        elif row[v.LAYOUT_SIZED]:
+            print(f"perfgate {program}: layout-sized (passed): {log_text(row[s.EXPERIMENT_TYPE])} {row[v.STATISTIC]} "
+                  f"{_percent(row[v.RATIO])}, within its layout threshold +{row[v.THRESHOLD]:.1%}")
+    for line in setting_lines(report)[:4 if decision.layout_source else 3]:
         print(f"perfgate {program}: {log_text(line)}")
     print(f"perfgate {program}: {log_text(report.headline())}")
     print(f"perfgate {program}: report {log_text((Path(ab_directory) / s.REPORT_HTML).resolve())}")

@@ -60,6 +60,10 @@ BASELINE_ARM = "baseline"
 CANDIDATE_ARM = "candidate"
 ARMS = (BASELINE_ARM, CANDIDATE_ARM)
 IMPROVED = "improved"  # reported beside Status, never a failure
+# passed at the sub-experiment's layout threshold, but the global threshold alone would have failed it
+# (ab.layout): reported beside Status, never a failure
+LAYOUT_SIZED = "layout-sized"
+THRESHOLD = "Threshold"  # the bound a test was decided at: max(--threshold, its layout threshold)
 
 
 def require_parameters(threshold: float | None, alpha: float | None) -> tuple[float, float]:
@@ -180,6 +184,14 @@ class Decision:
     planned_rounds: int | None = None
     stopped: dict[str, int] = field(default_factory=dict)
     undecided: tuple[tuple[str, str], ...] = ()
+    # layout-aware thresholds (ab.layout): the layout thresholds given (sub-experiment -> fraction) and
+    # where they came from; every test's own bound is the table's THRESHOLD column
+    layout: dict[str, float] = field(default_factory=dict)
+    layout_source: str | None = None
+
+    def threshold_of(self, sub: str) -> float:
+        """The bound sub-experiment `sub` is tested against: max(--threshold, its layout threshold)."""
+        return bound_of(self.threshold, self.layout, sub)
 
     @property
     def failed(self) -> pd.DataFrame:
@@ -188,6 +200,16 @@ class Decision:
     @property
     def incomplete(self) -> bool:
         return bool(self.too_few_rounds or self.undecided)
+
+
+def bound_of(threshold: float, layout: dict[str, float] | None, sub: str) -> float:
+    """A sub-experiment's bound: the global threshold, raised to its layout threshold when that is larger."""
+    return max(threshold, (layout or {}).get(sub, 0.0))
+
+
+def bound_shifts(threshold: float, layout: dict[str, float] | None, subs) -> dict[str, float]:
+    """Per sub-experiment, log(1 + its bound): what its d values are tested against."""
+    return {sub: math.log1p(bound_of(threshold, layout, sub)) for sub in subs}
 
 
 def _test_row(sub: str, statistic: str, d: np.ndarray, shift: float, level: float) -> dict:
@@ -205,40 +227,52 @@ def _test_row(sub: str, statistic: str, d: np.ndarray, shift: float, level: floa
 
 def decide(ratios: pd.DataFrame, *, threshold: float = DEFAULT_THRESHOLD, alpha: float = DEFAULT_ALPHA,
            order: list[str] | None = None, statistics: tuple[str, ...] = TESTED_STATISTICS,
-           unit: str = s.BYTES) -> Decision:
-    """The verdict on a table of log ratios (see log_ratios)."""
-    shift = math.log1p(threshold)
+           unit: str = s.BYTES, layout: dict[str, float] | None = None, layout_source: str | None = None) -> Decision:
+    """The verdict on a table of log ratios (see log_ratios); with `layout` (sub-experiment -> layout
+    threshold, ab.layout) each sub-experiment is tested against max(threshold, its layout threshold)."""
     means, payloads = usable_round_means(ratios, unit)
     subs = order or list(dict.fromkeys(ratios[s.EXPERIMENT_TYPE]))
+    shifts = bound_shifts(threshold, layout, subs)
+    global_shift = math.log1p(threshold)
     tests = len(subs) * len(statistics)
     level = alpha / max(tests, 1)
-    rows = []
+    rows, global_p = [], []
     for sub in subs:
         for statistic in statistics:
             d = means.loc[(means[s.EXPERIMENT_TYPE] == sub) & (means[STATISTIC] == statistic), "d"].to_numpy(float)
-            rows.append(_test_row(sub, statistic, d, shift, level))
+            rows.append(_test_row(sub, statistic, d, shifts[sub], level))
+            global_p.append(sign_test_p(d, global_shift))
     table = pd.DataFrame(rows, columns=list(VERDICT_COLUMNS) + [IMPROVED])
     table[ADJUSTED_P] = holm(table[P_VALUE].tolist()) if len(table) else []
     table[s.STATUS] = np.where(table[ADJUSTED_P] <= alpha, s.FAILED, s.PASSED)
+    table[THRESHOLD] = [math.expm1(shifts[sub]) for sub in table[s.EXPERIMENT_TYPE]]
+    # the same Holm procedure at the global threshold alone: what it fails and the layout bound passes
+    rejected_globally = np.array(holm(global_p), dtype=float) <= alpha if len(table) else np.array([], dtype=bool)
+    table[LAYOUT_SIZED] = rejected_globally & (table[s.STATUS] == s.PASSED).to_numpy()
     needed = rounds_needed(tests, alpha)
     usable = {sub: int(table.loc[table[s.EXPERIMENT_TYPE] == sub, ROUNDS].min()) for sub in subs}
     return Decision(
         table=table,
-        payloads=payload_drilldown(ratios, shift, level, subs, statistics, unit),
+        payloads=payload_drilldown(ratios, shifts, level, subs, statistics, unit),
         threshold=threshold,
         alpha=alpha,
         rounds_needed=needed,
         too_few_rounds={sub: n for sub, n in usable.items() if n < needed},
-        smallest_detectable={sub: smallest_detectable_change(means, sub, shift, level, statistic=statistics[0])
+        smallest_detectable={sub: smallest_detectable_change(means, sub, shifts[sub], level, statistic=statistics[0])
                              for sub in subs},
+        layout={sub: float(x) for sub, x in (layout or {}).items() if sub in subs},
+        layout_source=layout_source,
     )
 
 
-def payload_drilldown(ratios: pd.DataFrame, shift: float, level: float, subs: list[str],
+def payload_drilldown(ratios: pd.DataFrame, shifts: dict[str, float], level: float, subs: list[str],
                       statistics: tuple[str, ...] = TESTED_STATISTICS, unit: str = s.BYTES) -> pd.DataFrame:
+    """Per sub-experiment, statistic and payload, the test's figures at the sub-experiment's own shift."""
     rows = []
     for (sub, statistic, key), group in ratios.groupby([s.EXPERIMENT_TYPE, STATISTIC, unit]):
-        row = _test_row(sub, statistic, group["log_ratio"].to_numpy(float), shift, level)
+        if sub not in shifts:
+            continue
+        row = _test_row(sub, statistic, group["log_ratio"].to_numpy(float), shifts[sub], level)
         row[unit] = key.item() if hasattr(key, "item") else key
         rows.append(row)
     columns = [unit if column == s.BYTES else column for column in PAYLOAD_COLUMNS]

@@ -19,4 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
            help="relative change that is not yet a regression (default 0.01 = 1 %%)")
     option(parser, "--alpha", type=non_negative_float, default=None,
            help="family-wise false-alarm level of the whole verdict (default 0.02)")
+    option(parser, "--layout-thresholds", default=None, metavar="FILE",
+           help="latency: per-sub-experiment thresholds above what code layout moves (default: "
+                "requirements/<$PERFGATE_PLATFORM>_layout.json when it exists); each is tested at the larger bound")
     no_plots(parser, option)

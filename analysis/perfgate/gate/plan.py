@@ -16,6 +16,7 @@ from .. import files, outputs
 from ..store import check as store_check, experiments as results_store
 from .. import schema as s
 from ..ab.latency import parse_arm
+from ..ab.layout_file import layout_json, read_layout
 from ..store.baseline import require_folder_name, require_platform_name
 from ..errors import InputError
 from ..model import Metadata, read_metadata
@@ -57,6 +58,7 @@ class GatePlan:
     experiments: tuple[str, ...] = DEFAULT_EXPERIMENTS
     throughput_requirements: Path | None = None  # requirements/<platform>_throughput.csv, when it exists
     resources_requirements: Path | None = None  # requirements/<platform>_resources.json, with "resources"
+    layout_thresholds: Path | None = None  # requirements/<platform>_layout.json, when it exists and an A/B runs
     # the requirements as read (and validated) once, and run's options as validated once, for the steps
     requirement_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     throughput_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
@@ -214,6 +216,16 @@ def requirements_platform_warning(requirements: Path, provenance: dict | None, t
             "its limits may not fit this machine")
 
 
+def platform_layout_thresholds(platform: str, requirements_dir: Path = Path(s.REQUIREMENTS_DIR)) -> Path | None:
+    """requirements/<platform>_layout.json when the platform has one (ab.layout_file), read here so that a
+    bad file costs seconds; the A/B tests each sub-experiment at max(its threshold there, the global one)."""
+    path = layout_json(requirements_dir, platform)
+    if not path.exists():
+        return None
+    read_layout(path)
+    return path
+
+
 def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str | None, now: datetime,
               harness: Path | None = None, prefix: str | Path | None = None) -> GatePlan:
     """The plan for `request`, measuring the Fast DDS installed at `prefix` (None: the system's) with
@@ -286,6 +298,7 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         throughput_table=throughput_table,
         resources_requirements=(resources_requirements_path(platform_name)
                                 if "resources" in chosen_experiments else None),
+        layout_thresholds=platform_layout_thresholds(platform_name) if baseline_build is not None else None,
         requirement_table=requirement_table,
         run_options=options,
         topologies=topologies,

@@ -186,7 +186,8 @@ def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | N
                lambda: ab.measure_ab(ab.plan_ab(output=ab_dir, baseline=plan.baseline_build, candidate=candidate,
                                                 quick=quick, subexperiments=gated, payloads=plan.payloads,
                                                 pin_cpus=plan.pin_cpus, label=f"{plan.label}-ab",
-                                                cpu_latency_request=plan.cpu_latency_request)))
+                                                cpu_latency_request=plan.cpu_latency_request),
+                                    layout_thresholds=plan.layout_thresholds))
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "A/B verdict")
     return str(record["headline"]) if record and "headline" in record else None
 

@@ -1,0 +1,19 @@
+"""`perfgate determine-layout-thresholds`: its options (HANDLER names the function that does the work)."""
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from ..cli_types import path_name
+
+NAME = "determine-layout-thresholds"
+HANDLER = "perfgate.ab.layout_file:command_determine_layout_thresholds"
+HELP = ("derive per-sub-experiment regression thresholds above what code layout alone moves, from A/Bs of "
+        "builds that differ only in layout")
+
+
+def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) -> None:
+    option(parser, "--ab-directory", required=True, action="append", type=path_name, metavar="DIR",
+           help="a finished `perfgate ab --all-rounds` folder of two layout-only builds; give one per layout pair")
+    option(parser, "--platform", required=True, metavar="P", help="the platform the thresholds are for")
+    option(parser, "--output", required=True, metavar="FILE", help="requirements/<platform>_layout.json")

@@ -1,0 +1,274 @@
+"""Layout-aware thresholds (perfgate.ab.layout, ab.layout_file): derived from layout-only A/Bs, then each
+sub-experiment tested at max(--threshold, its layout threshold), a pass that the global threshold would
+have failed labelled layout-sized, curtailment at the same per-test bound."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+
+import ab_inputs
+import conftest
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfgate import schema as s
+from perfgate.ab import curtail, layout
+from perfgate.ab import verdict as v
+from perfgate.ab.verdict import ROUND, STATISTIC
+from perfgate.errors import InputError
+from perfgate.gate.plan import platform_layout_thresholds
+from perfgate.model import KIND_AB, AbArm, FastDDS, LoadAverage, Metadata, Platform, write_metadata
+
+INTRA, INTER = ab_inputs.SUBS  # intraprocess_best_effort, interprocess_best_effort
+COMMAND = "determine-layout-thresholds"
+
+
+def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, commits=("a" * 40, "b" * 40)):
+    """A finished A/B of two builds that differ only in layout: rounds whose candidate is `slowdown`
+    slower (negative: faster), the metadata `perfgate ab` writes, and its verdict.json."""
+    ab_inputs.write_rounds(folder, rounds, slowdown, seed=seed)
+    arms = {name: AbArm.record(spec=f"ws/installs/{commit[:7]}", fastdds=FastDDS.record(version="3.2.0", commit=commit))
+            for name, commit in zip(s.AB_ARMS, commits)}
+    write_metadata(folder, Metadata.record(label=folder.name, kind=KIND_AB, created_utc="2026-11-27T05:00:00.000000Z",
+                                           finished_utc="2026-11-27T05:20:00.000000Z", arms=arms, rounds=rounds,
+                                           samples=1000, requested_subexperiments=tuple(ab_inputs.SUBS),
+                                           platform=Platform.record(id="vm-abc", cores=2),
+                                           load_average=LoadAverage.record(before=(1.1, 1.0, 0.9), after=(1.2, 1.0, 0.9))))
+    done = conftest.perfgate_in_process("verdict", "--ab-directory", str(folder), "--no-plots")
+    assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
+    return folder
+
+
+def derive(tmp_path, *folders, platform="vm-2core-x64"):
+    output = tmp_path / f"{platform}_layout.json"
+    done = conftest.perfgate_in_process(COMMAND, *[a for f in folders for a in ("--ab-directory", str(f))],
+                                        "--platform", platform, "--output", str(output))
+    return done, output
+
+
+# --- the derivation -----------------------------------------------------------------------------------------
+def test_a_threshold_is_the_next_half_percent_strictly_above_the_move():
+    assert [layout.step_above(x) for x in (0.0, 0.0049, 0.005, 0.029, 0.03, 0.0301)] == \
+        [0.005, 0.005, 0.01, 0.03, 0.035, 0.035]
+
+
+def test_each_sub_experiment_gets_a_threshold_above_the_largest_move_of_any_layout_pair_with_provenance(tmp_path):
+    # pair 1: intra 2.7 % faster (the other layout is 2.8 % slower), inter +0.4 %; pair 2: intra +1.2 %, inter -1.6 %
+    first = layout_ab(tmp_path / "shift-lines", {INTRA: -0.027, INTER: 0.004}, seed=3)
+    second = layout_ab(tmp_path / "link-order", {INTRA: 0.012, INTER: -0.016}, seed=4, commits=("c" * 40, "d" * 40))
+    done, output = derive(tmp_path, first, second)
+    assert done.returncode == s.EXIT_OK, done.stderr
+    content = json.loads(output.read_text())
+    assert content["platform"] == "vm-2core-x64"
+    largest = content["largest_layout_change"]
+    assert largest[INTRA] == pytest.approx(1 / (1 - 0.027) - 1, abs=0.003)  # the faster pair decides intra
+    assert largest[INTER] == pytest.approx(1 / (1 - 0.016) - 1, abs=0.003)
+    assert content["thresholds"] == {INTRA: 0.03, INTER: 0.02}
+    pairs = content["provenance"]["ab_directories"]
+    assert [p["ab_directory"] for p in pairs] == [str(first.resolve()), str(second.resolve())]
+    assert [(p["baseline"]["commit"], p["candidate"]["commit"]) for p in pairs] == \
+        [("a" * 40, "b" * 40), ("c" * 40, "d" * 40)]
+    assert pairs[0]["platform"]["id"] == "vm-abc" and pairs[0]["load_average"]["before"] == [1.1, 1.0, 0.9]
+    assert pairs[0]["created_utc"] == "2026-11-27T05:00:00.000000Z" and pairs[0]["rounds"] == 16
+    shifts = pd.DataFrame(pairs[0]["shifts"])
+    assert sorted(zip(shifts["subexperiment"], shifts["statistic"])) == \
+        sorted((sub, st) for sub in ab_inputs.SUBS for st in v.TESTED_STATISTICS)
+    intra = shifts[shifts["subexperiment"] == INTRA]
+    assert (intra["lower"] <= intra["change"]).all() and (intra["change"] <= intra["upper"]).all()
+    assert intra["change"].between(-0.031, -0.023).all()
+    assert f"threshold +3.0%" in done.stdout
+
+
+def write_layout_file(path, thresholds: dict) -> str:
+    path.write_text(json.dumps({"platform": "test", "thresholds": thresholds}))
+    return str(path)
+
+
+# --- the verdict at per-sub-experiment bounds ----------------------------------------------------------------
+def test_a_layout_sized_change_passes_labelled_and_one_above_its_layout_threshold_fails(tmp_path):
+    ab = tmp_path / "ab"
+    ab_inputs.write_rounds(ab, 16, {INTRA: 0.025, INTER: 0.05}, seed=11)
+    given = write_layout_file(tmp_path / "layout.json", {INTRA: 0.035, INTER: 0.03})
+    done = conftest.perfgate_in_process("verdict", "--ab-directory", str(ab), "--no-plots", "--layout-thresholds", given)
+    assert done.returncode == s.EXIT_REGRESSION, done.stderr
+    record = json.loads((ab / s.VERDICT_JSON).read_text())
+    assert record["thresholds"] == {INTRA: 0.035, INTER: 0.03}
+    assert record["layout_thresholds"] == {"file": given, "thresholds": {INTRA: 0.035, INTER: 0.03}}
+    assert {r["subexperiment"] for r in record["failed"]} == {INTER}
+    assert sorted((r["subexperiment"], r["statistic"]) for r in record["layout_sized"]) == \
+        sorted((INTRA, st) for st in v.TESTED_STATISTICS)
+    assert re.search(rf"layout-sized, not a failure: {INTRA} Median \+2\.\d % \(layout threshold \+3\.5%\)",
+                     record["headline"])
+    table = pd.read_csv(ab / s.VERDICT_CSV)
+    assert table.loc[table[s.EXPERIMENT_TYPE] == INTRA, s.STATUS].tolist() == [s.PASSED, s.PASSED]
+    intra_rows = [line for line in (ab / s.REPORT_MARKDOWN).read_text().splitlines() if line.startswith(f"| {INTRA} |")]
+    assert len(intra_rows) == 2 and all(row.endswith("| +3.5% | 1 | 16 | passed (layout-sized) |") for row in intra_rows), \
+        intra_rows
+    assert "passed (layout-sized)" in (ab / s.REPORT_HTML).read_text()
+    assert "layout-sized (passed): " + INTRA in done.stdout
+    # without the layout file both fail: the label marks exactly what the global threshold would fail
+    again = conftest.perfgate_in_process("verdict", "--ab-directory", str(ab), "--no-plots")
+    record = json.loads((ab / s.VERDICT_JSON).read_text())
+    assert again.returncode == s.EXIT_REGRESSION and {r["subexperiment"] for r in record["failed"]} == {INTRA, INTER}
+    assert record["layout_sized"] == [] and record["layout_thresholds"] is None
+    assert record["thresholds"] == {INTRA: v.DEFAULT_THRESHOLD, INTER: v.DEFAULT_THRESHOLD}
+
+
+def test_a_layout_threshold_below_the_global_one_changes_nothing(tmp_path):
+    ab = tmp_path / "ab"
+    ab_inputs.write_rounds(ab, 16, {INTRA: 0.025}, seed=12)
+    given = write_layout_file(tmp_path / "layout.json", {INTRA: 0.002})
+    done = conftest.perfgate_in_process("verdict", "--ab-directory", str(ab), "--no-plots", "--layout-thresholds", given)
+    record = json.loads((ab / s.VERDICT_JSON).read_text())
+    assert done.returncode == s.EXIT_REGRESSION and record["thresholds"][INTRA] == v.DEFAULT_THRESHOLD
+    assert {r["subexperiment"] for r in record["failed"]} == {INTRA}
+
+
+def test_the_platform_layout_file_is_read_from_requirements_when_perfgate_platform_names_it(tmp_path, monkeypatch):
+    ab = tmp_path / "ab"
+    ab_inputs.write_rounds(ab, 16, {INTRA: 0.025}, seed=13)
+    (tmp_path / s.REQUIREMENTS_DIR).mkdir()
+    write_layout_file(tmp_path / s.REQUIREMENTS_DIR / "vm-test_layout.json", {INTRA: 0.04})
+    monkeypatch.setenv(s.PLATFORM_ENV, "vm-test")
+    done = conftest.perfgate_in_process("verdict", "--ab-directory", str(ab), "--no-plots", cwd=tmp_path)
+    record = json.loads((ab / s.VERDICT_JSON).read_text())
+    assert done.returncode == s.EXIT_OK, done.stdout + done.stderr
+    assert record["layout_thresholds"]["file"] == os.path.join(s.REQUIREMENTS_DIR, "vm-test_layout.json")
+    assert record["thresholds"][INTRA] == 0.04 and record["layout_sized"]
+    assert platform_layout_thresholds("vm-test", tmp_path / s.REQUIREMENTS_DIR) == \
+        tmp_path / s.REQUIREMENTS_DIR / "vm-test_layout.json"
+    assert platform_layout_thresholds("other", tmp_path / s.REQUIREMENTS_DIR) is None
+
+
+# --- curtailment at the same per-test bounds ----------------------------------------------------------------
+SUBS = [f"{name}" for name in s.DEFAULT_SUBEXPERIMENT_NAMES]
+
+
+def synthetic_ratios(rng: np.random.Generator, rounds: int, shifts: dict[str, float]) -> pd.DataFrame:
+    """Rounds like the real ones: a per-round state per sub-experiment (sd 2.5 %), now and then one arm in a
+    bad machine state (x1.3-1.8), and a change of `shifts[sub]`."""
+    rows = []
+    for r in range(rounds):
+        for sub in SUBS:
+            state = rng.normal(0, 0.025) + (rng.choice([-1, 1]) * math.log(rng.uniform(1.3, 1.8))
+                                            if rng.random() < 0.04 else 0.0)
+            for statistic in v.TESTED_STATISTICS:
+                for payload in (16, 16384):
+                    rows.append({ROUND: f"{r + 1:02d}", s.EXPERIMENT_TYPE: sub, s.BYTES: payload, STATISTIC: statistic,
+                                 "log_ratio": math.log1p(shifts.get(sub, 0.0)) + state + rng.normal(0, 0.005)})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.heavy  # a simulation: 24 sets of 16 rounds, replayed both ways
+def test_curtailed_verdicts_equal_full_ones_at_layout_thresholds():
+    rng = np.random.default_rng(2028)
+    given = {SUBS[0]: 0.035, SUBS[1]: 0.03, SUBS[2]: 0.05}
+    rounds, differs, saved = 16, 0, 0
+    for trial in range(24):
+        # layout-sized changes, changes above their layout threshold, and unchanged ones
+        ratios = synthetic_ratios(rng, rounds, {SUBS[0]: 0.03, SUBS[1]: 0.08, SUBS[3]: 0.06 * (trial % 2)})
+        names = sorted(set(ratios[ROUND]))
+        means, _ = v.usable_round_means(ratios)
+        used = curtail.replay(curtail.test_values(means, names, SUBS, v.TESTED_STATISTICS), SUBS, rounds,
+                              v.bound_shifts(v.DEFAULT_THRESHOLD, given, SUBS), v.DEFAULT_ALPHA)
+        full = v.decide(ratios, order=SUBS, layout=given)
+        cut = curtail.decide_curtailed(curtail.truncate(ratios, names, used), planned=rounds,
+                                       stopped={sub: n for sub, n in used.items() if n < rounds},
+                                       threshold=v.DEFAULT_THRESHOLD, alpha=v.DEFAULT_ALPHA, order=SUBS, layout=given)
+        assert not cut.undecided and not cut.incomplete
+        assert full.table[s.STATUS].tolist() == cut.table[s.STATUS].tolist()
+        assert full.table[v.THRESHOLD].tolist() == cut.table[v.THRESHOLD].tolist()
+        saved += sum(rounds - n for n in used.values())
+        # curtailing at the global threshold alone would have stopped other sub-experiments
+        alone = curtail.replay(curtail.test_values(means, names, SUBS, v.TESTED_STATISTICS), SUBS, rounds,
+                               math.log1p(v.DEFAULT_THRESHOLD), v.DEFAULT_ALPHA)
+        differs += alone != used
+    assert saved > 0 and differs > 0
+
+
+# --- bad input ---------------------------------------------------------------------------------------------
+def one_line_exit_2(done, *words):
+    assert done.returncode == s.EXIT_USAGE, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+def test_a_folder_that_is_no_ab_is_exit_2_and_nothing_is_written(tmp_path):
+    good = layout_ab(tmp_path / "good", {INTRA: 0.01}, seed=5)
+    (tmp_path / "empty").mkdir()
+    done, output = derive(tmp_path, good, tmp_path / "empty")
+    one_line_exit_2(done, "not an A/B folder", str(tmp_path / "empty"))
+    assert not output.exists()
+    done, output = derive(tmp_path, good, good)
+    one_line_exit_2(done, "given twice")
+    done, output = derive(tmp_path, good, platform="../up")
+    one_line_exit_2(done, "--platform")
+    assert not output.exists()
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"status": "PASS", "status": "REGRESSION"}', "given twice"),
+    ('["PASS"]', "not a JSON object"),
+    ('{"status": "<script>alert(1)</script>"}', "'status' is not one of"),
+    ('{"status": "INCOMPLETE"}', "the A/B is incomplete"),
+    ('{"status": ' + "[" * 100000, "verdict"),
+])
+def test_a_hostile_verdict_json_is_exit_2_one_line(tmp_path, text, problem):
+    ab = layout_ab(tmp_path / "ab", {INTRA: 0.01}, seed=6)
+    (ab / s.VERDICT_JSON).write_text(text)
+    done, output = derive(tmp_path, ab)
+    one_line_exit_2(done, problem, s.VERDICT_JSON)
+    assert "<script>" not in done.stderr and not output.exists()
+
+
+def test_an_ab_of_one_sub_experiment_a_curtailed_one_and_one_without_verdict_are_exit_2(tmp_path):
+    one = tmp_path / "one"
+    ab_inputs.write_rounds(one, 16, {}, seed=8, skip={(r, arm, INTER) for r in range(16) for arm in s.AB_ARMS})
+    assert conftest.perfgate_in_process("verdict", "--ab-directory", str(one), "--no-plots").returncode == s.EXIT_OK
+    one_line_exit_2(derive(tmp_path, one)[0], "one sub-experiment only")
+    curtailed = layout_ab(tmp_path / "curtailed", {}, seed=9)
+    curtail.write_record(curtailed, 16, {INTRA: 4}, v.DEFAULT_THRESHOLD, v.DEFAULT_ALPHA)
+    one_line_exit_2(derive(tmp_path, curtailed)[0], "--all-rounds")
+    undecided = tmp_path / "undecided"
+    ab_inputs.write_rounds(undecided, 16, {}, seed=10)
+    one_line_exit_2(derive(tmp_path, undecided)[0], "no verdict.json")
+
+
+@pytest.mark.parametrize("thresholds, problem", [
+    ({"<img src=x>": 0.03}, "not a sub-experiment of the contract"),
+    ({INTRA: 5}, "not a fraction"),
+    ({INTRA: "0.03"}, "not a fraction"),
+    ({INTRA: True}, "not a fraction"),
+    ({"floor_udp": 0.03}, "not a sub-experiment of the contract"),
+])
+def test_a_hostile_layout_file_is_exit_2_one_line_before_anything_is_written(tmp_path, thresholds, problem):
+    ab = tmp_path / "ab"
+    ab_inputs.write_rounds(ab, 16, {}, seed=14)
+    given = write_layout_file(tmp_path / "layout.json", thresholds)
+    done = conftest.perfgate_in_process("verdict", "--ab-directory", str(ab), "--no-plots", "--layout-thresholds", given)
+    one_line_exit_2(done, problem, given)
+    assert "<img" not in done.stderr and not (ab / s.VERDICT_JSON).exists()
+    with pytest.raises(InputError):
+        (tmp_path / "requirements").mkdir(exist_ok=True)
+        write_layout_file(tmp_path / "requirements" / "p_layout.json", thresholds)
+        platform_layout_thresholds("p", tmp_path / "requirements")
+
+
+# --- a real A/B --------------------------------------------------------------------------------------------
+def test_a_real_ab_of_the_system_fastdds_records_the_layout_thresholds_it_used(harness_paths, tmp_path):
+    out = tmp_path / "ab"
+    given = write_layout_file(tmp_path / "layout.json", {INTRA: 0.05})
+    done = conftest.perfgate_in_process("ab", "--output", str(out), "--baseline", "system", "--candidate", "system",
+                                        "--rounds", "10", "--samples", "50", "--payloads", "16",
+                                        "--subexperiments", ",".join(ab_inputs.SUBS), "--no-plots",
+                                        "--layout-thresholds", given)
+    assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
+    record = json.loads((out / s.VERDICT_JSON).read_text())
+    assert record["thresholds"] == {INTRA: 0.05, INTER: v.DEFAULT_THRESHOLD}
+    assert record["layout_thresholds"] == {"file": given, "thresholds": {INTRA: 0.05}}
+    assert json.loads((out / s.AB_CURTAILED_JSON).read_text())["layout_thresholds"] == {INTRA: 0.05}
+    assert f"layout thresholds from {given}: {INTRA} +5.0%" in done.stdout
