@@ -142,7 +142,7 @@ def check_rows(results: ExperimentResults) -> pd.DataFrame:
 
 
 def _is_measured(frame: pd.DataFrame) -> pd.Series:
-    return frame[s.STATUS].isin([s.PASSED, s.FAILED]) & frame[s.EXPERIMENT].notna()
+    return frame[s.STATUS].isin(s.CHECK_STATUSES) & frame[s.EXPERIMENT].notna()
 
 
 def failed_checks(rows: pd.DataFrame) -> pd.DataFrame:
