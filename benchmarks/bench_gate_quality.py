@@ -26,7 +26,7 @@ Measures, with real `perfgate ab` runs of the system Fast DDS (pinned, the defau
 7. The whole gate's false-alarm budget (gate.budget) and the gross requirement checks' share of it:
    `--gross-only --stored A B ...` measures nothing and prints, for the platform's gross margins
    (requirements/<platform>_gross.json), the gross misses of the stored A/B folders' unchanged arms
-   pooled (exact counts), of resampled unchanged gates at 1000 and 16000 pooled samples, the bounds
+   pooled (exact counts), of resampled unchanged gates at 100, 1000 and 16000 pooled samples, the bounds
    1/(n+1) and 1-0.05^(1/n) for n clean real gates, and the clean gates a direct 0.5 % would need.
 Runs one measurement at a time; nothing else should run on the machine meanwhile.
 """
@@ -246,7 +246,7 @@ def print_gross_budget(stored: list[Path], requirements: Path, gates: int, uncha
           f"exact one-sided 95 % upper bound {1 - 0.05 ** (1 / n):.1%}")
     rounds, _ = unchanged_rounds(stored, s.AB_ARMS[:1])
     rounds = {sub: r for sub, r in rounds.items() if sub in set(required[s.EXPERIMENT_TYPE])}
-    for size in (1000, 16000):
+    for size in (100, 1000, 16000):
         ratios = gross.simulated_gates(rounds, required, pooled_samples=size, gates=gates, seed=28)
         figures = gross.false_alarm_figures(ratios, margins, n)
         print(f"  resampled unchanged gates, {size} pooled samples: gross misses {figures['simulated_false_alarm_fraction']:.1%} "

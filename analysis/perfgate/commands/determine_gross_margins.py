@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--requirements", required=True, metavar="CSV")
     option(parser, "--output-file", required=True, metavar="F", help="requirements/<platform>_gross.json")
     option(parser, "--pooled-samples", type=positive_int, action="append", metavar="N",
-           help="samples per payload a gate's check pools (repeat; default 1000 and 16000: the quick and full A/B)")
+           help="samples per payload a gate's check pools (repeat; default 100, 1000 and 16000: one quick round, the quick and the full A/B)")
     option(parser, "--gates", type=positive_int, default=200, help="simulated unchanged gates per pooled size")
     option(parser, "--seed", type=int, default=28)
     option(parser, "--unchanged-candidates", action="store_true",

@@ -23,7 +23,7 @@ from ..escape.workflow import log_text
 from ..model import read_metadata
 from . import gross, process
 
-DEFAULT_POOLED_SAMPLES = (10 * 100, 16 * 1000)  # the quick and the full A/B's samples per payload and arm
+DEFAULT_POOLED_SAMPLES = (100, 10 * 100, 16 * 1000)  # one quick round (curtailed early), the quick and the full A/B
 DEFAULT_GATES = 200
 DEFAULT_SEED = 28
 

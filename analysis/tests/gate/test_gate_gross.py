@@ -12,6 +12,7 @@ import pytest
 
 from perfgate import cli, files
 from perfgate import schema as s
+from perfgate.gate import budget
 from perfgate.gate.pooled import pool_candidate
 from conftest import REPO_ROOT, TESTS_DIR
 from perfgate.latency import check, gross, process
@@ -132,6 +133,19 @@ def test_gross_margins_derived_from_the_stored_unchanged_rounds_pass_them():
     assert np.allclose(gross.pooled_statistics(one)[s.MAX], pd.concat(one).groupby(s.BYTES)[s.MAX].max().to_numpy())
 
 
+def test_the_budget_adds_up_to_two_percent_and_asks_the_ab_for_the_rounds_its_level_needs():
+    latency, throughput = budget.ab_levels(True)
+    assert latency + throughput + budget.GROSS_CHECKS == budget.AB_VERDICTS + budget.GROSS_CHECKS == budget.WHOLE_GATE
+    assert budget.ab_levels(False) == (budget.AB_VERDICTS, None)
+    # quick, 20 tests at 1.5 %: 2^-10 = 0.00098 > 0.015 / 20 = 0.00075, so 11 rounds; 2^-11 = 0.00049
+    assert budget.rounds_for(20, 0.015, 10, one_round_against=False) == 11
+    assert budget.rounds_for(2, 0.015, 10, one_round_against=False) == 10  # a narrowed gate: the default
+    # full: 16 rounds keep one round against the rest rejectable (16 / 2^15 <= 0.00075); throughput 10 tests
+    # at 0.5 %: 15 rounds (16 / 2^15 = 0.00049 <= 0.0005; 14 rounds: 15 / 2^14 = 0.00092)
+    assert budget.rounds_for(20, 0.015, 16, one_round_against=True) == 16
+    assert budget.rounds_for(10, 0.005, 13, one_round_against=True) == 15
+
+
 # --- with the real Fast DDS ------------------------------------------------------------------------
 @pytest.mark.fastdds
 def test_with_a_baseline_build_the_checks_see_the_ab_candidate_and_a_non_gross_miss_is_a_note(workspace, capsys):
@@ -150,6 +164,11 @@ def test_with_a_baseline_build_the_checks_see_the_ab_candidate_and_a_non_gross_m
     skipped = junit_case(out / s.JUNIT_FILE, "Median[16 B]").find("skipped")
     assert skipped is not None and "within the gross margin" in skipped.get("message")
     assert "checked on the A/B's candidate samples" in output
+    assert "PASS: the A/B against the baseline build passed, all 3 gross checks passed (1 noted: missed within the " \
+           "gross margin)" in output
+    assert "**samples** the A/B's candidate rounds, pooled" in (out / s.REPORT_MARKDOWN).read_text()
+    verdict = json.loads((out / s.AB_DIR / s.VERDICT_JSON).read_text())
+    assert verdict["alpha"] == budget.AB_VERDICTS == 0.015  # the A/B's share of the gate's 2 % budget
 
 
 @pytest.mark.fastdds
