@@ -23,6 +23,11 @@ Measures, with real `perfgate ab` runs of the system Fast DDS (pinned, the defau
    synthetic rounds (a model of this VM's noise: per-run state sd 2.5 %, 4 % of runs in a bad state
    x1.3-1.8), the share of sub-experiment rounds a curtailed A/B measures, the round it ends after, and
    whether every decision equals the full one. `--curtailing-only` prints just that, measuring nothing.
+7. The whole gate's false-alarm budget (gate.budget) and the gross requirement checks' share of it:
+   `--gross-only --stored A B ...` measures nothing and prints, for the platform's gross margins
+   (requirements/<platform>_gross.json), the gross misses of the stored A/B folders' unchanged arms
+   pooled (exact counts), of resampled unchanged gates at 100, 1000 and 16000 pooled samples, the bounds
+   1/(n+1) and 1-0.05^(1/n) for n clean real gates, and the clean gates a direct 0.5 % would need.
 Runs one measurement at a time; nothing else should run on the machine meanwhile.
 """
 from __future__ import annotations
@@ -44,6 +49,9 @@ from perfgate.ab import verdict as v
 from perfgate import schema as s
 from perfgate.ab.latency import QUICK_ROUNDS
 from perfgate.ab.rounds import read_rounds
+from perfgate.gate import budget
+from perfgate.latency import gross
+from perfgate.latency.determine_gross import unchanged_rounds
 
 LEVELS = (0.03, 0.05, 0.10)
 
@@ -212,6 +220,41 @@ def stored_values(folder: Path) -> curtail.Tests:
     return curtail.test_values(means, rounds.round_names, rounds.subexperiments, v.TESTED_STATISTICS)
 
 
+def print_gross_budget(stored: list[Path], requirements: Path, gates: int, unchanged_candidates: list[Path]) -> None:
+    """Item 7 of the docstring: the budget split, then what the data says of the gross checks' share."""
+    print(f"== the whole gate's false-alarm budget: {budget.WHOLE_GATE:.1%} = A/B verdicts {budget.AB_VERDICTS:.1%} "
+          f"(latency {budget.ab_levels(True)[0]:.1%} + throughput {budget.ab_levels(True)[1]:.1%} when both run) "
+          f"+ gross requirement checks {budget.GROSS_CHECKS:.1%} ==")
+    margins = gross.read_gross_margins(s.gross_margins_json(requirements)).margins
+    required = files.read_requirements(requirements)
+    print("gross margins: " + ", ".join(f"{m} +{margins[m]:.0%}" for m in s.CHECKED_MAGNITUDES))
+    real = []  # each unchanged arm of each stored folder: one real unchanged gate, pooled as the gate pools
+    for folder in stored:
+        for arm in s.AB_ARMS if folder in unchanged_candidates else s.AB_ARMS[:1]:
+            rounds, _ = unchanged_rounds([folder], (arm,))
+            ratios = gross.worst_ratios({sub: gross.pooled_statistics(r) for sub, r in rounds.items()
+                                         if sub in set(required[s.EXPERIMENT_TYPE])}, required)
+            real.append((f"{folder.name}/{arm}", ratios))
+    missed = 0
+    for name, ratios in real:
+        gross_miss = any(ratios[m] > 1 + margins[m] for m in s.CHECKED_MAGNITUDES)
+        missed += gross_miss
+        print(f"  real unchanged gate {name:<28} worst value/requirement " + ", ".join(
+            f"{m} {ratios[m]:.2f}" for m in s.CHECKED_MAGNITUDES) + (" GROSS MISS" if gross_miss else ": no gross miss"))
+    n = len(real)
+    print(f"real unchanged gates: {missed} of {n} miss grossly; if all {n} are clean, 1/(n+1) = {1 / (n + 1):.1%}, "
+          f"exact one-sided 95 % upper bound {1 - 0.05 ** (1 / n):.1%}")
+    rounds, _ = unchanged_rounds(stored, s.AB_ARMS[:1])
+    rounds = {sub: r for sub, r in rounds.items() if sub in set(required[s.EXPERIMENT_TYPE])}
+    for size in (100, 1000, 16000):
+        ratios = gross.simulated_gates(rounds, required, pooled_samples=size, gates=gates, seed=28)
+        figures = gross.false_alarm_figures(ratios, margins, n)
+        print(f"  resampled unchanged gates, {size} pooled samples: gross misses {figures['simulated_false_alarm_fraction']:.1%} "
+              f"of {gates} (misses of the requirement itself: {figures['simulated_fraction_over_requirement']:.1%})")
+    print(f"a direct measurement of <= {budget.GROSS_CHECKS:.1%} at 95 % confidence needs "
+          f"{math.ceil(math.log(0.05) / math.log(1 - budget.GROSS_CHECKS))} consecutive clean gates")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=None, help="where the runs are (required unless --curtailing-only)")
@@ -231,7 +274,17 @@ def main() -> int:
                         help="passed to perfgate ab (default: the ten); the Holm family is then this set")
     parser.add_argument("--quick", action="store_true",
                         help="measure `perfgate ab --quick` (its rounds, samples and warm-up) instead")
+    parser.add_argument("--gross-only", action="store_true",
+                        help="print the gate's false-alarm budget and the gross checks' share from --stored A/B folders")
+    parser.add_argument("--requirements", type=Path, default=Path("requirements/vm-2core-x64.csv"),
+                        help="with --gross-only: the requirements whose <stem>_gross.json is estimated")
+    parser.add_argument("--unchanged-candidates", type=Path, nargs="*", default=[],
+                        help="with --gross-only: stored A/A folders whose candidate arm is unchanged too")
     options = parser.parse_args()
+    if options.gross_only:
+        print_gross_budget(options.stored, options.requirements, options.sets if options.sets != 500 else 200,
+                           options.unchanged_candidates)
+        return 0
     if options.quick:
         options.rounds, options.samples = QUICK_ROUNDS, None
     if options.curtailing_only:

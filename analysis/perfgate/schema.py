@@ -151,8 +151,9 @@ DIFFERENCE = "Difference"
 PERCENT_OVER = "Percentage over requirement"
 STATUS = "Status"
 CHECK_COLUMNS = (CHECK, BYTES, REQUIREMENT, EXPERIMENT, DIFFERENCE, PERCENT_OVER, STATUS)
-PASSED = "passed"
-FAILED = "failed"
+PASSED, FAILED = "passed", "failed"
+NOTED = "noted"  # with a baseline build, a miss within the gross margin (latency.gross): a note, no failure
+CHECK_STATUSES = (PASSED, FAILED, NOTED)
 
 # magnitudes drawn in the sub-experiment comparison and the history (plot file suffixes beside)
 PLOTTED_MAGNITUDES = {MIN: "min", MEDIAN: "median", MAX: "max", P99: "99"}
@@ -325,6 +326,10 @@ FASTDDS_WORKSPACE_SPEC = "workspace"  # perfgate gate --fastdds: the Fast DDS of
 
 def requirements_csv(requirements_dir: Path, platform: str) -> Path:
     return requirements_dir / f"{platform}.csv"
+
+
+def gross_margins_json(requirements_csv: Path) -> Path:  # `<stem>_gross.json` beside it (latency.gross)
+    return requirements_csv.with_name(f"{requirements_csv.stem}_gross.json")
 
 
 # --- check record (check / junit helper) ---------------------------------------------------------

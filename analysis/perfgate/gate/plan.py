@@ -21,6 +21,7 @@ from ..store.baseline import require_folder_name, require_platform_name
 from ..errors import InputError
 from ..model import Metadata, read_metadata
 from ..latency.requested import Requested
+from ..latency.gross import GrossMargins, read_gross_margins
 from ..latency.resources_requirements import read_resource_requirements
 from ..throughput.files import read_throughput_requirements
 from ..measure import options as run_options
@@ -64,6 +65,9 @@ class GatePlan:
     throughput_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     run_options: RunOptions | None = None
     topologies: tuple[GateTopology, ...] = ()  # with "topology": each topology's run plan and target
+    # with a baseline build: requirements/<platform>_gross.json beside the requirements (latency.gross),
+    # None when there is none (then every miss fails, and a warning says so)
+    gross_margins: GrossMargins | None = None
 
     @property
     def requested(self) -> Requested:
@@ -141,6 +145,16 @@ def resources_requirements_path(platform: str, requirements_dir: Path = Path(s.R
                          "(docs/formats.md section 16 says how to write them)", path)
     read_resource_requirements(path)
     return path
+
+
+def gross_margins(requirements_path: Path) -> tuple[GrossMargins | None, str | None]:
+    """With a baseline build the checks fail only on a gross miss: the margins beside the requirements
+    (read here, so that a bad file costs seconds), or None and a warning when there are none."""
+    path = s.gross_margins_json(requirements_path)
+    if not path.exists() and not path.is_symlink():
+        return None, (f"no gross margins ({path}): with the baseline build every miss of a requirement fails the "
+                      "gate; derive them with `perfgate determine-gross-margins` (docs/verdict.md)")
+    return read_gross_margins(path), None
 
 
 def default_label(output: Path, now: datetime) -> str:
@@ -266,8 +280,10 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
             raise InputError("--baseline-build and --baseline are two ways to compare: give one")
         parse_arm(s.AB_ARMS[0], baseline_build)
         baseline_path, baseline_note = None, f"decided by an A/B against the baseline build {baseline_build}"
+        margins, margins_warning = gross_margins(requirements_path)
     else:
         baseline_path, baseline_note = _resolve_baseline(baseline, platform_name, this_platform_id)
+        margins, margins_warning = None, None
     if throughput_requirements_file is not None and "throughput" not in chosen_experiments:
         raise InputError("--throughput-requirements is for a gate that measures throughput "
                          "(--experiments latency,throughput)")
@@ -302,7 +318,8 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         requirement_table=requirement_table,
         run_options=options,
         topologies=topologies,
-        warnings=tuple(w for w in [requirements_platform_warning(
+        gross_margins=margins,
+        warnings=tuple(w for w in [margins_warning, requirements_platform_warning(
             requirements_path, files.read_json_object(s.requirements_provenance_json(requirements_path),
                                                       "requirements provenance"), this_platform_id)] if w)
         + tuple(store_warnings),

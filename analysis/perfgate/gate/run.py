@@ -28,7 +28,9 @@ from .. import schema as s
 from ..throughput import run as throughput, check as throughput_check
 from ..errors import IncompleteError, InputError, PerfgateError
 from ..escape.workflow import log_text
+from . import budget
 from .failed_build import gate_failed_build
+from .pooled import pool_candidate
 from ..fastdds.record import harness_paths
 from .which_fastdds import GateFastDDS, choose_fastdds
 from .plan import GatePlan, plan_gate
@@ -50,7 +52,7 @@ class Steps:
     there is, so that the reports are written all the same."""
 
     # after an interruption only these run (without plots), so the reports say what was measured
-    WRAP_UP_STEPS = ("process", "check")
+    WRAP_UP_STEPS = ("pool", "process", "check")
 
     def __init__(self) -> None:
         self.errors: list[str] = []
@@ -120,8 +122,12 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds: GateFastDDS, fail_threshold
     """Run every step of the plan; True when the experiment was compared with the baseline."""
     output = plan.output
     plots = output / s.PLOTS_DIR
-    steps.call("run", "not every sub-experiment finished (see its outcome in metadata.json)",
-               lambda: run.measure_latency(plan.run_options, fastdds.record))
+    if plan.baseline_build is None:
+        steps.call("run", "not every sub-experiment finished (see its outcome in metadata.json)",
+                   lambda: run.measure_latency(plan.run_options, fastdds.record))
+    else:  # the A/B decides: the checks see its candidate arm's samples, pooled; no run of their own
+        steps.call("pool", "the A/B has no candidate samples of some sub-experiment (see metadata.json)",
+                   lambda: pool_ab_candidate(plan))
     if output.is_dir() and files.raw_files(output):
         # with a whole folder, process also draws the sub-experiment comparison plots (plots/comparison_*.png)
         steps.call("process", "the measurements could not be processed",
@@ -135,7 +141,8 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds: GateFastDDS, fail_threshold
     steps.call("check", None,
                lambda: check.check_folder(plan.required, plan.requirements, output,
                                           plots=None if steps.interrupted else plots, junit=output / s.JUNIT_FILE,
-                                          resources_requirements=plan.resources_requirements))
+                                          resources_requirements=plan.resources_requirements,
+                                          margins=plan.gross_margins))
     compared = False
     if plan.baseline is not None:
         steps.call("baseline comparison", "the experiment lacks sub-experiments or payloads that the baseline has",
@@ -143,6 +150,19 @@ def run_steps(plan: GatePlan, steps: Steps, fastdds: GateFastDDS, fail_threshold
                                                        fail_threshold))
         compared = True
     return compared
+
+
+def pool_ab_candidate(plan: GatePlan) -> int:
+    """The experiment folder as the A/B's candidate arm pooled (gate.pooled); exit 3 when a gated
+    sub-experiment has no candidate samples (its requirements are then missing data in the check)."""
+    ab_dir = plan.output / s.AB_DIR
+    if not (ab_dir / s.AB_ROUNDS_DIR).is_dir():
+        raise IncompleteError("the A/B measured no round: nothing to check", ab_dir)
+    gated = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor]
+    pooled = pool_candidate(ab_dir, plan.output, gated, plan.payloads, plan.label)
+    print(f"perfgate gate: requirement checks on the A/B's candidate samples: "
+          + ", ".join(f"{sub} {rounds} round(s)" for sub, rounds in pooled.items()), flush=True)
+    return s.EXIT_OK if all(pooled.values()) else s.EXIT_INCOMPLETE
 
 
 def store_and_redraw(plan: GatePlan, steps: Steps) -> None:
@@ -182,14 +202,26 @@ def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | N
         return None
     ab_dir = plan.output / s.AB_DIR
     gated = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor]
+    # the whole gate's false-alarm budget (gate.budget): this A/B's level, and the rounds it needs
+    level = budget.ab_levels(throughput_ab(plan))[0]
+    rounds = budget.rounds_for(2 * len(gated), level, ab.QUICK_ROUNDS if quick else ab.DEFAULT_ROUNDS,
+                               one_round_against=not quick)
     steps.call("A/B verdict", "the A/B against the baseline build could not decide (see ab/)",
                lambda: ab.measure_ab(ab.plan_ab(output=ab_dir, baseline=plan.baseline_build, candidate=candidate,
-                                                quick=quick, subexperiments=gated, payloads=plan.payloads,
-                                                pin_cpus=plan.pin_cpus, label=f"{plan.label}-ab",
-                                                cpu_latency_request=plan.cpu_latency_request),
+                                                quick=quick, rounds=rounds, subexperiments=gated,
+                                                payloads=plan.payloads, pin_cpus=plan.pin_cpus,
+                                                label=f"{plan.label}-ab",
+                                                cpu_latency_request=plan.cpu_latency_request), alpha=level,
                                     layout_thresholds=plan.layout_thresholds))
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "A/B verdict")
     return str(record["headline"]) if record and "headline" in record else None
+
+
+def throughput_ab(plan: GatePlan) -> bool:
+    """Does this gate run the throughput A/B (a share of the false-alarm budget goes to it)?"""
+    return plan.baseline_build is not None and "throughput" in plan.experiments and any(
+        not s.KNOWN_SUBEXPERIMENTS[name].is_floor and s.KNOWN_SUBEXPERIMENTS[name].subscribers == 1
+        and not s.KNOWN_SUBEXPERIMENTS[name].zero_copy for name in plan.subexperiments)
 
 
 def run_throughput(plan: GatePlan, steps: Steps, quick: bool, fastdds: GateFastDDS) -> str | None:
@@ -230,12 +262,15 @@ def run_throughput_ab(plan: GatePlan, steps: Steps, quick: bool, subs: list[str]
     if plan.baseline_build is None or steps.interrupted:
         return None
     ab_dir = plan.output / s.THROUGHPUT_DIR / s.AB_DIR
+    level = budget.ab_levels(True)[1]
     steps.call("throughput A/B verdict",
                "the throughput A/B against the baseline build could not decide (see throughput/ab/)",
                lambda: ab_throughput.measure_ab_throughput(ab_throughput.plan_ab_throughput(
                    output=ab_dir, baseline=plan.baseline_build, candidate=candidate, quick=quick, subexperiments=subs,
+                   rounds=budget.rounds_for(len(subs), level, ab_throughput.QUICK_ROUNDS if quick
+                                            else ab_throughput.DEFAULT_ROUNDS, one_round_against=not quick),
                    pin_cpus=plan.pin_cpus, label=f"{plan.label}-throughput-ab",
-                   cpu_latency_request=plan.cpu_latency_request)))
+                   cpu_latency_request=plan.cpu_latency_request), alpha=level))
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "throughput A/B verdict")
     return str(record["headline"]) if record and "headline" in record else f"{outcome.INCOMPLETE}: no verdict"
 
@@ -299,7 +334,9 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
             return gate_failed_build(unusable, output=output, label=label, summary_markdown=summary_markdown)
     plan = plan_gate(request, environment=environment, this_platform_id=this_machine().id,
                      now=datetime.now(timezone.utc), harness=harness, prefix=prefix)
-    print(f"perfgate gate: platform {log_text(plan.platform)}, requirements {log_text(plan.requirements)}, {plan.samples} samples, "
+    measured = (f"{plan.samples} samples" if plan.baseline_build is None
+                else "checked on the A/B's candidate samples (no run of their own), failing on a gross miss only")
+    print(f"perfgate gate: platform {log_text(plan.platform)}, requirements {log_text(plan.requirements)}, {measured}, "
           f"{len(plan.subexperiments)} sub-experiment(s) x {len(plan.payloads)} payload(s), label {log_text(plan.label)}, "
           + (f"results store {log_text(plan.store)} (from {'--store' if request.store is not None else '$' + s.STORE_ENV})"
              if plan.store else "not added to a results store")
@@ -314,11 +351,12 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
     with claims.claimed(plan.output):
         steps = Steps()
         with run.terminate_as_interrupt():  # SIGTERM as Ctrl-C: steps stop, the reports are still written
+            # with a baseline build the A/B comes first: its candidate samples are what the checks see
+            ab_headline = run_ab(plan, steps, request.quick, candidate=chosen.spec)
             compared = run_steps(plan, steps, chosen, request.fail_threshold)
             plan.output.mkdir(parents=True, exist_ok=True)
             throughput_headline = run_throughput(plan, steps, request.quick, chosen)
             topology_headline = run_topologies(plan, steps, plan.topologies, request.quick, candidate=chosen.spec)
-            ab_headline = run_ab(plan, steps, request.quick, candidate=chosen.spec)
             store_and_redraw(plan, steps)  # last: the stored run keeps the A/B verdict
         results = report.load(plan.output, plan.requirements, requirements=plan.required, baseline_compared=compared,
                               fastdds_note=chosen.describe(),

@@ -24,6 +24,7 @@ from . import listing, resources_table
 from . import junit as junit_xml
 from .. import schema as s
 from .check_terms import MissingData, describe_failure, testcase_name
+from .gross import GrossMargins, statuses as gross_statuses
 from ..errors import InputError
 from ..escape.workflow import log_text
 from ..model import read_metadata
@@ -44,6 +45,11 @@ class ExperimentCheck:
         return sum(int((report[s.STATUS] == s.FAILED).sum()) for report in self.reports.values())
 
     @property
+    def noted(self) -> int:
+        """Misses within the gross margin (a gate with a baseline build): notes, never failures."""
+        return sum(int((report[s.STATUS] == s.NOTED).sum()) for report in self.reports.values())
+
+    @property
     def exit_code(self) -> int:
         return outcome.exit_code(outcome.verdict_of(incomplete=bool(self.missing), regressed=bool(self.failed)))
 
@@ -59,10 +65,12 @@ def requirements_of(requirements: pd.DataFrame, sub: str) -> pd.DataFrame:
     return requirements[requirements[s.EXPERIMENT_TYPE] == sub]
 
 
-def check_summary(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str) -> pd.DataFrame:
+def check_summary(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str,
+                  margins: GrossMargins | None = None) -> pd.DataFrame:
     """The check report of one sub-experiment: every Median row, then every 99% row, then every Max
     row, each in the requirements' payload order. Payloads without measurements are left out (see
-    split_missing); measured payloads without requirements are ignored (see uncovered_rows)."""
+    split_missing); measured payloads without requirements are ignored (see uncovered_rows). With
+    gross margins (a gate with a baseline build) only a gross miss fails, a smaller one is noted."""
     required = requirements_of(requirements, sub)
     required = required[required[s.BYTES].isin(summary[s.BYTES])]
     measured = summary.set_index(s.BYTES).loc[required[s.BYTES]]
@@ -79,7 +87,7 @@ def check_summary(summary: pd.DataFrame, requirements: pd.DataFrame, sub: str) -
             s.EXPERIMENT: experiment / 1000.0,
             s.DIFFERENCE: np.abs(requirement - experiment) / 1000.0,
             s.PERCENT_OVER: percent,
-            s.STATUS: np.where(experiment > requirement, s.FAILED, s.PASSED),
+            s.STATUS: gross_statuses(magnitude, experiment, requirement, margins),
         }))
     return pd.concat(blocks, ignore_index=True).loc[:, list(s.CHECK_COLUMNS)]
 
@@ -110,7 +118,7 @@ def split_missing(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame
 
 def check_experiment(summaries: dict[str, pd.DataFrame], requirements: pd.DataFrame, *,
                      requirements_path: Path | None = None, summary_paths: dict[str, Path] | None = None,
-                     requested: Requested = EVERYTHING) -> ExperimentCheck:
+                     requested: Requested = EVERYTHING, margins: GrossMargins | None = None) -> ExperimentCheck:
     """Check every summary; InputError (exit 2) when the requirements do not cover a measured
     sub-experiment or payload, when a requirement that would be checked is zero, or when rows were
     left out as not asked for and nothing is left to check (a run of nothing is no pass)."""
@@ -132,7 +140,7 @@ def check_experiment(summaries: dict[str, pd.DataFrame], requirements: pd.DataFr
                              summary_paths.get(sub), files.row_line(summary, uncovered[0]))
         _no_zero_requirements(requirements_of(requirements, sub), requirements_path)
         checked[sub] = summary
-    reports = {sub: check_summary(summary, requirements, sub) for sub, summary in checked.items()}
+    reports = {sub: check_summary(summary, requirements, sub, margins) for sub, summary in checked.items()}
     missing, not_asked = split_missing(summaries, requirements, requested)
     if not_asked and not missing and not any(len(report) for report in reports.values()):
         raise InputError(f"no requirement row names a result this run was asked for ({len(not_asked)} row(s) name "
@@ -167,10 +175,12 @@ def outcome_lines(result: ExperimentCheck) -> list[str]:
     lines = []
     for sub, report in result.reports.items():
         failed = report[report[s.STATUS] == s.FAILED]
-        lines.append(f"{sub}: {len(report)} checks, {len(failed)} failed")
-        for row in failed.itertuples(index=False):
-            check, payload, requirement, experiment, _, percent, _ = row
-            lines.append(f"  FAILED {testcase_name(check, payload)}: "
+        noted = report[report[s.STATUS] == s.NOTED]
+        lines.append(f"{sub}: {len(report)} checks, {len(failed)} failed" + (f", {len(noted)} noted" if len(noted) else ""))
+        for row in pd.concat([failed, noted]).itertuples(index=False):
+            check, payload, requirement, experiment, _, percent, status = row
+            word = "FAILED" if status == s.FAILED else "NOTE (within the gross margin)"
+            lines.append(f"  {word} {testcase_name(check, payload)}: "
                          f"{describe_failure(check, requirement, experiment, percent)}")
     for sub in result.not_checked:
         kind = "a floor" if s.KNOWN_SUBEXPERIMENTS[sub].is_floor else "a one-to-many"
@@ -207,9 +217,11 @@ def missing_lines(result: ExperimentCheck, requirements_path: Path) -> list[str]
 
 # --- the record that `perfgate junit` reads ---------------------------------------------------------
 def write_check_record(experiment_dir: Path, requirements_path: Path, result: ExperimentCheck,
-                       resources_path: Path | None = None) -> None:
+                       resources_path: Path | None = None, margins: GrossMargins | None = None) -> None:
     record = {
         "requirements": str(Path(requirements_path).resolve()),
+        **({"gross_margins": {"file": str(margins.path.resolve()) if margins.path else None,
+                              "margins": margins.margins}} if margins is not None else {}),
         "missing": [asdict(item) for item in result.missing],
         "not_checked": list(result.not_checked),
     }
@@ -257,13 +269,15 @@ def command_check(requirements, experiment_directory, plots_directory, print_sum
 
 
 def check_folder(required: pd.DataFrame, requirements_path: Path, experiment_dir: Path, *, plots: Path | None,
-                 junit: Path | None, resources_requirements: Path | None = None, print_summaries: bool = False) -> int:
+                 junit: Path | None, resources_requirements: Path | None = None, print_summaries: bool = False,
+                 margins: GrossMargins | None = None) -> int:
     """Check an experiment folder's summaries against requirements (files.read_requirements of
-    requirements_path): check reports, check.json, JUnit and plots (none when plots is None)."""
+    requirements_path): check reports, check.json, JUnit and plots (none when plots is None); with
+    gross margins (latency.gross) only a gross miss fails."""
     summaries, summary_paths = read_experiment_summaries(experiment_dir)
     metadata = read_metadata(experiment_dir)  # read before anything is written: it may be malformed
     result = check_experiment(summaries, required, requirements_path=requirements_path, summary_paths=summary_paths,
-                              requested=requested_of(metadata, experiment_dir / s.METADATA_FILE))
+                              requested=requested_of(metadata, experiment_dir / s.METADATA_FILE), margins=margins)
     resources = resources_table.prepare_check(experiment_dir, resources_requirements, list(result.reports), metadata)
     # every output location is tried before the first report is written
     for sub in result.reports:
@@ -279,7 +293,7 @@ def check_folder(required: pd.DataFrame, requirements_path: Path, experiment_dir
     with outputs.write_errors_as_input_errors():
         for sub, report in result.reports.items():
             files.write_csv(experiment_dir / s.check_csv_name(sub), report)
-        write_check_record(experiment_dir, requirements_path, result, resources.path)
+        write_check_record(experiment_dir, requirements_path, result, resources.path, margins)
         if junit is not None:
             files.write_text(junit, junit_xml.build_junit_xml(result.reports, required, requirements_path,
                                                                     result.missing, metadata, resources,
@@ -297,6 +311,8 @@ def check_folder(required: pd.DataFrame, requirements_path: Path, experiment_dir
     for line in missing_lines(result, requirements_path):
         print(f"perfgate check: error: {log_text(line)}", file=sys.stderr)
     checks = sum(len(report) for report in result.reports.values())
-    print(f"{checks} checks in {len(result.reports)} sub-experiment(s): {result.failed} failed; "
+    print(f"{checks} checks in {len(result.reports)} sub-experiment(s): {result.failed} failed"
+          + (f" grossly, {result.noted} noted (within the gross margins of {log_text(margins.path or 'the gate')})"
+             if margins is not None else "") + "; "
           f"{len(result.missing)} required payload result(s) without measurements")
     return resources_table.report(resources, result.exit_code)

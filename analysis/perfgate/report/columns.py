@@ -38,7 +38,8 @@ def metadata_items(metadata: Metadata | None) -> list[tuple[str, str]]:
     items = [
         ("Fast DDS", version + (f" ({', '.join(details)})" if details else "")),
         ("platform", (platform.id or "unknown") + (f" ({platform.cpu_model})" if platform.cpu_model else "")),
-        ("samples", str(metadata.samples if metadata.samples is not None else "unknown")),
+        ("samples", str(metadata.samples) if metadata.samples is not None else
+         "the A/B's candidate rounds, pooled" if "pooled_from_ab" in metadata.extra else "unknown"),
         ("label", metadata.label or ""),
         ("latency", metadata.latency_definition or ""),
         ("harness", (harness.name or "") if harness else ""),

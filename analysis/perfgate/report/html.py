@@ -44,7 +44,7 @@ table{border-collapse:collapse;background:#fff;margin:6px 0 12px;font-size:13px}
 th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:right;white-space:nowrap}
 th{background:#eaeef2;position:sticky;top:0}td.text,th.text{text-align:left}
 tr.failed td{background:#ffebe9}tr.missing td{background:#fff8c5}
-.status-failed{color:#cf222e;font-weight:600}.status-passed{color:#1a7f37}
+.status-failed{color:#cf222e;font-weight:600}.status-passed{color:#1a7f37}.status-noted{color:#9a6700}
 nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:6px}
 nav a{display:inline-block;padding:3px 10px;border-radius:12px;background:#fff;border:1px solid #d0d7de;
   text-decoration:none;color:#1f2328;font-size:13px}
@@ -78,7 +78,7 @@ def _html_table(rows: pd.DataFrame, columns: list[Column], row_class: Callable[[
 
 
 def _check_row_class(row: pd.Series) -> str:
-    return row[s.STATUS] if row[s.STATUS] in (s.FAILED, s.PASSED) else "missing"
+    return row[s.STATUS] if row[s.STATUS] in s.CHECK_STATUSES else "missing"
 
 
 def _natural_key(path: Path) -> list:

@@ -67,6 +67,7 @@ class Verdict:
     ab_status: str | None = None  # PASS / REGRESSION / INCOMPLETE of the A/B verdict, when one ran
     throughput_status: str | None = None  # PASS / REGRESSION / INCOMPLETE / MEASURED, when it ran
     topology_status: str | None = None  # the same, of the gate's topologies
+    checks_noted: int = 0  # misses within the gross margin (a baseline build decides): notes, not failures
 
     @property
     def exit_code(self) -> int:
@@ -83,6 +84,8 @@ class Verdict:
             parts.append(f"{self.checks_failed} of {self.checks_total} {checks} failed")
         else:
             parts.append(f"all {self.checks_total} {checks} passed")
+        if self.checks_noted:
+            parts[-1] += f" ({self.checks_noted} noted: missed within the gross margin)"
         if self.missing:
             parts.append(f"{self.missing} required result(s) without measurements")
         if self.step_errors:
@@ -142,7 +145,7 @@ def check_rows(results: ExperimentResults) -> pd.DataFrame:
 
 
 def _is_measured(frame: pd.DataFrame) -> pd.Series:
-    return frame[s.STATUS].isin([s.PASSED, s.FAILED]) & frame[s.EXPERIMENT].notna()
+    return frame[s.STATUS].isin(s.CHECK_STATUSES) & frame[s.EXPERIMENT].notna()
 
 
 def failed_checks(rows: pd.DataFrame) -> pd.DataFrame:
@@ -229,7 +232,7 @@ def verdict(results: ExperimentResults) -> Verdict:
         regressed=bool(failed or baseline_failed) or REGRESSION in (ab_status, throughput_status, topology_status))
     return Verdict(status, len(measured), failed, missing, baseline_failed,
                    results.baseline_failures is not None, len(results.step_errors), ab_status, throughput_status,
-                   topology_status)
+                   topology_status, int((measured[s.STATUS] == s.NOTED).sum()) if not measured.empty else 0)
 
 
 
