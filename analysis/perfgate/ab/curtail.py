@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from typing import Callable
 from dataclasses import dataclass, field
 from pathlib import Path

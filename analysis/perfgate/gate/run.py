@@ -160,7 +160,7 @@ def pool_ab_candidate(plan: GatePlan) -> int:
         raise IncompleteError("the A/B measured no round: nothing to check", ab_dir)
     gated = [name for name in plan.subexperiments if not s.KNOWN_SUBEXPERIMENTS[name].is_floor]
     pooled = pool_candidate(ab_dir, plan.output, gated, plan.payloads, plan.label)
-    print(f"perfgate gate: requirement checks on the A/B's candidate samples: "
+    print("perfgate gate: requirement checks on the A/B's candidate samples: "
           + ", ".join(f"{sub} {rounds} round(s)" for sub, rounds in pooled.items()), flush=True)
     return s.EXIT_OK if all(pooled.values()) else s.EXIT_INCOMPLETE
 
