@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import claims, outputs
 from .. import schema as s
-from ..ab import latency as ab_latency
+from ..ab import curtail, latency as ab_latency
 from ..ab import verdict as v
 from ..ab.rounds import read_rounds
 from ..errors import InputError, PerfgateError
@@ -66,7 +66,11 @@ def _installed(request: Request, index: int) -> Path | None:
 
 def _measured(folder: Path, threshold: float, alpha: float, code: int) -> search.Measured:
     rounds = read_rounds(folder)
-    decision = v.decide(v.log_ratios(rounds.table), threshold=threshold, alpha=alpha, order=rounds.subexperiments)
+    # the A/B's own decision: a sub-experiment the curtailed A/B stopped measuring once its tests were
+    # decided has few rounds, and that is no reason to measure the step again
+    planned, stopped = curtail.read_record(folder, rounds.subexperiments, len(rounds.round_names))
+    decision = curtail.decide_curtailed(v.log_ratios(rounds.table), planned=planned, stopped=stopped,
+                                        threshold=threshold, alpha=alpha, order=rounds.subexperiments)
     table = decision.table
     tests = [search.Test(row[s.EXPERIMENT_TYPE], row[v.STATISTIC]) for _, row in table.iterrows()]
     return search.Measured(
