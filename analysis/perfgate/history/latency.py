@@ -44,7 +44,7 @@ from ..escape.html import plotly_text
 from ..escape.workflow import log_list, log_text
 from ..pools import worker_pool
 from . import index as si
-from .throughput import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV
+from .throughput import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV, EVENTS_CSV as THROUGHPUT_EVENTS_CSV
 from .throughput import change_point_lines as throughput_change_point_lines
 from .throughput import throughput_history
 from ..latency.check import is_over
@@ -314,7 +314,12 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
     for line in hf.change_point_lines(changes):
         print(log_text(line))
     if throughput is not None:
-        throughput_changes, throughput_drawn = throughput
+        throughput_changes, throughput_drawn, throughput_events = throughput
+        print(f"history: throughput: {len(throughput_events)} event(s), "
+              f"{int((throughput_events[event_names.EVENT_CHANGE] < 0).sum())} regression(s) (drops): "
+              f"{log_text(plots / THROUGHPUT_EVENTS_CSV)}")
+        for line in hf.event_lines(throughput_events, higher_is_worse=False):
+            print(log_text(line))
         print(f"history: throughput: {len(throughput_changes)} change point(s), "
               f"{int((throughput_changes[cp.CHANGE] < 0).sum())} regression(s) (drops), {throughput_drawn} plots: "
               f"{log_text(plots / THROUGHPUT_CHANGE_POINTS_CSV)}")
