@@ -195,12 +195,12 @@ def render_page(page: Path, screenshot: Path | None = None) -> tuple[float, floa
 
 def page_scale(run_counts: list[int], workdir: Path) -> None:
     """history.html of synthetic histories (30 charts of 11 payloads): size, and the time headless
-    Chromium takes to draw every chart (`data-drawn-ms`, since the page began to load; wall: the whole
-    browser process), with the load average; a screenshot of the top of each page beside it."""
+    Chromium takes to draw every chart (`data-drawn-ms`, since the page began to load; `data-script-ms`,
+    when its script began: parsing before it, drawing after; wall: the whole browser process), with the load average; a screenshot of the top of each page beside it."""
     plotly_js = hp.plotly_javascript()
     print(f"\nhistory.html at scale (load before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}):")
-    print(f"{'runs':>6} {'MB':>6} {'charts drawn':>13} {'points drawn per chart':>23} {'drawn at':>9} {'browser wall':>13} "
-          f"{'browser CPU':>12}")
+    print(f"{'runs':>6} {'MB':>6} {'charts drawn':>13} {'points drawn per chart':>23} {'script at':>10} {'drawn at':>9} "
+          f"{'browser wall':>13} {'browser CPU':>12}")
     for runs in run_counts:
         charts, hover, changes = page_charts(runs)
         page = workdir / f"history-{runs}.html"
@@ -208,10 +208,13 @@ def page_scale(run_counts: list[int], workdir: Path) -> None:
                                        charts, hover, plotly_js))
         wall, cpu, dom = render_page(page, workdir / f"history-{runs}.png")
         drawn = re.search(r'data-drawn-ms="(\d+)"', dom)
+        # when the page's script began: the HTML, the embedded series and plotly.js parsed; the rest is drawing
+        began = re.search(r'data-script-ms="(\d+)"', dom)
         points = [int(n) for n in re.findall(r'data-points="(\d+)"', dom)]
         rendered = len(re.findall(r'class="plot-container plotly"', dom))
         print(f"{runs:>6} {page.stat().st_size / 1e6:>6.1f} {rendered:>6} of {sum(map(len, charts.values())):<5} "
               f"{min(points, default=0):>11} to {max(points, default=0):<9} "
+              f"{(int(began.group(1)) / 1000 if began else float('nan')):>8.1f} s "
               f"{(int(drawn.group(1)) / 1000 if drawn else float('nan')):>7.1f} s {wall:>11.1f} s {cpu:>10.1f} s")
     print(f"(load after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}; screenshots {workdir}/history-*.png)")
 
