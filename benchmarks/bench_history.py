@@ -5,8 +5,9 @@
 1. Writes a results store of `--experiments` nightly runs (10 sub-experiments x 11 payloads,
    summaries and metadata, one commit per run) with a +8 % step in one sub-experiment from 3/4 of
    the way on, and runs `perfgate history --no-plots` twice (before and with the summary index;
-   with `--plots` also with every plot) each as its own process: wall clock, CPU and the peak
-   memory of its process tree against 60 s and 1 GB.
+   with `--plots` also with its plots, then again after one more run is added: the nightly's case)
+   each as its own process: wall clock, CPU and the peak memory of its process tree against 60 s
+   and 1 GB, with the load average.
 2. False alarms: `--seeds` histories of 100 runs without any step through change_points.detect
    (330 series each); the fraction with any change point is the family-wise false-alarm rate,
    which the default level (0.01) bounds.
@@ -95,6 +96,23 @@ def write_step_store(store: Path, experiments: int, seed: int = 0) -> int:
     return step_at
 
 
+def add_run(store: Path, index: int, seed: int = 1) -> None:
+    """One more nightly run at the end of a store of write_step_store (stepped like the runs before it)."""
+    rng = np.random.default_rng(seed)
+    level = run_levels(rng, 1)[0]
+    label = f"nightly-{index:04d}"
+    folder = store / s.STORE_EXPERIMENTS_DIR / label
+    for column, sub in enumerate(SUBS):
+        files.write_csv(folder / s.summary_csv_name(sub),
+                        summary_rows(rng, sub, level[column] * (STEP if sub == STEP_SUB else 1.0)))
+    files.write_metadata(folder, synthetic.metadata(label, synthetic.BASE_TIME + timedelta(days=index),
+                                                    f"{index:08x}" + "f" * 32, 1000, list(SUBS)))
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def synthetic_values(seed: int, runs: int, step_at: int | None = None) -> pd.DataFrame:
     """`detect`'s input: 10 sub-experiments x 11 payloads x Median/99%/Max over `runs` runs."""
     rng = np.random.default_rng(seed)
@@ -177,12 +195,12 @@ def render_page(page: Path, screenshot: Path | None = None) -> tuple[float, floa
 
 def page_scale(run_counts: list[int], workdir: Path) -> None:
     """history.html of synthetic histories (30 charts of 11 payloads): size, and the time headless
-    Chromium takes to draw every chart (`data-drawn-ms`, since the page began to load; wall: the whole
-    browser process), with the load average; a screenshot of the top of each page beside it."""
+    Chromium takes to draw every chart (`data-drawn-ms`, since the page began to load; `data-script-ms`,
+    when its script began: parsing before it, drawing after; wall: the whole browser process), with the load average; a screenshot of the top of each page beside it."""
     plotly_js = hp.plotly_javascript()
     print(f"\nhistory.html at scale (load before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}):")
-    print(f"{'runs':>6} {'MB':>6} {'charts drawn':>13} {'points drawn per chart':>23} {'drawn at':>9} {'browser wall':>13} "
-          f"{'browser CPU':>12}")
+    print(f"{'runs':>6} {'MB':>6} {'charts drawn':>13} {'points drawn per chart':>23} {'script at':>10} {'drawn at':>9} "
+          f"{'browser wall':>13} {'browser CPU':>12}")
     for runs in run_counts:
         charts, hover, changes = page_charts(runs)
         page = workdir / f"history-{runs}.html"
@@ -190,10 +208,13 @@ def page_scale(run_counts: list[int], workdir: Path) -> None:
                                        charts, hover, plotly_js))
         wall, cpu, dom = render_page(page, workdir / f"history-{runs}.png")
         drawn = re.search(r'data-drawn-ms="(\d+)"', dom)
+        # when the page's script began: the HTML, the embedded series and plotly.js parsed; the rest is drawing
+        began = re.search(r'data-script-ms="(\d+)"', dom)
         points = [int(n) for n in re.findall(r'data-points="(\d+)"', dom)]
         rendered = len(re.findall(r'class="plot-container plotly"', dom))
         print(f"{runs:>6} {page.stat().st_size / 1e6:>6.1f} {rendered:>6} of {sum(map(len, charts.values())):<5} "
               f"{min(points, default=0):>11} to {max(points, default=0):<9} "
+              f"{(int(began.group(1)) / 1000 if began else float('nan')):>8.1f} s "
               f"{(int(drawn.group(1)) / 1000 if drawn else float('nan')):>7.1f} s {wall:>11.1f} s {cpu:>10.1f} s")
     print(f"(load after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}; screenshots {workdir}/history-*.png)")
 
@@ -336,17 +357,30 @@ def main() -> int:
         runs.append(measure("history, every plot, before", [sys.executable, "-m", "perfgate.cli", *command[1:]],
                             PLOTS_TIME_TARGET_S))
         del os.environ["PYTHONPATH"]
+    plot_loads = []
     if options.plots:
         loads["after"] = Path("/proc/loadavg").read_text().split()[:3]
-        runs.append(measure("history, every plot" + (", after" if options.before else ""), command,
+        plot_loads.append(load_average())
+        runs.append(measure("history with its plots, first" + (", after" if options.before else ""), command,
                             PLOTS_TIME_TARGET_S))
+        # the nightly's case: one run more than the last redraw (every plot's x axis grows by one run)
+        add_run(store, options.experiments)
+        plot_loads.append(load_average())
+        runs.append(measure("history with its plots, one run added", command, PLOTS_TIME_TARGET_S))
+        plot_loads.append(load_average())
     for m in runs:
         verdict = "ok" if m.exit_code == 0 and m.wall <= TIME_TARGET_S and m.peak_tree_mb <= MEMORY_TARGET_MB \
             else "OVER TARGET" if m.exit_code == 0 else "FAILED"
         print(f"{m.name}: exit {m.exit_code}, {m.wall:.1f} s wall, {m.cpu:.1f} s CPU, peak {m.peak_tree_mb:.0f} MB "
               f"(targets {TIME_TARGET_S} s, {MEMORY_TARGET_MB} MB): {verdict}")
+    if plot_loads:
+        first, again = runs[-2], runs[-1]
+        print(f"history with its plots over {options.experiments} runs on {os.cpu_count()} cores (target "
+              f"{PLOTS_TIME_TARGET_S} s): first {first.wall:.1f} s wall, {first.cpu:.1f} s CPU; one run added "
+              f"{again.wall:.1f} s wall, {again.cpu:.1f} s CPU; load average before, between, after: "
+              f"{' | '.join(plot_loads)}")
     if len(loads) == 2:
-        before, after = runs[-2], runs[-1]
+        before, after = runs[-3], runs[-2]
         print(f"history with every plot over {options.experiments} runs on {os.cpu_count()} cores, before | after:")
         print(f"  wall {before.wall:.1f} s | {after.wall:.1f} s (target {PLOTS_TIME_TARGET_S} s); CPU {before.cpu:.1f} s | "
               f"{after.cpu:.1f} s; load average before each: {' '.join(loads['before'])} | {' '.join(loads['after'])}")

@@ -22,4 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
            help="family-wise false-alarm level of the change points over all series (default 0.01)")
     option(parser, "--baseline", action="append", default=None, metavar="D",
            help="a stored baseline (baselines/<platform>/) drawn as a reference line; repeat for release baselines")
+    option(parser, "--all-plots", action="store_true",
+           help="draw every payload's PNG too (330 for ten sub-experiments); by default only those of the series "
+                "that moved (a change point or an event) beside each sub-experiment's plots of all payloads")
     no_plots(parser, option)

@@ -110,17 +110,27 @@ def _window(sub_splits: list[int], split: int, count: int) -> tuple[int, int]:
 
 
 def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, experiments: pd.DataFrame,
-           alpha: float = cp.DEFAULT_ALPHA, higher_is_worse: bool = True) -> pd.DataFrame:
+           alpha: float = cp.DEFAULT_ALPHA, higher_is_worse: bool = True, *,
+           whole_statistics: tuple[str, ...] = whole.WHOLE_STATISTICS,
+           statistic_order: tuple[str, ...] = s.CHECKED_MAGNITUDES) -> pd.DataFrame:
     """The event table (history.names.EVENT_COLUMNS) of a history's per-payload change points `changes` and
     whole sub-experiment change points `wholes` (history.whole.decide_both), from `values` (the
-    detector's long input) and `experiments` (Label, Fast DDS commit by position)."""
+    detector's long input) and `experiments` (Label, Fast DDS commit by position). The change is
+    measured on the whole series of `whole_statistics` (latency: the Median; throughput: every test,
+    history.throughput); Statistics lists what moved in `statistic_order`, then any other name sorted."""
     groups = group(changes, wholes, higher_is_worse)
     leads = []
     for members in groups:
         ranked = members.assign(_whole=members[s.BYTES] != whole.WHOLE).sort_values(
             [cp.P_VALUE, "_whole"], kind="stable")
         leads.append(ranked.iloc[0])
-    whole_series = whole.whole_values(values)
+    if tuple(whole_statistics) == tuple(whole.WHOLE_STATISTICS):
+        whole_series = whole.whole_values(values)
+    else:  # one whole series per sub-experiment over all these statistics: each (payload, statistic) a cell
+        kept = values[values[cp.STATISTIC].isin(whole_statistics)]
+        cells = pd.factorize(pd.MultiIndex.from_arrays([kept[s.BYTES], kept[cp.STATISTIC]]))[0]
+        whole_series = whole.whole_values(kept.assign(**{s.BYTES: cells, cp.STATISTIC: whole_statistics[0]}),
+                                          (whole_statistics[0],))
     count = len(experiments)
     rows = []
     for members, lead in zip(groups, leads):
@@ -135,7 +145,9 @@ def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, ex
         moved = set(drill_down(values, sub, start, split, end, alpha))
         moved |= {(int(row[s.BYTES]), str(row[cp.STATISTIC])) for _, row in members.iterrows()}
         payloads = sorted({payload for payload, _ in moved if payload != whole.WHOLE})
-        statistics = [statistic for statistic in s.CHECKED_MAGNITUDES if any(stat == statistic for _, stat in moved)]
+        named = {stat for _, stat in moved}
+        statistics = [statistic for statistic in statistic_order if statistic in named] + \
+            sorted(named - set(statistic_order))
         rows.append({s.EXPERIMENT_TYPE: sub, event_names.EVENT_INDEX: split, s.LABEL: experiments.at[split, s.LABEL],
                      event_names.EVENT_COMMIT: lead[cp.COMMIT], event_names.EVENT_PREVIOUS_COMMIT: lead[cp.PREVIOUS_COMMIT],
                      event_names.EVENT_CHANGE: change, event_names.EVENT_LOWER_BOUND: 100.0 * math.expm1(bound) if not math.isnan(bound)

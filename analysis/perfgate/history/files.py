@@ -73,10 +73,11 @@ def event_texts(table: pd.DataFrame, higher_is_worse: bool = True) -> list[tuple
     return parts
 
 
-def event_lines(table: pd.DataFrame) -> list[str]:
-    """One line per event for the terminal (unescaped: the caller escapes for the log)."""
+def event_lines(table: pd.DataFrame, higher_is_worse: bool = True) -> list[str]:
+    """One line per event for the terminal (unescaped: the caller escapes for the log); throughput:
+    higher_is_worse False (a drop is the regression)."""
     return [f"  {kind}: {sub} {size} from {commits} ({run}); {moved}; {p}"
-            for kind, sub, size, commits, run, moved, p in event_texts(table)]
+            for kind, sub, size, commits, run, moved, p in event_texts(table, higher_is_worse)]
 
 
 def events_markdown(table: pd.DataFrame, alpha: float, bisects: dict | None = None) -> str:

@@ -26,7 +26,6 @@ import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..latency import experiments as ex
@@ -43,40 +42,23 @@ from .. import schema as s
 from ..errors import InputError, PerfgateError
 from ..escape.html import plotly_text
 from ..escape.workflow import log_list, log_text
-from ..pools import stop_requested, worker_pool
+from ..pools import worker_pool
 from . import index as si
-from .throughput import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV
+from .throughput import CHANGE_POINTS_CSV as THROUGHPUT_CHANGE_POINTS_CSV, EVENTS_CSV as THROUGHPUT_EVENTS_CSV
 from .throughput import change_point_lines as throughput_change_point_lines
 from .throughput import throughput_history
 from ..latency.check import is_over
 from . import topology as history_topology, topology_page
+from .pngs import (above_requirement, baseline_values, change_marks, draw_sub,  # noqa: F401  (callers' names)
+                   magnitude_history, payload_plots_wanted)
 from . import names as event_names
 
 
 # --- pure computations --------------------------------------------------------------------------
-def magnitude_history(table: pd.DataFrame, magnitude: str, experiment_count: int) -> pd.DataFrame:
-    """Experiments (positions 0..n-1) x payloads of one magnitude; NaN where a run lacks the payload."""
-    wide = table.pivot(index=ex.ORDER, columns=s.BYTES, values=magnitude)
-    wide = wide.reindex(index=range(experiment_count), columns=sorted(wide.columns))
-    wide.columns = [int(c) for c in wide.columns]
-    return wide
-
-
 def requirement_lookup(requirements: pd.DataFrame, sub: str) -> dict[tuple[int, str], float]:
     """(payload, check) -> requirement of one sub-experiment."""
     rows = requirements[requirements[s.EXPERIMENT_TYPE] == sub]
     return {(int(row[s.BYTES]), check): float(row[check]) for _, row in rows.iterrows() for check in s.CHECKED_MAGNITUDES}
-
-
-def above_requirement(values: pd.Series, requirement: float | None) -> pd.Series:
-    """Which experiments are over the requirement by the contract's rule (missing values are not)."""
-    if requirement is None:
-        return pd.Series(False, index=values.index)
-    numbers = values.to_numpy(dtype=float)
-    over = np.zeros(len(numbers), dtype=bool)
-    present = ~np.isnan(numbers)
-    over[present] = is_over(numbers[present], requirement)
-    return pd.Series(over, index=values.index)
 
 
 def newest_verdicts(table: pd.DataFrame, requirements: dict[tuple[int, str], float], newest: int) -> tuple[int, int]:
@@ -162,64 +144,6 @@ def write_page(path: Path, experiments: list[ex.Experiment], by_sub: dict[str, p
                                    topology_page.section(topology, count, hp.tick_positions(count), ticks)))
 
 
-NEARBY_RUNS = 3  # change points of one statistic this close on the plot of all payloads are one mark
-
-
-def change_marks(changes: pd.DataFrame, sub: str) -> dict:
-    """(statistic, payload) -> [(position, change %)], and (statistic, None) -> one mark per group of
-    change points at most NEARBY_RUNS apart over all payloads (their median position and change),
-    for one sub-experiment's plots: payloads placed a run or two apart are one step, not four."""
-    rows = changes[changes[s.EXPERIMENT_TYPE] == sub]
-    marks: dict = {}
-    for (statistic, payload), group in rows.groupby([cp.STATISTIC, s.BYTES]):
-        marks[(statistic, int(payload))] = list(zip(group[cp.INDEX].astype(int), group[cp.CHANGE]))
-    for statistic, group in rows.groupby(cp.STATISTIC):
-        group = group.sort_values(cp.INDEX)
-        cluster = (group[cp.INDEX].diff() > NEARBY_RUNS).cumsum()
-        marks[(statistic, None)] = [(int(round(part[cp.INDEX].median())), float(part[cp.CHANGE].median()))
-                                    for _, part in group.groupby(cluster)]
-    return marks
-
-
-def baseline_values(baselines: list[tuple[str, ex.Experiment]], sub: str) -> list[tuple[str, dict]]:
-    """Per baseline that has the sub-experiment: (name, {(payload, statistic): value})."""
-    values = []
-    for name, baseline in baselines:
-        if sub in baseline.subexperiments:
-            summary = baseline.summary(sub)
-            values.append((name, {(int(row[s.BYTES]), check): float(row[check])
-                                  for _, row in summary.iterrows() for check in s.CHECKED_MAGNITUDES}))
-    return values
-
-
-def _draw_sub(sub: str, table: pd.DataFrame, requirements: dict, tick_labels: list[str], plots: Path,
-              marks: dict, baselines: list[tuple[str, dict]], ab: list[tuple[int, str, str]]) -> int:
-    from ..plotting.history_marks import MarkedHistoryFigures
-
-    figures = MarkedHistoryFigures(tick_labels)
-    count = len(tick_labels)
-    drawn = 0
-    for magnitude in s.PLOTTED_MAGNITUDES:
-        if stop_requested():
-            return drawn
-        figures.magnitude(sub, magnitude, magnitude_history(table, magnitude, count),
-                          s.history_magnitude_png(plots, sub, magnitude), marks.get((magnitude, None), []), ab)
-        drawn += 1
-    for check in s.CHECKED_MAGNITUDES:
-        values = magnitude_history(table, check, count)
-        for payload in values.columns:
-            if stop_requested():
-                return drawn
-            requirement = requirements.get((payload, check))
-            references = [(name, value[(payload, check)]) for name, value in baselines if (payload, check) in value]
-            figures.payload(sub, check, payload, values[payload], requirement,
-                            above_requirement(values[payload], requirement),
-                            s.history_payload_png(plots, sub, payload, check), marks.get((check, payload), []),
-                            references, ab)
-            drawn += 1
-    return drawn
-
-
 def _workers(tasks: int) -> int:
     return max(1, min(tasks, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()))
 
@@ -251,20 +175,22 @@ def _map(executor, function, argument_lists):
 
 # --- the command --------------------------------------------------------------------------------
 def command_history(requirements: str, experiments_results: str, plots_directory: str, no_plots: bool,
-                    alpha: float = cp.DEFAULT_ALPHA, baseline: list[str] | None = None) -> int:
+                    alpha: float = cp.DEFAULT_ALPHA, baseline: list[str] | None = None, all_plots: bool = False) -> int:
     return redraw_history(files.read_requirements(Path(requirements)), Path(requirements), Path(experiments_results),
                           Path(plots_directory), draw=not no_plots, alpha=alpha,
-                          baselines=[Path(folder) for folder in baseline or []])
+                          baselines=[Path(folder) for folder in baseline or []], every_payload=all_plots)
 
 
 def redraw_history(required: pd.DataFrame, requirements_path: Path, folder: Path, plots: Path, *, draw: bool = True,
-                   alpha: float = cp.DEFAULT_ALPHA, baselines: list[Path] | None = None) -> int:
+                   alpha: float = cp.DEFAULT_ALPHA, baselines: list[Path] | None = None,
+                   every_payload: bool = False) -> int:
     """The history of a results store (or a folder of experiments) against requirements
-    (files.read_requirements of requirements_path), with reference lines of the baseline folders."""
+    (files.read_requirements of requirements_path), with reference lines of the baseline folders; the
+    PNG of every payload with `every_payload`, else of the series that moved (history.pngs)."""
     _require_plots_folder(plots, folder)
     # a results store is shared with gates adding to it: read and draw it whole, one redraw at a time
     with store.locked(folder) if store.is_store(folder) else contextlib.nullcontext():
-        return _history(required, requirements_path, folder, plots, draw, alpha, baselines or [])
+        return _history(required, requirements_path, folder, plots, draw, alpha, baselines or [], every_payload)
 
 
 def _load_all(executor, experiments: list[ex.Experiment], indexed: Path | None):
@@ -304,7 +230,7 @@ def describe(experiments: list[ex.Experiment]) -> pd.DataFrame:
 
 
 def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_results: Path, plots: Path, draw: bool,
-             alpha: float, baseline_folders: list[Path]) -> int:
+             alpha: float, baseline_folders: list[Path], every_payload: bool = False) -> int:
     # a damaged experiment is reported and skipped: one bad folder must not stop every later history
     readable, damaged = store_check.readable_experiments(experiments_results)
     experiments, newest_position = in_commit_order(readable)
@@ -356,9 +282,10 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
                                        [e.commit for e in experiments],
                                        [e.metadata.fastdds.version if e.metadata and e.metadata.fastdds else None
                                         for e in experiments])
-            drawn = sum(_map(executor, _draw_sub,
+            drawn = sum(_map(executor, draw_sub,
                              [(sub, table, lookup, ticks, plots, change_marks(changes, sub), baseline_values(baselines, sub),
-                               history_ab.marks(verdicts, sub))
+                               history_ab.marks(verdicts, sub),
+                               None if every_payload else payload_plots_wanted(changes, events, sub))
                               for sub, table, lookup in zip(subs, tables, lookups)]))
             write_page(plots / hp.PAGE_NAME, experiments, by_sub, changes, ticks, alpha, verdicts, requirements, topology)
 
@@ -372,7 +299,9 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
     if damaged:
         print(f"history: {len(damaged)} damaged experiment(s) skipped: {log_list(d.folder.name for d in damaged)}")
     print(f"history: {len(experiments)} experiments ({log_text(experiments[0].label)} .. {log_text(newest.label)}), "
-          f"{len(subs)} sub-experiments; {drawn} plots in {log_text(plots)}" if draw else
+          f"{len(subs)} sub-experiments; {drawn} plots in {log_text(plots)}"
+          + ("" if every_payload else f" (the {len(s.PLOTTED_MAGNITUDES) * len(subs)} of all payloads, and one per series that moved; "
+             "--all-plots: every payload's)") if draw else
           f"history: {len(experiments)} experiments, {len(subs)} sub-experiments; plots skipped")
     if baselines:
         print(f"history: reference lines: {log_list(f'baseline {name}' for name, _ in baselines)}")
@@ -389,7 +318,12 @@ def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_re
     for line in hf.change_point_lines(changes):
         print(log_text(line))
     if throughput is not None:
-        throughput_changes, throughput_drawn = throughput
+        throughput_changes, throughput_drawn, throughput_events = throughput
+        print(f"history: throughput: {len(throughput_events)} event(s), "
+              f"{int((throughput_events[event_names.EVENT_CHANGE] < 0).sum())} regression(s) (drops): "
+              f"{log_text(plots / THROUGHPUT_EVENTS_CSV)}")
+        for line in hf.event_lines(throughput_events, higher_is_worse=False):
+            print(log_text(line))
         print(f"history: throughput: {len(throughput_changes)} change point(s), "
               f"{int((throughput_changes[cp.CHANGE] < 0).sum())} regression(s) (drops), {throughput_drawn} plots: "
               f"{log_text(plots / THROUGHPUT_CHANGE_POINTS_CSV)}")

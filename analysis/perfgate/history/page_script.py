@@ -12,12 +12,15 @@ every run once a run has two pixels or more. Hover texts are looked up by positi
 
 The constants the page defines before this script: HOVER (one text per run position) and CHARTS
 (per chart: id, plotly data and layout; a measured trace carries its full series as `y` and no `x`).
-When every chart is drawn, `data-drawn-ms` on <body> holds the time since the page began to load,
-and each chart's container `data-points`, the points handed to plotly (benchmarks read them).
+When every chart is drawn, `data-drawn-ms` on <body> holds the time since the page began to load
+(`data-script-ms`: when this script began, the page and plotly.js parsed), and each chart's
+container `data-points`, the points handed to plotly (benchmarks read them).
 """
 
 SCRIPT = r"""
 (function () {
+  // when this script began: the page's HTML, its data and plotly.js are parsed by then
+  document.body.dataset.scriptMs = String(Math.round(performance.now()));
   const BUCKET_PX = 2;
   const RUNS = HOVER.length;
 

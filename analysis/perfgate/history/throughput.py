@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import change_points as cp
+from . import events as history_events
 from ..latency import experiments as ex
 from .. import files
 from . import files as hf
@@ -23,6 +24,8 @@ from .. import schema as s
 from ..throughput.files import read_throughput, table_paths
 
 CHANGE_POINTS_CSV = "throughput_change_points.csv"
+# events.csv's columns (history.names), one row per moment a throughput sub-experiment moved
+EVENTS_CSV = "throughput_events.csv"
 
 
 def series_name(demand: int, recovery_ms: int) -> str:
@@ -56,6 +59,20 @@ def throughput_change_points(values: pd.DataFrame, experiments: pd.DataFrame,
     return table.drop(columns=["_regression", "_size"]).reset_index(drop=True)
 
 
+def throughput_events(changes: pd.DataFrame, values: pd.DataFrame, experiments: pd.DataFrame,
+                      alpha: float = cp.DEFAULT_ALPHA) -> pd.DataFrame:
+    """The throughput's events (history.events, events.csv's columns): change points of one throughput
+    sub-experiment and direction within a few runs of each other are one event; a drop is the
+    regression (listed first, largest first). Change [%] is that of the sub-experiment as a whole
+    (per run the geometric mean over its payloads and tests, each centred on its median), the
+    Payloads and Statistics those that moved. The events group change points already decided at
+    `alpha` (throughput_change_points): they raise no alarm of their own."""
+    statistics = tuple(sorted(values[cp.STATISTIC].unique())) or (series_name(0, 0),)
+    wholes = changes.iloc[0:0]
+    return history_events.events(changes, wholes, values, experiments, alpha, higher_is_worse=False,
+                                 whole_statistics=statistics, statistic_order=statistics)
+
+
 def change_point_lines(table: pd.DataFrame) -> list[str]:
     lines = []
     for row in table.itertuples(index=False):
@@ -87,18 +104,21 @@ def draw(name: str, values: pd.DataFrame, changes: pd.DataFrame, ticks: list[str
 
 
 def throughput_history(experiments: list[ex.Experiment], described: pd.DataFrame, ticks: list[str] | None,
-                       plots: Path, alpha: float) -> tuple[pd.DataFrame, int] | None:
+                       plots: Path, alpha: float) -> tuple[pd.DataFrame, int, pd.DataFrame] | None:
     """For perfgate.history.latency: None when no stored experiment has throughput tables; else the change
-    points (also written to <plots>/throughput_change_points.csv) and the plots drawn."""
+    points (also written to <plots>/throughput_change_points.csv), the plots drawn and the events
+    (<plots>/throughput_events.csv)."""
     tables = stored_tables(experiments)
     if not any(tables):
         return None
     values = throughput_values(tables)
     changes = throughput_change_points(values, described, alpha)
+    events = throughput_events(changes, values, described, alpha)
     files.write_text(plots / CHANGE_POINTS_CSV, hf.format_change_points(changes))
+    files.write_text(plots / EVENTS_CSV, hf.format_events(events))
     drawn = 0
     if ticks is not None:
         for name, by_name in values.groupby(s.EXPERIMENT_TYPE, sort=True):
             drawn += draw(str(name), by_name, changes, ticks, plots)
-    return changes, drawn
+    return changes, drawn, events
 

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
 from .. import schema as s
-from .common import (FAILED_COLOUR, LATENCY_LABEL, REQUIREMENT_COLOUR, latency_yaxis, linear_latency_yaxis,
-                     new_figure, save)
+from .common import (DPI, FAILED_COLOUR, FIGURE_SIZE, LATENCY_LABEL, REQUIREMENT_COLOUR, latency_yaxis,
+                     linear_latency_yaxis, save)
 
 MAX_X_TICKS = 10
 MAGNITUDE_AXES_WIDTH_PX = 790  # 0.79 of the 1000 pixel wide figure
@@ -62,6 +63,16 @@ def experiment_tick_labels(created: list[datetime | None], labels: list[str]) ->
     return [c.strftime(date_format) if c is not None else short_label(label) for c, label in zip(created, labels)]
 
 
+def _fixed_figure():
+    """A figure with no layout engine at all, its axes placed by hand. new_figure's constrained layout
+    switched off with set_layout_engine("none") leaves a placeholder engine, and savefig then lays the
+    whole figure out once more before drawing it: a fifth of every history plot's time (issue 24)."""
+    figure = Figure(figsize=FIGURE_SIZE, dpi=DPI)
+    axes = figure.add_subplot()
+    axes.grid(True, which="major", alpha=0.3)
+    return figure, axes
+
+
 class HistoryFigures:
     """Draws the magnitude and payload history plots of one results store, reusing two figures.
 
@@ -72,11 +83,9 @@ class HistoryFigures:
     def __init__(self, tick_labels: list[str]):
         self.tick_labels = tick_labels
         self.many = len(tick_labels) > 40  # with hundreds of experiments markers would hide the line
-        self.magnitude_figure, self.magnitude_axes = new_figure("")
-        self.magnitude_figure.set_layout_engine("none")
+        self.magnitude_figure, self.magnitude_axes = _fixed_figure()
         self.magnitude_axes.set_position([0.08, 0.12, 0.79, 0.8])  # right: room for the payload legend
-        self.payload_figure, self.payload_axes = new_figure("")
-        self.payload_figure.set_layout_engine("none")
+        self.payload_figure, self.payload_axes = _fixed_figure()
         self.payload_axes.set_position([0.08, 0.12, 0.88, 0.8])  # right: room for the last date
         self._payload_artists()
 

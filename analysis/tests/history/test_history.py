@@ -79,7 +79,7 @@ def test_requirement_lookup_and_newest_verdicts(store, requirements_csv, real_su
 def test_history_draws_every_plot_of_the_contract_layout(store, requirements_csv, tmp_path, capsys):
     plots = tmp_path / "history_plots"
     code = cli.main(["history", "--requirements", str(requirements_csv), "--experiments-results", str(store),
-                     "--plots-directory", str(plots)])
+                     "--plots-directory", str(plots), "--all-plots"])
     assert code == s.EXIT_OK
     for sub in SUBS:
         expected = {s.history_magnitude_png(plots, sub, m) for m in s.PLOTTED_MAGNITUDES}

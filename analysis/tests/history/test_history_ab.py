@@ -95,7 +95,7 @@ def test_history_marks_each_commits_ab_verdict_on_the_page_and_the_plots(store_w
                             + "".join(f"{sub},{p},100.000,100.000,100.000\n" for sub in SUBS for p in BASE))
     plots = tmp_path / "plots"
     assert cli.main(["history", "--requirements", str(requirements), "--experiments-results", str(store_dir),
-                     "--plots-directory", str(plots)]) == s.EXIT_OK
+                     "--plots-directory", str(plots), "--all-plots"]) == s.EXIT_OK
     out = capsys.readouterr().out
     assert "history: 3 of 6 experiments have an A/B verdict against their parent, 1 with a regression" in out
     [line] = [line for line in out.splitlines() if "A/B REGRESSION" in line]

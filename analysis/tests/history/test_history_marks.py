@@ -75,7 +75,7 @@ def test_history_draws_every_plot_with_commits_and_baselines(tmp_path, capsys):
                                                  s.MAX: 900.0} for sub in SUBS[:2]]))
     plots = tmp_path / "plots"
     assert history.command_history(str(requirements), str(tmp_path / "store"), str(plots), no_plots=False,
-                                   baseline=[str(tmp_path / "baselines" / "vm-2core-x64")]) == 0
+                                   baseline=[str(tmp_path / "baselines" / "vm-2core-x64")], all_plots=True) == 0
     pngs = sorted(path.relative_to(plots).as_posix() for path in plots.rglob("*.png"))
     assert len(pngs) == 2 * (4 + 2 * 3)
     assert f"{SUBS[1]}/16_bytes_median.png" in pngs

@@ -64,6 +64,15 @@ def test_a_drop_is_found_at_its_commit_and_listed_as_a_regression(tmp_path, real
     assert -27 < found["Change [%]"] < -23
     assert f"REGRESSION: {NAME} Subscription throughput x1000 5 ms at 16384 B -2" in completed.stdout
     assert "history: throughput: 1 change point(s), 1 regression(s) (drops)" in completed.stdout
+    # one event, events.csv's columns: the sub-experiment as a whole dropped (one of its six tests by a quarter)
+    events = pd.read_csv(plots / th.EVENTS_CSV, dtype={"Payloads": str})
+    assert len(events) == 1, events
+    event = events.iloc[0]
+    assert (event[s.EXPERIMENT_TYPE], event["Index"], event["Payloads"], event["Statistics"]) == (
+        NAME, DROP_AT, "16384", "Subscription throughput x1000 5 ms")
+    assert -6 < event["Change [%]"] < -3
+    assert "history: throughput: 1 event(s), 1 regression(s) (drops)" in completed.stdout
+    assert f"  REGRESSION: {NAME} -" in completed.stdout
     for demand in (100, 1000):
         assert (plots / NAME / f"throughput_x{demand}_5ms.png").stat().st_size > 10000
 
