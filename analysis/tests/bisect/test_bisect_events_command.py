@@ -1,9 +1,12 @@
 """issue 25: `perfgate bisect-events` on a real git repository (conftest.fastdds_history: main A-B-C,
 M a merge of feature B-F1-F2 into C): a range of one commit is not bisected, a range of several is
-(here a commit that is no Fast DDS source: that bisect gives no answer, exit 3), an
+(here commits that are no Fast DDS source: skipped as builds that fail, so that bisect cannot
+decide, exit 3, and says so in its bisect.json), an
 event bisected before is not again, a range whose good is not on bad's first parents is not bisectable,
 --max bounds the bisects started.""" 
 from __future__ import annotations
+
+import json
 
 import pandas as pd
 
@@ -45,15 +48,21 @@ def test_one_commit_ranges_are_skipped_longer_ones_bisected_once(tmp_path, fastd
     assert "not bisectable" in done.stdout and "first-parent" in done.stdout
     assert f"{two}: bisecting 2 commit(s)" in done.stdout
     assert "1 bisect(s) started" in done.stdout and f"left for a later run: {later}" in done.stdout
-    # the stand-in holds no Fast DDS: good is no Fast DDS source, so that bisect gives no answer: exit 3,
-    # said so, its folder kept as the record (no bisect.json: nothing for the history to link)
+    # the stand-in holds no Fast DDS: good is no Fast DDS source, skipped as a build that fails, so that
+    # bisect cannot decide: exit 3, said so, its folder and bisect.json kept as the record, which the
+    # history links (not an error that ends the bisect: no failed.txt)
     assert done.returncode == 3
-    assert f"{two}: failed" in done.stderr and "no CMakeLists.txt" in done.stderr
+    assert f"perfgate bisect: build of {commits['A'][:10]} failed, skipped: " in done.stderr
+    assert "perfgate bisect: error: cannot decide: the build of good failed, nothing to compare: build failed: " \
+        in done.stderr and "no CMakeLists.txt" in done.stderr and f"{two}: failed" not in done.stderr
     assert "1 bisect(s) gave no answer" in done.stderr.splitlines()[-1]
     assert sorted(folder.name for folder in output.iterdir()) == [two]
-    assert not (output / two / "bisect.json").exists()
-    assert "no CMakeLists.txt" in (output / two / "failed.txt").read_text(encoding="utf-8")
-    assert bisect_links.links(tmp_path / "plots", pd.read_csv(events, dtype=str, keep_default_na=False)) == {}
+    assert not (output / two / event_names.BISECT_FAILED_TXT).exists()
+    written = json.loads((output / two / "bisect.json").read_text(encoding="utf-8"))
+    assert (written["status"], [c["sha"] for c in written["skipped"]]) == ("cannot decide", [commits["A"]])
+    assert "no CMakeLists.txt" in written["skipped"][0]["why"]
+    assert bisect_links.links(tmp_path / "plots", pd.read_csv(events, dtype=str, keep_default_na=False)) == {
+        2: bisect_links.BisectLink(f"bisect/{two}/report.html", "cannot decide", None)}
 
     # the next run: what was tried is not again, the one left is bisected
     again = run(tmp_path, origin, events, 3)
