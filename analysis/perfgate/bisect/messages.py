@@ -16,10 +16,10 @@ def message_lines(error: PerfgateError) -> list[str]:
     return [where + first, *more]
 
 
-def print_lines(lead: str, error: PerfgateError) -> None:
-    """`lead` and the error's first line on one stderr line, each further line indented on its own;
-    every line escaped (log_text): a line of the message never starts a workflow command."""
+def print_lines(lead: str, error: PerfgateError, program: str = "perfgate bisect:") -> None:
+    """`lead` and the error's first line on one stderr line, each further line on its own after
+    `program`, indented; every line escaped (log_text): no line of the message starts a workflow command."""
     first, *more = message_lines(error)
     print(f"{lead}{log_text(first)}", file=sys.stderr, flush=True)
     for line in more:
-        print(f"perfgate bisect:   {log_text(line)}", file=sys.stderr, flush=True)
+        print(f"{program}   {log_text(line)}", file=sys.stderr, flush=True)

@@ -88,3 +88,22 @@ def test_no_bisect_starts_after_the_time_budget_and_bad_options_are_exit_2(tmp_p
         refused = perfgate_in_process("bisect-events", *[part for pair in arguments.items() for part in pair])
         assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, (option, refused.stderr)
         assert not output.exists() and not (tmp_path / "ws").exists()
+
+
+def test_git_errors_of_several_lines_are_printed_one_line_each(tmp_path, fastdds_history):
+    """Before: `... does not appear to be a git repository\\nfatal: Could not read ...` on one line."""
+    _, commits = fastdds_history
+    events = tmp_path / "events.csv"
+    events_csv(events, [(commits["A"], commits["C"], 5.0)])
+    url = tmp_path / "not a repository"
+    url.mkdir()
+    done = run(tmp_path, url, events, 1)
+    assert done.returncode == 3 and "\\n" not in done.stderr, done.stderr
+    folder = bisect_plan.folder_name(commits["A"], commits["C"])
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == (f"perfgate bisect-events: {folder}: not bisected: {tmp_path / 'ws' / 'perfgate' / 'bisect.git'}: "
+                        f"cannot fetch --good {commits['A']} from {url}: fatal: '{url}' does not appear to be a git "
+                        "repository")
+    assert lines[1] == "perfgate bisect-events:   fatal: Could not read from remote repository."
+    assert lines[-2] == "perfgate bisect-events:   and the repository exists."
+    assert lines[-1] == "perfgate bisect-events: error: 1 bisect(s) gave no answer (see above)"
