@@ -217,6 +217,54 @@ def make_source(folder: Path, name: str = "fastrtps", cmake_version: str = "2.9.
 BROKEN = "int participant() { return missing_symbol; }\n"
 
 
+# --- a stand-in Fast DDS 2.9.1: the system's libfastrtps installed by a source of its own -----------
+# with a CMake package that names that copy: the real harness builds against it and loads it from the
+# workspace, as it does a real Fast DDS's (tests/fastdds/test_kept_installs.py, tests/bisect/
+# test_bisect_end_to_end.py). `linked`: a C source of a small library of the stand-in that its
+# package links into whatever uses Fast DDS, before libfastrtps (what a commit changes to be measured).
+STAND_IN_FASTDDS_CMAKE = """cmake_minimum_required(VERSION 3.16)
+project(fastrtps VERSION "2.9.1" LANGUAGES {languages})
+include(CMakePackageConfigHelpers)
+{linked_library}install(FILES "{library}" DESTINATION lib RENAME libfastrtps.so.2.9)
+install(FILES note.txt DESTINATION share/fastrtps)
+file(WRITE "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config.cmake" [=[
+get_filename_component(_prefix "${{CMAKE_CURRENT_LIST_DIR}}/../../.." ABSOLUTE)
+find_package(fastcdr REQUIRED)
+find_package(foonathan_memory REQUIRED)
+if(NOT TARGET fastrtps)
+  add_library(fastrtps SHARED IMPORTED)
+  set_target_properties(fastrtps PROPERTIES IMPORTED_LOCATION "${{_prefix}}/lib/libfastrtps.so.2.9"
+    IMPORTED_SONAME libfastrtps.so.2.9 INTERFACE_LINK_LIBRARIES{interface_links})
+endif()
+]=])
+write_basic_package_version_file("${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config-version.cmake" VERSION 2.9.1
+                                 COMPATIBILITY SameMajorVersion)
+install(FILES "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config.cmake"
+              "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config-version.cmake" DESTINATION share/fastrtps/cmake)
+"""
+
+
+def system_fastrtps() -> Path | None:
+    """The system's libfastrtps.so.2.x (Debian's Fast DDS 2.9), what a stand-in installs as its own."""
+    listing = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    match = re.search(r"libfastrtps\.so\.2\.\d+ \(.*?\) => (\S+)", listing)
+    return Path(match.group(1)).resolve() if match else None
+
+
+def stand_in_fastdds_cmake(library: Path, linked: str | None = None) -> str:
+    """CMakeLists.txt of a stand-in Fast DDS 2.9.1 installing `library` (system_fastrtps) and note.txt;
+    with `linked` (a C source file's name, e.g. send_delay.c), also the library standin_<its stem>
+    built from it, which the package links (no-as-needed) into the harness before libfastrtps."""
+    if linked is None:
+        return STAND_IN_FASTDDS_CMAKE.format(languages="CXX", linked_library="", library=library,
+                                             interface_links=' "fastcdr;foonathan_memory"')
+    target = f"standin_{Path(linked).stem}"
+    built = (f"add_library({target} SHARED {linked})\ntarget_link_libraries({target} PRIVATE dl)\n"
+             f"install(TARGETS {target})\n")
+    links = f'\n    "-Wl,--no-as-needed;${{_prefix}}/lib/lib{target}.so;-Wl,--as-needed;fastcdr;foonathan_memory"'
+    return STAND_IN_FASTDDS_CMAKE.format(languages="C", linked_library=built, library=library, interface_links=links)
+
+
 # --- a workspace whose latency tests look like Fast DDS' (the upstream engine) ---------------------
 # The shapes of Fast DDS' profiles: a participant on the builtin transports, an intra-process-only
 # one (their intraprocess_*.xml), one on a UDPv4 transport whitelisted to another address, a TCPv4

@@ -23,6 +23,11 @@ DEPTHS = (100, 1000, 10000)  # history fetched, deeper and deeper, until good is
 # (a header line's end; a subject's lines are joined) and NUL, so the subject is all after the third line
 # feed: a commit is never dropped or mis-split (a \x1f between fields was, in a subject: issue 23)
 FORMAT = "%H%n%aI%n%an%n%s"
+# a revision that may be an abbreviated commit: git fetches a commit by its full sha only (a server
+# lists no abbreviation), so one that names no branch or tag of the repository is refused (exit 2)
+# rather than resolved: resolving it needs the repository's whole object list, which a fetch of one
+# line of history does not give, and a prefix unique in what was fetched may not be unique upstream
+ABBREVIATED = re.compile(r"[0-9a-fA-F]{4,39}")
 
 
 @dataclass(frozen=True)
@@ -89,8 +94,23 @@ def _fetch_one(repository: Path, url: str, ref: str, option: str) -> str:
     return _git(repository, "rev-parse", "--verify", "FETCH_HEAD^{commit}").strip()
 
 
+def require_fetchable(url: str, ref: str, option: str) -> None:
+    """A revision that looks like an abbreviated commit must name a branch or tag of `url` (listed, not
+    fetched: nothing is written); InputError saying to give the full sha otherwise."""
+    if not ABBREVIATED.fullmatch(ref):
+        return
+    listed = run_git(["ls-remote", url, ref])
+    if listed.returncode != 0:
+        raise IncompleteError(f"cannot list the branches and tags of {url}: {git_message(listed)}")
+    if not listed.stdout.strip():
+        raise InputError(f"{option} {ref} is no branch or tag of {url} and not a full commit: git fetches a commit "
+                         "only by its full 40-hex sha; give that, or a branch or tag")
+
+
 def fetch_range(url: str, good: str, bad: str, repository: Path, depths: tuple[int, ...] = DEPTHS) -> list[Commit]:
     """good, then bad's first-parent commits after it up to bad (oldest first), fetched from `url`."""
+    require_fetchable(url, good, "--good")
+    require_fetchable(url, bad, "--bad")
     if not (repository / "HEAD").is_file():
         repository.mkdir(parents=True, exist_ok=True)
         _git(repository, "init", "--quiet", "--bare")

@@ -16,10 +16,10 @@ from ..ab import verdict as v
 from ..ab.rounds import read_rounds
 from ..errors import InputError, PerfgateError
 from ..escape.workflow import log_text
-from ..fastdds import build, kept
+from ..fastdds import build, colcon, kept
 from ..fastdds.git import check_git_url
 from . import commits as history, report
-from . import search
+from . import messages, search
 from . import names as bisect_names
 
 GOOD_NAME = "bisect-good"  # WS/installs/bisect-good: good's install, kept while the search measures against it
@@ -40,28 +40,40 @@ class Request:
     count: int = 0  # A/Bs so far
 
 
-def _installed(request: Request, index: int) -> Path | None:
-    """The kept install of commits[index], built now unless kept; None when its build fails."""
+def _installed(request: Request, index: int) -> Path | search.Unbuilt:
+    """The kept install of commits[index], built now unless kept; Unbuilt (why) when it cannot be built."""
     commit = request.commits[index]
     folder = kept.installs_dir(request.workspace) / commit.sha
-    if index in request.installs and request.installs[index] is None:
-        return None  # its build failed before
+    if isinstance(request.installs.get(index), search.Unbuilt):
+        return request.installs[index]  # its build failed before
     if index not in request.installs or not folder.is_dir():  # never built, or pruned since: built (again)
         print(f"perfgate bisect: building {commit.short} {log_text(commit.subject)}", flush=True)
         try:
             build.command_build(workspace=request.workspace, git_url=request.url, commit=commit.sha,
                                 jobs=request.jobs, keep_as=GOOD_NAME if index == 0 else None,
                                 fastcdr_url=request.fastcdr_url)
-        except InputError:
-            raise
         except PerfgateError as error:
-            print(f"perfgate bisect: build of {commit.short} failed, skipped: {error}", file=sys.stderr, flush=True)
-            request.installs[index] = None
-            return None
+            # The options every build shares were checked before the search (_check_build_options), so
+            # an InputError here is this commit's source: no Fast DDS (no CMakeLists.txt, another
+            # project), a Fast CDR it needs that is not there. Skipped like a failed build, as
+            # `git bisect skip` does, rather than ending the search
+            request.installs[index] = search.Unbuilt(index, " / ".join(messages.message_lines(error)))
+            messages.print_lines(f"perfgate bisect: build of {commit.short} failed, skipped: ", error)
+            return request.installs[index]
         if not folder.is_dir():
             raise search.Stop(f"the build of {commit.sha} was not kept in {folder}: an A/B needs both installs")
         request.installs[index] = folder
     return request.installs[index]
+
+
+def _check_build_options(workspace: Path) -> None:
+    """What `perfgate build` refuses as usage (exit 2) whatever the commit, checked once before the
+    search: after it, a build's InputError is the commit's (skipped)."""
+    kept.check_workspace(workspace)
+    kept.check_options(kept.DEFAULT_KEEP, GOOD_NAME)
+    kept.check_name(workspace, GOOD_NAME, kept.DEFAULT_KEEP)
+    outputs.require_writable(workspace, "workspace", folder=True)
+    colcon.check_tools(ccache=True)
 
 
 def _measured(folder: Path, threshold: float, alpha: float, code: int) -> search.Measured:
@@ -82,12 +94,14 @@ def _measured(folder: Path, threshold: float, alpha: float, code: int) -> search
 
 
 def measure(request: Request, commit: int, against: int, tests: list[search.Test] | None,
-            rounds: int | None) -> tuple[search.Measured | None, float]:
+            rounds: int | None) -> tuple[search.Measured | search.Unbuilt, float]:
     """Build both, then the A/B of commits[commit] against commits[against] (search.Measure)."""
     started = time.monotonic()
-    baseline, candidate = _installed(request, against), _installed(request, commit)
-    if baseline is None or candidate is None:
-        return None, time.monotonic() - started
+    baseline = _installed(request, against)
+    candidate = _installed(request, commit) if isinstance(baseline, Path) else None
+    for unbuilt in (baseline, candidate):
+        if isinstance(unbuilt, search.Unbuilt):
+            return unbuilt, time.monotonic() - started
     request.count += 1
     sha = request.commits[commit].short
     folder = request.output / bisect_names.BISECT_STEPS_DIR / f"{request.count:02d}-{sha}-vs-{request.commits[against].short}"
@@ -101,11 +115,15 @@ def measure(request: Request, commit: int, against: int, tests: list[search.Test
     plan = ab_latency.plan_ab(output=folder, baseline=str(baseline), candidate=str(candidate),
                               label=f"bisect-{request.count:02d}-{sha}", **options)
     try:
-        code = ab_latency.measure_ab(plan, threshold=request.threshold, alpha=request.alpha, draw=False)
+        # every round: a step is classified by the size of its change (search.classify), which a
+        # curtailed A/B (stopped once its verdict is certain) estimates from fewer rounds than asked
+        code = ab_latency.measure_ab(plan, threshold=request.threshold, alpha=request.alpha, draw=False,
+                                     curtailed=False)
     except InputError:
         raise
     except PerfgateError as error:
-        raise search.Stop(f"the A/B of {sha} against {request.commits[against].short} failed: {error}") from None
+        raise search.Stop(f"the A/B of {sha} against {request.commits[against].short} failed: "
+                          + " / ".join(messages.message_lines(error))) from None
     return _measured(folder, request.threshold, request.alpha, code), time.monotonic() - started
 
 
@@ -123,7 +141,7 @@ def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None
     # every A/B option checked before anything is fetched or built (exit 2)
     probe = ab_latency.plan_ab(output=output / bisect_names.BISECT_STEPS_DIR / "check", baseline=s.FASTDDS_SYSTEM_SPEC,
                                candidate=s.FASTDDS_SYSTEM_SPEC, **ab_options)
-    kept.check_workspace(workspace)
+    _check_build_options(workspace)
     with claims.claimed(output):
         request = Request(workspace, url, output, ab_options, threshold, alpha, jobs, fastcdr_url)
         request.commits = history.fetch_range(url, good, bad, workspace / "perfgate" / "bisect.git")
@@ -140,3 +158,14 @@ def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None
     if result.status == search.UNDECIDED:
         print(f"perfgate bisect: error: cannot decide: {log_text(result.why)}", file=sys.stderr)
     return result.exit_code
+
+
+def command_bisect_lines(**options) -> int:
+    """`perfgate bisect` as the command line runs it: command_bisect, with an error's several lines
+    (git's stderr) printed one console line each rather than as one line holding `\\n`
+    (`perfgate bisect-events` calls command_bisect and keeps the error)."""
+    try:
+        return command_bisect(**options)
+    except PerfgateError as error:
+        messages.print_lines("perfgate bisect: error: ", error)
+        return error.exit_code

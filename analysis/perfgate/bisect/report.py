@@ -65,13 +65,19 @@ def bisect_json(bisection: Bisection) -> dict:
         "culprit": None if result.culprit is None else {
             **commit_json(bisection, result.culprit),
             "against_parent": measured_json(result.culprit_change) if result.culprit_change else None},
-        "skipped": [commit_json(bisection, i) for i in result.skipped],
+        "skipped": [{**commit_json(bisection, i), "why": skip_reason(bisection, i)} for i in result.skipped],
         "candidates": [commit_json(bisection, i) for i in result.candidates],
         "steps": [{"kind": step.kind, "commit": bisection.commits[step.commit].sha,
                    "against": bisection.commits[step.against].sha, "outcome": step.outcome, "why": step.why,
                    "wall_s": round(step.wall_s, 1), **(measured_json(step.measured) if step.measured else {})}
                   for step in result.steps],
     }
+
+
+def skip_reason(bisection: Bisection, index: int) -> str:
+    """Why commit `index` was skipped: its build's error, as its step says."""
+    return next((step.why for step in bisection.result.steps if step.commit == index and step.outcome == search.SKIPPED),
+                "build failed")
 
 
 def headline(bisection: Bisection) -> str:
@@ -93,6 +99,9 @@ def summary_lines(bisection: Bisection) -> list[str]:
              f"{result.ab_count} A/B(s) (budget {search.step_budget(len(bisection.commits))} for "
              f"{len(bisection.commits) - 1} commit(s)), {len(result.skipped)} skipped build(s), "
              f"{bisection.wall_s:.0f} s"]
+    for index in result.skipped:  # the error's first line (a build's log tail is in the steps and bisect.json)
+        first, *more = skip_reason(bisection, index).split(" / ", 1)
+        lines.append(f"skipped {bisection.commits[index].short}: {first}" + (" (more in its step)" if more else ""))
     if result.candidates:
         lines.append("the culprit is one of: " + ", ".join(bisection.commits[i].short for i in result.candidates))
     return lines
@@ -126,7 +135,8 @@ def chart_points(bisection: Bisection) -> pd.DataFrame:
 def markdown(bisection: Bisection) -> str:
     result = bisection.result
     lines = [f"# perfgate bisect: {result.status}", "", _md(headline(bisection)), ""]
-    lines += [_md(line) for line in summary_lines(bisection)[1:]] + [""]
+    for line in summary_lines(bisection)[1:]:  # a paragraph each: the skipped commits' lines not run together
+        lines += [_md(line), ""]
     if result.culprit is not None:
         culprit = bisection.commits[result.culprit]
         link = commit_link(bisection.url, culprit.sha)

@@ -16,8 +16,8 @@ again is half and half):
                size disagree (too few rounds, noise): measured again with twice the rounds, at most
                MORE_ROUNDS times, and then the search stops (exit 3) rather than guess
 
-A commit whose build fails is skipped, as `git bisect skip` does, and the next one nearest the middle
-is measured. When only skipped commits are left between good and bad, the culprit is one of them or
+A commit whose build fails, or that is no Fast DDS source at all, is skipped, as `git bisect skip`
+does (with why), and the next one nearest the middle is measured. When only skipped commits are left between good and bad, the culprit is one of them or
 bad: exit 3 naming them. Finally the A/B of the culprit against its parent must show the regression
 (any failed test); when the parent is good and the culprit is bad, the confirmation was that A/B.
 
@@ -64,6 +64,14 @@ class Measured:
     incomplete: bool = False  # too few usable rounds, or a run that did not finish
     rounds: int = 0
     folder: str = ""  # where the A/B's files are
+
+
+@dataclass(frozen=True)
+class Unbuilt:
+    """What a Measure gives for a commit it could not build: its build failed, or it is no Fast DDS
+    source (a commit that moved or lost the CMake project): skipped, with why."""
+    commit: int
+    why: str
 
 
 @dataclass(frozen=True)
@@ -139,8 +147,13 @@ def step_budget(commits: int) -> int:
 
 
 # what the driver gives: build `commit` (an index) and measure it against `against` on `tests`
-# (None: the whole request) with `rounds` (None: the request's); None when a build failed
-Measure = Callable[[int, int, "list[Test] | None", "int | None"], "tuple[Measured | None, float]"]
+# (None: the whole request) with `rounds` (None: the request's); Unbuilt when one of the two could
+# not be built (None: the same, without a reason)
+Measure = Callable[[int, int, "list[Test] | None", "int | None"], "tuple[Measured | Unbuilt | None, float]"]
+
+
+def skip_reason(unbuilt: Unbuilt | None) -> str:
+    return "build failed" if unbuilt is None else f"build failed: {unbuilt.why}"
 
 
 def _measure_until_clear(measure: Measure, kind: str, commit: int, against: int, change: dict[Test, float],
@@ -149,9 +162,9 @@ def _measure_until_clear(measure: Measure, kind: str, commit: int, against: int,
     outcome, why = AMBIGUOUS, ""
     for more in range(MORE_ROUNDS + 1):
         measured, wall = measure(commit, against, list(change), rounds * 2 ** more)
-        if measured is None:
-            steps.append(Step(kind, commit, against, SKIPPED, None, wall, "build failed"))
-            return SKIPPED, "build failed"
+        if not isinstance(measured, Measured):
+            steps.append(Step(kind, commit, against, SKIPPED, None, wall, skip_reason(measured)))
+            return SKIPPED, skip_reason(measured)
         outcome, why = decide(measured)
         steps.append(Step(kind, commit, against, outcome, measured, wall, why))
         if outcome != AMBIGUOUS:
@@ -178,9 +191,11 @@ def _search(count: int, measure: Measure, rounds: int, steps: list[Step]) -> Res
     good, bad = 0, count - 1
     for more in range(MORE_ROUNDS + 1):  # too few usable rounds: more rounds, as for a step
         measured, wall = measure(bad, good, None, None if more == 0 else rounds * 2 ** more)
-        if measured is None:
-            steps.append(Step(CONFIRM, bad, good, SKIPPED, None, wall, "build failed"))
-            return Result(UNDECIDED, "the build of good or bad failed: nothing to compare", steps, skipped=[bad])
+        if not isinstance(measured, Measured):
+            which = bad if measured is None else measured.commit
+            steps.append(Step(CONFIRM, which, good if which == bad else bad, SKIPPED, None, wall, skip_reason(measured)))
+            return Result(UNDECIDED, f"the build of {'bad' if which == bad else 'good'} failed, nothing to compare: "
+                                     f"{skip_reason(measured)}", steps, skipped=[which])
         confirmed = bool(measured.failed) and not measured.incomplete
         steps.append(Step(CONFIRM, bad, good, REGRESSED if confirmed else
                           AMBIGUOUS if measured.incomplete else NO_REGRESSION, measured, wall,

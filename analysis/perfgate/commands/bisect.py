@@ -9,7 +9,7 @@ from ..measure import cpu_latency
 from .common import CPU_LATENCY_HELP, no_plots
 
 NAME = "bisect"
-HANDLER = "perfgate.bisect.driver:command_bisect"
+HANDLER = "perfgate.bisect.driver:command_bisect_lines"
 HELP = "find the commit between a good and a bad one that made Fast DDS slower: builds and A/Bs, binary search"
 
 

@@ -20,7 +20,7 @@ from .. import schema as s
 from ..bisect import commits as bisect_commits
 from ..ab import latency as ab_latency
 from ..ab import verdict as v
-from ..bisect import driver
+from ..bisect import driver, messages
 from ..errors import InputError, PerfgateError
 from ..escape.workflow import log_text
 from . import bisect_plan
@@ -39,7 +39,7 @@ def _range_size(url: str, event: bisect_plan.Planned, workspace: Path) -> int | 
         print(f"{PREFIX} {event.folder}: not bisectable: {log_text(str(error))}", flush=True)
         return 0
     except PerfgateError as error:
-        print(f"{PREFIX} {event.folder}: not bisected: {log_text(str(error))}", file=sys.stderr, flush=True)
+        messages.print_lines(f"{PREFIX} {event.folder}: not bisected: ", error, PREFIX)  # git's lines, a line each
         return None
 
 
@@ -90,7 +90,7 @@ def command_bisect_events(*, events, workspace, git_url, output, max_events, tim
                 rounds=rounds, samples=samples, threshold=threshold, alpha=alpha, jobs=jobs,
                 fastcdr_url=fastcdr_url, no_plots=no_plots)
         except PerfgateError as error:  # its commits do not build as Fast DDS, its sub-experiment is not measured...
-            print(f"{PREFIX} {event.folder}: failed: {log_text(str(error))}", file=sys.stderr, flush=True)
+            messages.print_lines(f"{PREFIX} {event.folder}: failed: ", error, PREFIX)
             # the record that it was tried (bisect removed its half-written folder): not tried again each
             # night; removing the folder tries again
             files.write_text(output / event.folder / event_names.BISECT_FAILED_TXT, f"{error}\n")

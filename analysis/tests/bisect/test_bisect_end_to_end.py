@@ -1,12 +1,18 @@
 """`perfgate bisect` end to end (issue 25): a real git repository of twelve commits, each built with
 the real `perfgate build` (colcon, the real harness) and measured by real A/Bs over loopback.
 
-The stand-in Fast DDS 2.9.1 installs the system's libfastrtps and, beside it, a small library its CMake
-package links into whatever uses Fast DDS (the harness): it defines sendmsg and sendto, the calls Fast
-DDS' UDP transport sends with, and busy-waits DELAY_US before calling the C library's. One commit in the
-middle raises DELAY_US from 0 to 300: every UDP send of both the publisher and the echo gets slower,
-which the A/B of interprocess_best_effort sees. The other commits change a note installed beside; one
-of them breaks the build (a syntax error) and the next repairs it.
+The stand-in Fast DDS 2.9.1 (conftest.stand_in_fastdds_cmake) installs the system's libfastrtps and,
+beside it, a small library its CMake package links into whatever uses Fast DDS (the harness): it
+defines sendmsg and sendto, the calls Fast DDS' UDP transport sends with, and busy-waits DELAY_US
+before calling the C library's. Commit 8 raises DELAY_US from 0 to 300: every UDP send of both the
+publisher and the echo gets slower, which the A/B of interprocess_best_effort sees. The other commits
+change a note installed beside, and the search meets, in this order:
+- commit 5, which does not build (a syntax error), and commit 6, which is no Fast DDS source (its
+  CMakeLists.txt moved away; commit 7 brings it back): both skipped, each with why;
+- commit 4, noisy: its first A/B (the first PERFGATE_RUN_ID its library sees, kept in NOISE_FILE) is
+  slowed by NOISE_US per send, a part of commit 8's change, as a machine busy during one measurement
+  would: that step is ambiguous, measured again with twice the rounds, and then good;
+- commits 7 (good), 9 and 8 (bad), then commit 8 against its parent.
 """
 from __future__ import annotations
 
@@ -19,53 +25,70 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PACKAGE_XML, git_in
+from conftest import PACKAGE_XML, git_in, stand_in_fastdds_cmake, system_fastrtps
 from perfgate import schema as s
-from perfgate.fastdds import source as fastdds_source
 from perfgate.bisect import names as bisect_names
+from perfgate.bisect import search
+from perfgate.fastdds import source as fastdds_source
 
-CULPRIT, BROKEN_AT, COUNT = 7, 5, 12  # commits 0 (good) .. 11 (bad)
+CULPRIT, BROKEN_AT, NOT_FASTDDS_AT, NOISY_AT, COUNT = 8, 5, 6, 4, 12  # commits 0 (good) .. 11 (bad)
+CLEAN_BAD = 3  # commits 1..3 change only the note: a range without a regression
 DELAY_US = 300
+# a part of the change: the round trip's two sends each NOISE_US slower, where the culprit's are 300 us
+# slower: about half of the culprit's change in log scale (its Median 12x to 27x here) whatever the
+# latency without the wait (23 to 55 us measured here), inside the ambiguous band (0.25, 0.75)
+NOISE_US = 50
+ROUNDS = 7
 
-STAND_IN_CMAKE = """cmake_minimum_required(VERSION 3.16)
-project(fastrtps VERSION "2.9.1" LANGUAGES C)
-include(CMakePackageConfigHelpers)
-add_library(standin_send_delay SHARED send_delay.c)
-target_link_libraries(standin_send_delay PRIVATE dl)
-install(TARGETS standin_send_delay)
-install(FILES "{library}" DESTINATION lib RENAME libfastrtps.so.2.9)
-install(FILES note.txt DESTINATION share/fastrtps)
-file(WRITE "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config.cmake" [=[
-get_filename_component(_prefix "${{CMAKE_CURRENT_LIST_DIR}}/../../.." ABSOLUTE)
-find_package(fastcdr REQUIRED)
-find_package(foonathan_memory REQUIRED)
-if(NOT TARGET fastrtps)
-  add_library(fastrtps SHARED IMPORTED)
-  set_target_properties(fastrtps PROPERTIES IMPORTED_LOCATION "${{_prefix}}/lib/libfastrtps.so.2.9"
-    IMPORTED_SONAME libfastrtps.so.2.9 INTERFACE_LINK_LIBRARIES
-    "-Wl,--no-as-needed;${{_prefix}}/lib/libstandin_send_delay.so;-Wl,--as-needed;fastcdr;foonathan_memory")
-endif()
-]=])
-write_basic_package_version_file("${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config-version.cmake" VERSION 2.9.1
-                                 COMPATIBILITY SameMajorVersion)
-install(FILES "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config.cmake"
-              "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config-version.cmake" DESTINATION share/fastrtps/cmake)
-"""
-
-SEND_DELAY_C = """/* sendmsg and sendto, what Fast DDS' UDP transport sends with, busy-waiting DELAY_US first */
+SEND_DELAY_C = """/* sendmsg and sendto, what Fast DDS' UDP transport sends with, busy-waiting first: DELAY_US, and
+   NOISE_US more in the first A/B of this build (the first PERFGATE_RUN_ID seen, kept in NOISE_FILE) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include "delay.h"
+
+static long wait_us = -1;
+
+static long this_wait(void)
+{
+    long wait = DELAY_US;
+    const char *run = getenv("PERFGATE_RUN_ID");
+    if (wait_us >= 0)
+        return wait_us;
+    if (NOISE_US > 0 && run && *run) {
+        int fd = open(NOISE_FILE, O_RDWR | O_CREAT, 0644);
+        if (fd >= 0) {
+            char first[128] = {0};
+            flock(fd, LOCK_EX);
+            if (read(fd, first, sizeof first - 1) <= 0) {
+                strncpy(first, run, sizeof first - 1);
+                if (write(fd, first, strlen(first)) < 0)
+                    first[0] = 0;
+            }
+            flock(fd, LOCK_UN);
+            close(fd);
+            if (strcmp(first, run) == 0)
+                wait += NOISE_US;
+        }
+    }
+    wait_us = wait;
+    return wait;
+}
 
 static void spin(void)
 {
     struct timespec start, now;
+    long wait = this_wait();
     clock_gettime(CLOCK_MONOTONIC, &start);
     do {
         clock_gettime(CLOCK_MONOTONIC, &now);
-    } while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < DELAY_US);
+    } while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < wait);
 }
 
 ssize_t sendmsg(int fd, const struct msghdr *message, int flags)
@@ -89,31 +112,31 @@ ssize_t sendto(int fd, const void *data, size_t length, int flags, const struct 
 # the A/Bs: one sub-experiment, one payload, the fewest rounds that can reject (7 for 2 tests at 0.02);
 # the planted change is several times the latency, so a 5 % threshold loses nothing and keeps an
 # unchanged commit from failing on this shared machine's order effects
-AB_OPTIONS = ["--subexperiments", "interprocess_best_effort", "--payloads", "16", "--rounds", "7",
+AB_OPTIONS = ["--subexperiments", "interprocess_best_effort", "--payloads", "16", "--rounds", str(ROUNDS),
               "--samples", "100", "--threshold", "0.05"]
 
 
-def system_fastrtps() -> Path | None:
-    listing = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
-    match = re.search(r"libfastrtps\.so\.2\.\d+ \(.*?\) => (\S+)", listing)
-    return Path(match.group(1)).resolve() if match else None
-
-
-def make_history(origin: Path, library: Path) -> list[str]:
+def make_history(origin: Path, library: Path, noise_file: Path) -> list[str]:
     origin.mkdir()
     git_in(origin, "init", "--quiet", "--initial-branch", "master")
-    (origin / "CMakeLists.txt").write_text(STAND_IN_CMAKE.format(library=library))
     (origin / "package.xml").write_text(PACKAGE_XML.format(name="fastrtps", version="2.9.1"))
-    (origin / "send_delay.c").write_text(SEND_DELAY_C)
     commits = []
     for index in range(COUNT):
-        (origin / "delay.h").write_text(f"#define DELAY_US {DELAY_US if index >= CULPRIT else 0}\n")
+        (origin / "delay.h").write_text(f"#define DELAY_US {DELAY_US if index >= CULPRIT else 0}\n"
+                                        f"#define NOISE_US {NOISE_US if index == NOISY_AT else 0}\n"
+                                        f"#define NOISE_FILE \"{noise_file}\"\n")
         (origin / "note.txt").write_text(f"commit {index}\n")
         source = SEND_DELAY_C + ("this does not compile\n" if index == BROKEN_AT else "")
         (origin / "send_delay.c").write_text(source)
+        cmake = origin / "CMakeLists.txt"
+        if index == NOT_FASTDDS_AT:
+            cmake.unlink()
+        else:
+            cmake.write_text(stand_in_fastdds_cmake(library, linked="send_delay.c"))
         subject = {CULPRIT: f"writer: wait {DELAY_US} us before each send", BROKEN_AT: "a change that breaks the build",
-                   BROKEN_AT + 1: "repair the build"}.get(index, f"no-op change {index}")
-        git_in(origin, "add", ".")
+                   NOT_FASTDDS_AT: "move the build elsewhere", NOT_FASTDDS_AT + 1: "repair the build"}.get(
+                       index, f"no-op change {index}")
+        git_in(origin, "add", "--all", ".")
         git_in(origin, "commit", "--quiet", "-m", subject)
         commits.append(git_in(origin, "rev-parse", "HEAD"))
     return commits
@@ -131,11 +154,19 @@ def bisected(tmp_path_factory):
     assert library is not None and fastdds_source.installed_cmake_version("fastcdr") is not None, \
         "needs the system's Fast DDS 2.x and Fast CDR (ci/debian-packages.txt)"
     root = tmp_path_factory.mktemp("bisect")
-    commits = make_history(root / "origin", library)
+    commits = make_history(root / "origin", library, root / "noise-run-id")
     workspace = root / "ws"
     found = bisect(workspace, root / "origin", commits[0], commits[-1], root / "found")
-    clean = bisect(workspace, root / "origin", commits[0], commits[BROKEN_AT - 1], root / "clean")
+    clean = bisect(workspace, root / "origin", commits[0], commits[CLEAN_BAD], root / "clean")
     return root, commits, found, clean
+
+
+def steps_of(result: dict, commits: list[str]) -> list[tuple]:
+    """Each step as (kind, commit index, against index, outcome, rounds planned: its A/B folder's rounds)."""
+    index = {sha: i for i, sha in enumerate(commits)}
+    return [(step["kind"], index[step["commit"]], index[step["against"]], step["outcome"],
+             len(list((Path(step["ab_directory"]) / s.AB_ROUNDS_DIR).iterdir())) if "ab_directory" in step else None)
+            for step in result["steps"]]
 
 
 @pytest.mark.compiles
@@ -147,17 +178,23 @@ def test_bisect_names_the_commit_that_made_the_echo_slower(bisected):
     result = json.loads((root / "found" / bisect_names.BISECT_JSON).read_text())
     assert result["status"] == "culprit found" and result["culprit"]["sha"] == commits[CULPRIT]
     assert result["culprit"]["subject"] == f"writer: wait {DELAY_US} us before each send"
-    assert result["ab_count"] <= math.ceil(math.log2(COUNT - 1)) + 2 == result["ab_budget"]
+    # the search as docs/bisect.md describes it: the middle (5, then 6: skipped), the next nearest (4:
+    # noisy, measured again with twice the rounds), then 7, 9, 8, and the culprit against its parent
+    assert steps_of(result, commits) == [
+        ("confirm", 11, 0, "regressed", ROUNDS),
+        ("step", BROKEN_AT, 0, search.SKIPPED, None), ("step", NOT_FASTDDS_AT, 0, search.SKIPPED, None),
+        ("step", NOISY_AT, 0, "ambiguous", ROUNDS), ("step", NOISY_AT, 0, "good", 2 * ROUNDS),
+        ("step", 7, 0, "good", ROUNDS), ("step", 9, 0, "bad", ROUNDS), ("step", 8, 0, "bad", ROUNDS),
+        ("culprit", CULPRIT, CULPRIT - 1, "regressed", ROUNDS)]
+    # within the budget of a search without ambiguous steps, plus the one measured again
+    assert result["ab_count"] == result["ab_budget"] + 1 == math.ceil(math.log2(COUNT - 1)) + 2 + 1
     # the culprit against its parent shows the regression, several times the latency
     against_parent = result["culprit"]["against_parent"]["tests"]
     assert all(test["failed"] and test["ratio"] > 1.5 for test in against_parent)
-    assert result["steps"][-1]["kind"] == "culprit" and result["steps"][-1]["against"] == commits[CULPRIT - 1]
     # every A/B is a real A/B folder, its verdict beside its rounds
     measured = [step for step in result["steps"] if "ab_directory" in step]
     assert len(measured) == result["ab_count"]
-    for step in measured:
-        folder = Path(step["ab_directory"])
-        assert (folder / s.VERDICT_JSON).is_file() and len(list((folder / s.AB_ROUNDS_DIR).iterdir())) == 7
+    assert all((Path(step["ab_directory"]) / s.VERDICT_JSON).is_file() for step in measured)
     assert (root / "found" / s.PLOTS_DIR / bisect_names.BISECT_CHART_PNG).is_file()
     assert commits[CULPRIT] in (root / "found" / s.REPORT_MARKDOWN).read_text()
     assert commits[CULPRIT] in (root / "found" / s.REPORT_HTML).read_text()
@@ -167,13 +204,39 @@ def test_bisect_names_the_commit_that_made_the_echo_slower(bisected):
 @pytest.mark.compiles
 @pytest.mark.fastdds
 @pytest.mark.slow
-def test_a_broken_build_is_skipped_and_reported(bisected):
+def test_a_noisy_step_is_measured_again_not_guessed(bisected):
     root, commits, found, _ = bisected
     result = json.loads((root / "found" / bisect_names.BISECT_JSON).read_text())
-    assert [commit["sha"] for commit in result["skipped"]] == [commits[BROKEN_AT]]
-    skipped = [step for step in result["steps"] if step["commit"] == commits[BROKEN_AT]]
-    assert [step["outcome"] for step in skipped] == ["skipped (build failed)"]
-    assert f"perfgate bisect: build of {commits[BROKEN_AT][:10]} failed, skipped" in found.stderr
+    noisy = [step for step in result["steps"] if step["commit"] == commits[NOISY_AT]]
+    first, again = noisy
+    median = {(t["statistic"]): t for t in first["tests"]}["Median"]
+    # the first A/B saw a part of the change: neither good nor bad, said so
+    assert first["outcome"] == "ambiguous" and 1.05 < median["ratio"] and "% of the change" in first["why"]
+    assert again["outcome"] == "good" and not any(t["failed"] for t in again["tests"])
+    assert f"{commits[NOISY_AT][:10]} against {commits[0][:10]} ({2 * ROUNDS} rounds)" in found.stdout
+    # report.md's steps table (#, kind, commit, subject, against, rounds, change, outcome, why, wall): both
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in (root / "found" / s.REPORT_MARKDOWN).read_text().splitlines() if line.startswith("| ")]
+    assert [(row[5], row[7]) for row in rows if row[2] == commits[NOISY_AT][:10]] == [
+        (str(ROUNDS), "ambiguous"), (str(2 * ROUNDS), "good")]
+
+
+@pytest.mark.compiles
+@pytest.mark.fastdds
+@pytest.mark.slow
+def test_a_broken_build_and_a_commit_without_fast_dds_are_skipped_with_why(bisected):
+    root, commits, found, _ = bisected
+    result = json.loads((root / "found" / bisect_names.BISECT_JSON).read_text())
+    assert [commit["sha"] for commit in result["skipped"]] == [commits[BROKEN_AT], commits[NOT_FASTDDS_AT]]
+    broken, moved = result["skipped"]
+    assert broken["why"].startswith("build failed: ") and "not a Fast DDS source" not in broken["why"]
+    assert moved["why"].startswith("build failed: ") and moved["why"].endswith("not a Fast DDS source: no CMakeLists.txt")
+    for index in (BROKEN_AT, NOT_FASTDDS_AT):
+        skipped = [step for step in result["steps"] if step["commit"] == commits[index]]
+        assert [step["outcome"] for step in skipped] == ["skipped (build failed)"]
+        assert f"perfgate bisect: build of {commits[index][:10]} failed, skipped: " in found.stderr
+    assert re.search(f"perfgate bisect: skipped {commits[NOT_FASTDDS_AT][:10]}: build failed: .*no CMakeLists.txt",
+                     found.stdout)
 
 
 @pytest.mark.compiles
@@ -184,5 +247,5 @@ def test_a_range_without_a_regression_is_exit_0_after_one_ab(bisected):
     assert clean.returncode == s.EXIT_OK, clean.stdout[-4000:] + clean.stderr[-4000:]
     result = json.loads((root / "clean" / bisect_names.BISECT_JSON).read_text())
     assert (result["status"], result["ab_count"], result["culprit"]) == ("no regression", 1, None)
-    assert f"perfgate bisect: PASS: {commits[BROKEN_AT - 1][:10]} does not regress against {commits[0][:10]}" \
+    assert f"perfgate bisect: PASS: {commits[CLEAN_BAD][:10]} does not regress against {commits[0][:10]}" \
         in clean.stdout

@@ -1,9 +1,12 @@
 """issue 25: `perfgate bisect-events` on a real git repository (conftest.fastdds_history: main A-B-C,
 M a merge of feature B-F1-F2 into C): a range of one commit is not bisected, a range of several is
-(here a commit that is no Fast DDS source: that bisect gives no answer, exit 3), an
+(here commits that are no Fast DDS source: skipped as builds that fail, so that bisect cannot
+decide, exit 3, and says so in its bisect.json), an
 event bisected before is not again, a range whose good is not on bad's first parents is not bisectable,
 --max bounds the bisects started.""" 
 from __future__ import annotations
+
+import json
 
 import pandas as pd
 
@@ -45,15 +48,21 @@ def test_one_commit_ranges_are_skipped_longer_ones_bisected_once(tmp_path, fastd
     assert "not bisectable" in done.stdout and "first-parent" in done.stdout
     assert f"{two}: bisecting 2 commit(s)" in done.stdout
     assert "1 bisect(s) started" in done.stdout and f"left for a later run: {later}" in done.stdout
-    # the stand-in holds no Fast DDS: good is no Fast DDS source, so that bisect gives no answer: exit 3,
-    # said so, its folder kept as the record (no bisect.json: nothing for the history to link)
+    # the stand-in holds no Fast DDS: good is no Fast DDS source, skipped as a build that fails, so that
+    # bisect cannot decide: exit 3, said so, its folder and bisect.json kept as the record, which the
+    # history links (not an error that ends the bisect: no failed.txt)
     assert done.returncode == 3
-    assert f"{two}: failed" in done.stderr and "no CMakeLists.txt" in done.stderr
+    assert f"perfgate bisect: build of {commits['A'][:10]} failed, skipped: " in done.stderr
+    assert "perfgate bisect: error: cannot decide: the build of good failed, nothing to compare: build failed: " \
+        in done.stderr and "no CMakeLists.txt" in done.stderr and f"{two}: failed" not in done.stderr
     assert "1 bisect(s) gave no answer" in done.stderr.splitlines()[-1]
     assert sorted(folder.name for folder in output.iterdir()) == [two]
-    assert not (output / two / "bisect.json").exists()
-    assert "no CMakeLists.txt" in (output / two / "failed.txt").read_text(encoding="utf-8")
-    assert bisect_links.links(tmp_path / "plots", pd.read_csv(events, dtype=str, keep_default_na=False)) == {}
+    assert not (output / two / event_names.BISECT_FAILED_TXT).exists()
+    written = json.loads((output / two / "bisect.json").read_text(encoding="utf-8"))
+    assert (written["status"], [c["sha"] for c in written["skipped"]]) == ("cannot decide", [commits["A"]])
+    assert "no CMakeLists.txt" in written["skipped"][0]["why"]
+    assert bisect_links.links(tmp_path / "plots", pd.read_csv(events, dtype=str, keep_default_na=False)) == {
+        2: bisect_links.BisectLink(f"bisect/{two}/report.html", "cannot decide", None)}
 
     # the next run: what was tried is not again, the one left is bisected
     again = run(tmp_path, origin, events, 3)
@@ -79,3 +88,22 @@ def test_no_bisect_starts_after_the_time_budget_and_bad_options_are_exit_2(tmp_p
         refused = perfgate_in_process("bisect-events", *[part for pair in arguments.items() for part in pair])
         assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, (option, refused.stderr)
         assert not output.exists() and not (tmp_path / "ws").exists()
+
+
+def test_git_errors_of_several_lines_are_printed_one_line_each(tmp_path, fastdds_history):
+    """Before: `... does not appear to be a git repository\\nfatal: Could not read ...` on one line."""
+    _, commits = fastdds_history
+    events = tmp_path / "events.csv"
+    events_csv(events, [(commits["A"], commits["C"], 5.0)])
+    url = tmp_path / "not a repository"
+    url.mkdir()
+    done = run(tmp_path, url, events, 1)
+    assert done.returncode == 3 and "\\n" not in done.stderr, done.stderr
+    folder = bisect_plan.folder_name(commits["A"], commits["C"])
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == (f"perfgate bisect-events: {folder}: not bisected: {tmp_path / 'ws' / 'perfgate' / 'bisect.git'}: "
+                        f"cannot fetch --good {commits['A']} from {url}: fatal: '{url}' does not appear to be a git "
+                        "repository")
+    assert lines[1] == "perfgate bisect-events:   fatal: Could not read from remote repository."
+    assert lines[-2] == "perfgate bisect-events:   and the repository exists."
+    assert lines[-1] == "perfgate bisect-events: error: 1 bisect(s) gave no answer (see above)"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BROKEN, PACKAGE_XML, git_in, make_source
+from conftest import BROKEN, PACKAGE_XML, git_in, make_source, stand_in_fastdds_cmake, system_fastrtps
 from perfgate.ab import latency as ab
 from perfgate.fastdds import source as fastdds_source
 from perfgate.fastdds import harness as native_harness
@@ -240,34 +239,7 @@ def test_bad_keep_options_exit_2_before_anything_is_built(tmp_path, args, messag
 
 
 # --- end to end: a stand-in Fast DDS 2.9.1 built with the real harness, through the command line ------
-# The system's libfastrtps installed by a source of its own, with a CMake package that names that copy:
-# the harness builds against it and loads it from the workspace, as it does a real Fast DDS's.
-STAND_IN_CMAKE = """cmake_minimum_required(VERSION 3.16)
-project(fastrtps VERSION "2.9.1" LANGUAGES CXX)
-include(CMakePackageConfigHelpers)
-install(FILES "{library}" DESTINATION lib RENAME libfastrtps.so.2.9)
-install(FILES note.txt DESTINATION share/fastrtps)
-file(WRITE "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config.cmake" [=[
-get_filename_component(_prefix "${{CMAKE_CURRENT_LIST_DIR}}/../../.." ABSOLUTE)
-find_package(fastcdr REQUIRED)
-find_package(foonathan_memory REQUIRED)
-if(NOT TARGET fastrtps)
-  add_library(fastrtps SHARED IMPORTED)
-  set_target_properties(fastrtps PROPERTIES IMPORTED_LOCATION "${{_prefix}}/lib/libfastrtps.so.2.9"
-    IMPORTED_SONAME libfastrtps.so.2.9 INTERFACE_LINK_LIBRARIES "fastcdr;foonathan_memory")
-endif()
-]=])
-write_basic_package_version_file("${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config-version.cmake" VERSION 2.9.1
-                                 COMPATIBILITY SameMajorVersion)
-install(FILES "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config.cmake"
-              "${{CMAKE_CURRENT_BINARY_DIR}}/fastrtps-config-version.cmake" DESTINATION share/fastrtps/cmake)
-"""
-
-
-def system_fastrtps() -> Path | None:
-    listing = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
-    match = re.search(r"libfastrtps\.so\.2\.\d+ \(.*?\) => (\S+)", listing)
-    return Path(match.group(1)).resolve() if match else None
+# The system's libfastrtps installed by a source of its own (conftest.stand_in_fastdds_cmake).
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +254,7 @@ def builds(tmp_path_factory):
     root = tmp_path_factory.mktemp("kept")
     origin = root / "origin"
     origin.mkdir()
-    (origin / "CMakeLists.txt").write_text(STAND_IN_CMAKE.format(library=library))
+    (origin / "CMakeLists.txt").write_text(stand_in_fastdds_cmake(library))
     (origin / "package.xml").write_text(PACKAGE_XML.format(name="fastrtps", version="2.9.1"))
     git_in(origin, "init", "-q")
     commits = {}
