@@ -10,11 +10,13 @@ vertical lines, labelled where the labels fit and with a hover marker each at th
 commit's A/B verdict against its parent (history_ab) is a marker along the top of the chart.
 
 Scale (issue 24: 5000 runs): the page embeds each series whole, once (3 decimals, as the CSV files),
-and the browser draws it decimated per pixel as SVG, never WebGL (page_script.py); the x positions and
-hover texts are built in the browser, shared by every trace.
+as base64 of int32 thousandths (`encoded_series`: a string the browser scans, not a number per run
+to parse), and the browser draws it decimated per pixel as SVG, never WebGL, the charts in view
+first (page_script.py); the x positions and hover texts are built in the browser, shared by every trace.
 """
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +48,12 @@ LABEL_CHARACTER_PX = 6.5  # 11 px sans-serif
 CHART_HEIGHT_PX = 420
 EVENT_STATISTICS = event_names.EVENT_STATISTICS  # "Statistics": what moved, e.g. "Median, 99%"
 TOP_MARGIN_PX = 50
+# A series in the page: little-endian int32 thousandths (3 decimals, as the CSV files), this where a run
+# lacks the value; page_script.py decodes it. A series out of int32's range stays a JSON list.
+MISSING_THOUSANDTHS = np.iinfo(np.int32).min
+LARGEST_THOUSANDTHS = np.iinfo(np.int32).max
+
+
 def chart_id(sub: str, statistic: str) -> str:
     return f"chart-{sub}-{s.CHECK_SLUGS[statistic]}"
 
@@ -162,6 +170,29 @@ def chart(sub: str, statistic: str, wide: pd.DataFrame, changes: pd.DataFrame, t
     return {"id": chart_id(sub, statistic), "statistic": statistic, "data": traces, "layout": layout}
 
 
+def encoded_series(values: list) -> str | None:
+    """A measured trace's `y` (numbers, None where a run lacks the value) as base64 of little-endian
+    int32 thousandths, MISSING_THOUSANDTHS for None: the browser's value n / 1000 is the number
+    rounded to 3 decimals; None when a value is out of that range (the trace keeps its JSON list)."""
+    array = np.array([np.nan if v is None else v for v in values], dtype=float)
+    thousandths = np.rint(array * 1000)
+    present = np.isfinite(thousandths)
+    if not np.all(present | np.isnan(array)) or np.any(np.abs(thousandths[present]) >= LARGEST_THOUSANDTHS):
+        return None
+    return base64.b64encode(np.where(present, thousandths, MISSING_THOUSANDTHS).astype("<i4").tobytes()).decode("ascii")
+
+
+def embedded_traces(traces: list[dict]) -> list[dict]:
+    """The traces as the page embeds them: a measured trace (a `y`, no `x`) carries `y64` instead of
+    its `y` (encoded_series) when it fits."""
+    embedded = []
+    for trace in traces:
+        encoded = encoded_series(trace["y"]) if "x" not in trace and isinstance(trace.get("y"), list) else None
+        embedded.append(trace if encoded is None else
+                        {**{key: value for key, value in trace.items() if key != "y"}, "y64": encoded})
+    return embedded
+
+
 def _cell(column: str, value) -> str:
     text = f"{value:.6g}" if column == cp.P_VALUE and isinstance(value, float) else f"{value:.3f}" if isinstance(value, float) \
         else "" if value is None else str(value)
@@ -265,7 +296,7 @@ def page(title: str, summary: str, changes: pd.DataFrame, charts_by_sub: dict[st
         sections.append(f"<h2 id=\"{html_text(sub)}\">{html_text(sub)}</h2>{''.join(blocks)}")
     # labels, versions and sub-experiment names are inside: JSON that cannot end the <script> (escape.html)
     sections.append(topology[0])
-    data = script_json([{"id": c["id"], "data": c["data"], "layout": c["layout"]}
+    data = script_json([{"id": c["id"], "data": embedded_traces(c["data"]), "layout": c["layout"]}
                         for charts in [*charts_by_sub.values(), topology[1]] for c in charts], separators=(",", ":"))
     labels = script_json(hover, separators=(",", ":"))
     machine_line = f'<p class="machine">{html_text(machine)}</p>\n' if machine else ""
