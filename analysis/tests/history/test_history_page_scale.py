@@ -259,3 +259,10 @@ document.addEventListener("perfgate-charts-drawn", function (event) {
     rest = [name for name in probe["order"] if name != target]
     assert rest[:5] == [chart["id"] for chart in charts if chart["id"] != target][:5] or \
         probe["order"].index(target) == 0
+
+
+def test_the_page_rounds_each_value_as_python_does_including_half_thousandths():
+    # values a hair off a half thousandth, where value * 1000 rounds to the other side in binary
+    halves = np.array([1.0005, 2.0015, 0.0005, 1e6 + 0.0005, 8.0045, 123.4565, -1.2345, 0.0, 1e-9])
+    values = np.concatenate([halves, np.random.default_rng(3).lognormal(3, 2, 20000), [np.nan]])
+    assert hp.rounded_values(values) == [None if np.isnan(v) else round(float(v), 3) for v in values]
