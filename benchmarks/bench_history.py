@@ -1,6 +1,11 @@
 """History with change points: speed and memory over a big store, false alarms and hits over many seeds.
 
     .venv/bin/python benchmarks/bench_history.py [--experiments 1000] [--seeds 100] [--plots] [--compare]
+        [--page 200,1000,5000]
+
+Issue 24's two timings in one command (the page at 200/1000/5000 runs, then history with its plots
+over 1000 runs, first and with one run added, each with the load average):
+    .venv/bin/python benchmarks/bench_history.py --page 200,1000,5000 --plots --seeds 0
 
 1. Writes a results store of `--experiments` nightly runs (10 sub-experiments x 11 payloads,
    summaries and metadata, one commit per run) with a +8 % step in one sub-experiment from 3/4 of
@@ -276,13 +281,16 @@ def main() -> int:
                         help="with --plots: also time an earlier perfgate's history on the same store, side by side "
                              "(its analysis/ folder, e.g. from `git archive main analysis | tar -x -C DIR`)")
     parser.add_argument("--page", type=lambda text: [int(n) for n in text.split(",")], default=None,
-                        metavar="RUNS,RUNS", help="only time history.html of synthetic histories, e.g. 200,1000,5000")
+                        metavar="RUNS,RUNS", help="time history.html of synthetic histories, e.g. 200,1000,5000 (bench_history_page.py); "
+                             "alone, only that; with --plots, then the history too")
     options = parser.parse_args()
     if options.page is not None:
         from bench_history_page import page_scale  # beside this file
 
-        page_scale(options.page, options.workdir or Path(tempfile.mkdtemp(prefix="perfgate-bench-page-")))
-        return 0
+        page_scale(options.page, (options.workdir / "pages") if options.workdir else
+                   Path(tempfile.mkdtemp(prefix="perfgate-bench-page-")))
+        if not options.plots:
+            return 0
     if options.raw_storage is not None:
         experiments = options.raw_storage
         if not experiments:

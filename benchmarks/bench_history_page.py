@@ -9,7 +9,7 @@ points found by detect) is opened in headless Chromium driven over its DevTools 
 real time (no virtual time: it would stop the page's clock while scripts run). Printed, from the
 page's own marks (page_script.py, times since the page began to load): when its script began (HTML,
 series and plotly.js parsed), when the charts in view were drawn, when every chart was; the
-browser's wall and CPU time; the load average before and after. A screenshot of the top of each
+browser's wall time from its start to every chart drawn; the load average before and after. A screenshot of the top of each
 page (1400 x 2400 px, every chart drawn) is written beside the pages.
 """
 from __future__ import annotations
@@ -18,7 +18,6 @@ import argparse
 import base64
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -96,10 +95,9 @@ class DevTools:
         os.close(self._from_browser)
 
 
-def open_page(chromium: str, page: Path, screenshot: Path) -> tuple[dict, float, float]:
-    """(the page's marks, browser wall seconds, browser CPU seconds) of opening `page` until every chart
+def open_page(chromium: str, page: Path, screenshot: Path) -> tuple[dict, float]:
+    """(the page's marks, browser wall seconds) of opening `page` until every chart
     is drawn (`window.perfgateChartsDrawn`), then a screenshot of its top."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     browser = DevTools(chromium)
     try:
@@ -119,8 +117,7 @@ def open_page(chromium: str, page: Path, screenshot: Path) -> tuple[dict, float,
         screenshot.write_bytes(base64.b64decode(shot["data"]))
     finally:
         browser.close()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return marks, wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return marks, wall
 
 
 def load_average() -> str:
@@ -138,19 +135,19 @@ def page_scale(run_counts: list[int], workdir: Path) -> None:
     plotly_js = hp.plotly_javascript()
     print(f"\nhistory.html at scale, headless Chromium {WINDOW[0]}x{WINDOW[1]} (load average before: {load_average()}):")
     print(f"{'runs':>6} {'MB':>5} {'charts drawn':>13} {'points per chart':>17} {'script at':>10} {'in view at':>11} "
-          f"{'all drawn at':>13} {'browser wall':>13} {'browser CPU':>12}")
+          f"{'all drawn at':>13} {'browser wall':>13}")
     for runs in run_counts:
         charts, hover, changes = page_charts(runs)
         page = workdir / f"history-{runs}.html"
         files.write_text(page, hp.page(f"perfgate latency history: synthetic, {runs} runs", f"{runs} runs", changes,
                                        charts, hover, plotly_js))
-        marks, wall, cpu = open_page(chromium, page, workdir / f"history-{runs}.png")
+        marks, wall = open_page(chromium, page, workdir / f"history-{runs}.png")
         total = sum(map(len, charts.values()))
         seconds = {key: int(marks[key]) / 1000 for key in ("scriptMs", "viewMs", "drawnMs")}
         print(f"{runs:>6} {page.stat().st_size / 1e6:>5.1f} {marks['charts']:>6} of {total:<5} "
               f"{min(marks['points'], default=0):>7} to {max(marks['points'], default=0):<6} "
               f"{seconds['scriptMs']:>8.1f} s {seconds['viewMs']:>9.1f} s {seconds['drawnMs']:>11.1f} s "
-              f"{wall:>11.1f} s {cpu:>10.1f} s")
+              f"{wall:>11.1f} s")
     print(f"(load average after: {load_average()}; screenshots {workdir}/history-*.png)")
 
 
