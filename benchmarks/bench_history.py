@@ -32,9 +32,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
