@@ -1,6 +1,11 @@
 """History with change points: speed and memory over a big store, false alarms and hits over many seeds.
 
     .venv/bin/python benchmarks/bench_history.py [--experiments 1000] [--seeds 100] [--plots] [--compare]
+        [--page 200,1000,5000]
+
+Issue 24's two timings in one command (the page at 200/1000/5000 runs, then history with its plots
+over 1000 runs, first and with one run added, each with the load average):
+    .venv/bin/python benchmarks/bench_history.py --page 200,1000,5000 --plots --seeds 0
 
 1. Writes a results store of `--experiments` nightly runs (10 sub-experiments x 11 payloads,
    summaries and metadata, one commit per run) with a +8 % step in one sub-experiment from 3/4 of
@@ -27,9 +32,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -174,51 +177,6 @@ def page_charts(runs: int, seed: int = 0) -> tuple[dict, list[str], pd.DataFrame
     return charts, [f"{tick} · run-{i}" for i, tick in enumerate(ticks)], changes
 
 
-def render_page(page: Path, screenshot: Path | None = None) -> tuple[float, float, str]:
-    """(wall seconds, CPU seconds of the browser's processes, DOM) of headless Chromium loading the page
-    and dumping its DOM once loaded (the charts are drawn by then: the page's script runs before the
-    load event). On a loaded machine the CPU time is the better guide to a quiet machine's wall time."""
-    import resource
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    started, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
-                          "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=600).stdout
-    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
-    if screenshot is not None:
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        "--virtual-time-budget=30000", f"--screenshot={screenshot}", "--window-size=1400,2000",
-                        page.as_uri()], capture_output=True, timeout=600)
-    return wall, cpu, dom
-
-
-def page_scale(run_counts: list[int], workdir: Path) -> None:
-    """history.html of synthetic histories (30 charts of 11 payloads): size, and the time headless
-    Chromium takes to draw every chart (`data-drawn-ms`, since the page began to load; `data-script-ms`,
-    when its script began: parsing before it, drawing after; wall: the whole browser process), with the load average; a screenshot of the top of each page beside it."""
-    plotly_js = hp.plotly_javascript()
-    print(f"\nhistory.html at scale (load before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}):")
-    print(f"{'runs':>6} {'MB':>6} {'charts drawn':>13} {'points drawn per chart':>23} {'script at':>10} {'drawn at':>9} "
-          f"{'browser wall':>13} {'browser CPU':>12}")
-    for runs in run_counts:
-        charts, hover, changes = page_charts(runs)
-        page = workdir / f"history-{runs}.html"
-        files.write_text(page, hp.page(f"perfgate latency history: synthetic, {runs} runs", f"{runs} runs", changes,
-                                       charts, hover, plotly_js))
-        wall, cpu, dom = render_page(page, workdir / f"history-{runs}.png")
-        drawn = re.search(r'data-drawn-ms="(\d+)"', dom)
-        # when the page's script began: the HTML, the embedded series and plotly.js parsed; the rest is drawing
-        began = re.search(r'data-script-ms="(\d+)"', dom)
-        points = [int(n) for n in re.findall(r'data-points="(\d+)"', dom)]
-        rendered = len(re.findall(r'class="plot-container plotly"', dom))
-        print(f"{runs:>6} {page.stat().st_size / 1e6:>6.1f} {rendered:>6} of {sum(map(len, charts.values())):<5} "
-              f"{min(points, default=0):>11} to {max(points, default=0):<9} "
-              f"{(int(began.group(1)) / 1000 if began else float('nan')):>8.1f} s "
-              f"{(int(drawn.group(1)) / 1000 if drawn else float('nan')):>7.1f} s {wall:>11.1f} s {cpu:>10.1f} s")
-    print(f"(load after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}; screenshots {workdir}/history-*.png)")
-
-
 def compare_detectors(seeds: int, runs: int = 200, step_at: int = 150) -> None:
     """Detectors on single Median series (one payload): flat ones and ones with the step."""
     import ruptures
@@ -321,11 +279,16 @@ def main() -> int:
                         help="with --plots: also time an earlier perfgate's history on the same store, side by side "
                              "(its analysis/ folder, e.g. from `git archive main analysis | tar -x -C DIR`)")
     parser.add_argument("--page", type=lambda text: [int(n) for n in text.split(",")], default=None,
-                        metavar="RUNS,RUNS", help="only time history.html of synthetic histories, e.g. 200,1000,5000")
+                        metavar="RUNS,RUNS", help="time history.html of synthetic histories, e.g. 200,1000,5000 (bench_history_page.py); "
+                             "alone, only that; with --plots, then the history too")
     options = parser.parse_args()
     if options.page is not None:
-        page_scale(options.page, options.workdir or Path(tempfile.mkdtemp(prefix="perfgate-bench-page-")))
-        return 0
+        from bench_history_page import page_scale  # beside this file
+
+        page_scale(options.page, (options.workdir / "pages") if options.workdir else
+                   Path(tempfile.mkdtemp(prefix="perfgate-bench-page-")))
+        if not options.plots:
+            return 0
     if options.raw_storage is not None:
         experiments = options.raw_storage
         if not experiments:

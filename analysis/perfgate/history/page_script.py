@@ -1,5 +1,6 @@
 """The JavaScript of history.html (page.py embeds it after the chart data): draws every chart as SVG,
-decimated per pixel, and redraws the part shown when the reader zooms.
+decimated per pixel, the charts in view first and the rest when the browser is idle, and redraws the
+part shown when the reader zooms.
 
 Why: plotly draws a line of thousands of points slowly as SVG, and as WebGL ("scattergl") each chart
 takes one of the browser's few WebGL contexts; with 30 charts the browser dropped the oldest and
@@ -10,11 +11,22 @@ and the extremes of Max stay where they are on the screen; what is left out lies
 Zooming in on the x axis (or resetting it) redraws the lines from the full series for the runs shown,
 every run once a run has two pixels or more. Hover texts are looked up by position (HOVER, shared).
 
+Load time at 5000 runs (issue 24 item 4): the series are embedded as base64 text (page.py
+`encoded_series`: little-endian int32 thousandths, MISSING where a run lacks the value), which the
+browser scans as one string each instead of parsing a JavaScript number per run, and a chart's
+series are decoded only when it is drawn. The 30 `Plotly.newPlot` calls are most of the rest, so a
+chart in view is drawn as soon as it is (IntersectionObserver), and the others one per idle period,
+in page order, so that every chart is drawn without the reader waiting for all of them (a chart the
+page's address names, `#chart-...`, is drawn before any other).
+
 The constants the page defines before this script: HOVER (one text per run position) and CHARTS
-(per chart: id, plotly data and layout; a measured trace carries its full series as `y` and no `x`).
-When every chart is drawn, `data-drawn-ms` on <body> holds the time since the page began to load
-(`data-script-ms`: when this script began, the page and plotly.js parsed), and each chart's
-container `data-points`, the points handed to plotly (benchmarks read them).
+(per chart: id, plotly data and layout; a measured trace carries its full series as `y64`, or as `y`
+when it does not fit the encoding, and no `x`). Marks, for readers and benchmarks: `data-script-ms`
+on <body> when this script began (the page and plotly.js parsed), `data-view-ms` when the charts in
+view at load were drawn, `data-drawn-ms` when every chart is (times since the page began to load);
+each chart's container gets `data-points`, the points handed to plotly, when drawn. When the last
+chart is drawn the page dispatches the event `perfgate-charts-drawn` on document and resolves the
+promise `window.perfgateChartsDrawn`.
 """
 
 SCRIPT = r"""
@@ -23,6 +35,20 @@ SCRIPT = r"""
   document.body.dataset.scriptMs = String(Math.round(performance.now()));
   const BUCKET_PX = 2;
   const RUNS = HOVER.length;
+  const MISSING = -2147483648;  // page.py MISSING_THOUSANDTHS
+
+  // a series of page.py encoded_series: numbers with 3 decimals, null where a run lacks the value
+  function decoded(text) {
+    const bytes = atob(text);
+    const view = new DataView(new ArrayBuffer(bytes.length));
+    for (let i = 0; i < bytes.length; i++) view.setUint8(i, bytes.charCodeAt(i));
+    const values = new Array(bytes.length / 4);
+    for (let p = 0; p < values.length; p++) {
+      const thousandths = view.getInt32(4 * p, true);
+      values[p] = thousandths === MISSING ? null : thousandths / 1000;
+    }
+    return values;
+  }
 
   // positions lo..hi of `full` (numbers, null where a run lacks the payload): every run when they fit,
   // else per bucket its lowest and highest value in run order; a bucket without any value is a gap
@@ -50,12 +76,13 @@ SCRIPT = r"""
     return [x, y];
   }
 
-  function draw(item) {
-    const container = document.getElementById(item.id);
-    const buckets = Math.max(50, Math.floor((container.clientWidth || 1200) / BUCKET_PX));
+  function draw(item, container, width) {
+    const buckets = Math.max(50, Math.floor(width / BUCKET_PX));
     const measured = [], fulls = [];
     item.data.forEach(function (trace, index) {
-      if (trace.x === undefined) { measured.push(index); fulls.push(trace.y); }
+      if (trace.x !== undefined) return;
+      if (trace.y64 !== undefined) { trace.y = decoded(trace.y64); delete trace.y64; }
+      measured.push(index); fulls.push(trace.y);
     });
     function shown(lo, hi) {
       const update = {x: [], y: [], customdata: []};
@@ -92,7 +119,44 @@ SCRIPT = r"""
     });
   }
 
-  for (const item of CHARTS) draw(item);
-  document.body.dataset.drawnMs = String(Math.round(performance.now()));
+  let announce;
+  window.perfgateChartsDrawn = new Promise(function (resolve) { announce = resolve; });
+  // every chart has the width of the page's body: read once, before any chart is drawn (no layout
+  // forced per chart)
+  const containers = CHARTS.map(function (item) { return document.getElementById(item.id); });
+  const width = (containers.length && containers[0].clientWidth) || 1200;
+  const waiting = new Set(CHARTS.map(function (_, k) { return k; }));
+  function drawOnce(k) {
+    if (!waiting.delete(k)) return;
+    draw(CHARTS[k], containers[k], width);
+    if (waiting.size === 0) finished();
+  }
+  function finished() {
+    const drawn = Math.round(performance.now());
+    document.body.dataset.drawnMs = String(drawn);
+    document.dispatchEvent(new CustomEvent("perfgate-charts-drawn", {detail: {ms: drawn}}));
+    announce(drawn);
+  }
+  // opened at a chart (a link of the events table, of the nightly summary): that one before any other,
+  // the page may not have scrolled to it yet when the observer first reports
+  const linked = containers.findIndex(function (container) { return "#" + container.id === location.hash; });
+  if (linked >= 0) drawOnce(linked);
+  const byContainer = new Map(containers.map(function (container, k) { return [container, k]; }));
+  let first = true;
+  const observer = new IntersectionObserver(function (entries) {
+    for (const entry of entries) {
+      if (entry.isIntersecting) { observer.unobserve(entry.target); drawOnce(byContainer.get(entry.target)); }
+    }
+    if (first) { first = false; document.body.dataset.viewMs = String(Math.round(performance.now())); }
+  }, {rootMargin: "200px 0px"});
+  containers.forEach(function (container) { observer.observe(container); });
+  // the rest in page order, one chart per idle period (at the latest 100 ms after the last)
+  const later = window.requestIdleCallback || function (next) { return setTimeout(next, 1); };
+  function drawNext() {
+    const next = waiting.values().next();
+    if (!next.done) drawOnce(next.value);
+    if (waiting.size > 0) later(drawNext, {timeout: 100}); else observer.disconnect();
+  }
+  if (waiting.size > 0) later(drawNext, {timeout: 100}); else finished();
 })();
 """

@@ -2,6 +2,7 @@
 change-point labels, round Max ticks, distinct payload colours, the platform's name, the events first."""
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -150,6 +151,24 @@ def page_of(runs: int, folder: Path) -> tuple[Path, list[dict]]:
     return page, [c for cs in charts.values() for c in cs]
 
 
+def decoded(trace: dict) -> list:
+    """An embedded trace's series as the page's script reads it (page_script.py `decoded`)."""
+    if "y64" not in trace:
+        return trace["y"]
+    ints = np.frombuffer(base64.b64decode(trace["y64"]), dtype="<i4")
+    return [None if n == hp.MISSING_THOUSANDTHS else int(n) / 1000 for n in ints]
+
+
+def test_series_are_embedded_as_thousandths_exactly_and_out_of_range_ones_stay_lists():
+    values = [1.0, None, 12345.678, 0.001, -3.5, 2_000_000.25]
+    [trace] = hp.embedded_traces([{"type": "scatter", "y": values}])
+    assert "y" not in trace and decoded(trace) == values
+    huge = [1.0, 3e6 * 1000.0]  # e.g. a topology's RSS in bytes: past int32 in thousandths
+    assert hp.embedded_traces([{"y": huge}]) == [{"y": huge}]
+    # a trace with its own x (the A/B marks) is embedded as it is
+    assert hp.embedded_traces([{"x": [3], "y": [0.97]}]) == [{"x": [3], "y": [0.97]}]
+
+
 @pytest.mark.heavy
 def test_every_chart_draws_at_5000_runs_with_bounded_points_and_no_webgl(tmp_path):
     assert CHROMIUM is not None, "chromium not found: install the Debian package chromium (ci/test.sh does)"
@@ -161,7 +180,9 @@ def test_every_chart_draws_at_5000_runs_with_bounded_points_and_no_webgl(tmp_pat
     for chart in embedded:
         measured = [trace for trace in chart["data"] if trace["name"].endswith(" B")]
         # full detail is there for zooming: every run of every payload, once, 3 decimals; SVG, no WebGL
-        assert len(measured) == 11 and all(len(trace["y"]) == runs for trace in measured)
+        assert len(measured) == 11 and all(len(decoded(trace)) == runs for trace in measured)
+        drawn = next(c for c in charts if c["id"] == chart["id"])
+        assert [decoded(trace) for trace in measured] == [trace["y"] for trace in drawn["data"][:11]]
         assert {trace["type"] for trace in chart["data"]} == {"scatter"}
         assert len(json.dumps(chart["data"], separators=(",", ":"))) <= 11 * runs * 9
     assert "scattergl" not in text.replace(hp.plotly_javascript(), "")
@@ -186,7 +207,7 @@ def test_zooming_in_draws_every_run_shown_from_the_whole_series(tmp_path):
     # what a reader's zoom does: the x range of the first chart set to runs 1000..1100, then its first line read
     probe = """<script>
 const zoomed = document.getElementById(CHARTS[0].id);
-Plotly.relayout(zoomed, {"xaxis.range": [1000, 1100]}).then(function () {
+window.perfgateChartsDrawn.then(function () { return Plotly.relayout(zoomed, {"xaxis.range": [1000, 1100]}); }).then(function () {
   document.body.dataset.zoomed = JSON.stringify({x: zoomed.data[0].x, y: zoomed.data[0].y});
 });
 </script>
@@ -199,3 +220,49 @@ Plotly.relayout(zoomed, {"xaxis.range": [1000, 1100]}).then(function () {
     full = charts[0]["data"][0]["y"]
     assert zoomed["x"] == list(range(999, 1102))  # every run shown, one beyond each edge
     assert zoomed["y"] == full[999:1102]
+
+
+@pytest.mark.heavy
+def test_the_chart_in_view_draws_first_and_the_page_marks_when_every_chart_is_drawn(tmp_path):
+    assert CHROMIUM is not None, "chromium not found: install the Debian package chromium (ci/test.sh does)"
+    runs = 1000
+    page, charts = page_of(runs, tmp_path)
+    # the order the charts are drawn in, and what is drawn when the page says all are
+    probe = """<script>
+const order = [];
+function record(changes) { for (const change of changes) order.push(change.target.id); }
+const watcher = new MutationObserver(record);
+watcher.observe(document.body, {subtree: true, attributes: true, attributeFilter: ["data-points"]});
+document.addEventListener("perfgate-charts-drawn", function (event) {
+  record(watcher.takeRecords());  // the last charts' changes, not delivered yet
+  document.body.dataset.probe = JSON.stringify({
+    order: order, event: event.detail.ms, mark: document.body.dataset.drawnMs, view: document.body.dataset.viewMs,
+    drawn: document.querySelectorAll(".chart[data-points] .plot-container").length});
+});
+</script>
+"""
+    # before the page's script: it sees every chart drawn
+    page.write_text(page.read_text().replace("<script>\nconst HOVER", probe + "<script>\nconst HOVER"))
+    # opened at the last sub-experiment's Max chart, as a link of the events table does
+    target = charts[-1]["id"]
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                          "--virtual-time-budget=60000", "--dump-dom", f"{page.as_uri()}#{target}"],
+                         capture_output=True, text=True, timeout=600).stdout
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, "the page never said that every chart was drawn"
+    probe = json.loads(html.unescape(found.group(1)))
+    # when it says so, all 30 are drawn, each once, and the mark on <body> agrees with the event
+    assert probe["drawn"] == 30 and sorted(probe["order"]) == sorted(chart["id"] for chart in charts)
+    assert probe["mark"] == str(probe["event"]) and int(probe["view"]) <= probe["event"]
+    # the chart the reader looks at first, before the ones above it; the rest in page order
+    assert probe["order"].index(target) < probe["order"].index(charts[0]["id"])
+    rest = [name for name in probe["order"] if name != target]
+    assert rest[:5] == [chart["id"] for chart in charts if chart["id"] != target][:5] or \
+        probe["order"].index(target) == 0
+
+
+def test_the_page_rounds_each_value_as_python_does_including_half_thousandths():
+    # values a hair off a half thousandth, where value * 1000 rounds to the other side in binary
+    halves = np.array([1.0005, 2.0015, 0.0005, 1e6 + 0.0005, 8.0045, 123.4565, -1.2345, 0.0, 1e-9])
+    values = np.concatenate([halves, np.random.default_rng(3).lognormal(3, 2, 20000), [np.nan]])
+    assert hp.rounded_values(values) == [None if np.isnan(v) else round(float(v), 3) for v in values]
