@@ -18,7 +18,7 @@ import pandas as pd
 from .. import claims, clock, outputs
 from .. import schema as s
 from ..errors import IncompleteError, InputError
-from ..fastdds.harness import ensure_harness, fastdds_version
+from ..fastdds.harness import FLOOR_EXECUTABLE, LATENCY_EXECUTABLE, HarnessPaths, ensure_harness, fastdds_version
 from ..measure import resources
 from ..measure.commands import ProcessSpec
 from ..measure.domains import lease_domain
@@ -233,8 +233,11 @@ def _rate(row) -> float | None:
 
 def _write_metadata(plan, outcome, error, load_before, started_at, ignored, executable, extra: dict) -> None:
     """metadata.json as the typed TopologyMetadata (topology.metadata); `extra`: more of its fields."""
+    # the Fast DDS of the executable that ran (an A/B arm's build, not this machine's own harness), read
+    # from the latency harness built beside it against the same Fast DDS
+    folder = Path(executable).parent
     try:
-        version = fastdds_version(ensure_harness())
+        version = fastdds_version(HarnessPaths(folder / LATENCY_EXECUTABLE, folder / FLOOR_EXECUTABLE, folder))
     except IncompleteError:  # a version we cannot read is recorded as unknown: the run's own error matters
         version = None
     rules = plan.rules
