@@ -15,6 +15,7 @@ from perfgate import schema as s
 from perfgate.gate import budget
 from perfgate.gate.pooled import pool_candidate
 from conftest import REPO_ROOT, TESTS_DIR
+from gate_inputs import gate_folder
 from perfgate.latency import check, gross, process
 
 SUB = "intraprocess_best_effort"
@@ -23,11 +24,7 @@ GENEROUS_US = 100000.0
 
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in (s.PLATFORM_ENV, s.PIN_CPUS_ENV, s.WORKSPACE_ENV, s.STORE_ENV, "GITHUB_ACTIONS", "GITHUB_WORKSPACE",
-                 "GITHUB_STEP_SUMMARY"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
+    return gate_folder(tmp_path, monkeypatch)
 
 
 def write_bench(folder, median_us: float, margins: dict[str, float] | None) -> None:

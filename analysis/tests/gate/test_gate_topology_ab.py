@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 import xml.etree.ElementTree as ET
 
-import pandas as pd
 import pytest
 
-from conftest import REPO_ROOT
-from perfgate import cli, files
+from gate_inputs import topology_gate_folder
+from perfgate import cli
 from perfgate import schema as s
 from perfgate.gate.topology_step import plan_topologies
 from perfgate.topology import ab_verdict
@@ -21,17 +19,7 @@ SUB, PAYLOAD = "intraprocess_best_effort", 16
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
     """A working folder with generous latency requirements for platform `bench` and the light topology."""
-    monkeypatch.chdir(tmp_path)
-    for name in (s.PLATFORM_ENV, s.PIN_CPUS_ENV, s.WORKSPACE_ENV, s.STORE_ENV, "GITHUB_ACTIONS", "GITHUB_WORKSPACE",
-                 "GITHUB_STEP_SUMMARY"):
-        monkeypatch.delenv(name, raising=False)
-    (tmp_path / "requirements").mkdir()
-    files.write_csv(tmp_path / "requirements" / "bench.csv", pd.DataFrame(
-        [{s.EXPERIMENT_TYPE: SUB, s.BYTES: PAYLOAD, **{m: 100000.0 for m in s.CHECKED_MAGNITUDES}}],
-        columns=list(s.REQUIREMENT_COLUMNS)))
-    (tmp_path / "topologies").mkdir()
-    shutil.copy(REPO_ROOT / "topologies" / "light.json", tmp_path / "topologies" / "light.json")
-    return tmp_path
+    return topology_gate_folder(tmp_path, monkeypatch, SUB, PAYLOAD)
 
 
 def gate(*arguments: str) -> int:
