@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import signal
 import sys
@@ -96,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"perfgate {command_name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # whoever read the output went away (`| head`): end as SIGPIPE would, quietly
+        _discard_stdout()
+        return 128 + signal.SIGPIPE
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -103,6 +107,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of it does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":
