@@ -11,5 +11,5 @@ ci/install-python.sh
 # vm-2core-x64: the requirements derived for the 2-core machine class this quick run was tuned on
 export PERFGATE_PLATFORM="${PERFGATE_PLATFORM:-vm-2core-x64}"
 run="quickstart-$(date -u +%Y%m%dT%H%M%SZ)"
-echo "gate: quick run, then an A/B of the system Fast DDS against itself (about 5 minutes)"
+echo "gate: an A/B of the system Fast DDS against itself, its samples checked against the requirements (about 2 minutes)"
 exec .venv/bin/perfgate gate --quick --baseline-build system --output "out/$run" --label "$run" "$@"
