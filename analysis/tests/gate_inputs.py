@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from conftest import REPO_ROOT
-from perfgate import files
+from perfgate import cli, files
 from perfgate import schema as s
 
 # what would make the gate measure elsewhere or write to a CI's files: unset for every gate test
@@ -35,3 +35,10 @@ def topology_gate_folder(folder: Path, monkeypatch, subexperiment: str, payload:
     (folder / "topologies").mkdir()
     shutil.copy(REPO_ROOT / "topologies" / "light.json", folder / "topologies" / "light.json")
     return folder
+
+
+def quick_gate(subexperiment: str, payload: int, *arguments: str) -> int:
+    """`perfgate gate --quick` for platform `bench` on one sub-experiment at one payload, no history, in
+    the test's process."""
+    return cli.main(["gate", "--platform", "bench", "--quick", "--subexperiments", subexperiment, "--payloads",
+                     str(payload), "--no-history", *arguments])

@@ -164,6 +164,14 @@ def describe_alarms(alarms: FalseAlarms) -> str:
             f"{alarms.failing_run_fraction:.1%} of unchanged runs would fail the gate")
 
 
+def print_false_alarms(alarms: FalseAlarms, by_margin: dict[float, FalseAlarms], margin: float) -> None:
+    """The leave-one-out false alarms at the chosen margin, then at each other margin shown."""
+    print(f"expected false alarms (leave-one-out): {describe_alarms(alarms)}")
+    for other, other_alarms in by_margin.items():
+        if other != margin:
+            print(f"  with --margin {other:g} instead: {describe_alarms(other_alarms)}")
+
+
 def command_determine_requirements(experiments_results: str, output_file: str, percentile: float,
                                    margin: float = 0.0) -> int:
     outputs.require_paths(experiments_results=experiments_results, output_file=output_file)
@@ -208,9 +216,6 @@ def command_determine_requirements(experiments_results: str, output_file: str, p
         files.write_text(s.requirements_provenance_json(output), json.dumps(record, indent=2) + "\n")
     print(f"{output}: {len(table)} requirements from the {percentile:g}th percentile of {len(experiments)} runs"
           + (f", plus {margin:.0%}" if margin else ""))
-    print(f"expected false alarms (leave-one-out): {describe_alarms(alarms)}")
-    for other, other_alarms in other_margins.items():
-        if other != margin:
-            print(f"  with --margin {other:g} instead: {describe_alarms(other_alarms)}")
+    print_false_alarms(alarms, other_margins, margin)
     print(f"provenance: {s.requirements_provenance_json(output)}")
     return s.EXIT_OK

@@ -26,7 +26,7 @@ from .. import files, outputs
 from .. import schema as s
 from ..errors import InputError
 from ..escape.workflow import log_text
-from ..latency.requirements import MARGINS_SHOWN, FalseAlarms, RunValues, describe_alarms, leave_one_out, \
+from ..latency.requirements import MARGINS_SHOWN, FalseAlarms, RunValues, leave_one_out, print_false_alarms, \
     percentile_across_runs
 from . import names as n
 from .check import measured_figures
@@ -156,9 +156,6 @@ def command_determine_topology_targets(experiments_results: str, output_file: st
           + (f", plus {margin:.0%}" if margin else ""))
     for section, metrics in target.items():
         print(f"  {section}: " + ", ".join(f"{metric} {value:g}" for metric, value in metrics.items()))
-    print(f"expected false alarms (leave-one-out): {describe_alarms(alarms)}")
-    for other, other_alarms in by_margin.items():
-        if other != margin:
-            print(f"  with --margin {other:g} instead: {describe_alarms(other_alarms)}")
+    print_false_alarms(alarms, by_margin, margin)
     print(f"provenance: {provenance_path}")
     return s.EXIT_OK

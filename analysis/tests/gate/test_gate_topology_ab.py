@@ -7,8 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from gate_inputs import topology_gate_folder
-from perfgate import cli
+from gate_inputs import quick_gate, topology_gate_folder
 from perfgate import schema as s
 from perfgate.gate.topology_step import plan_topologies
 from perfgate.topology import ab_verdict
@@ -23,8 +22,7 @@ def workspace(tmp_path, monkeypatch):
 
 
 def gate(*arguments: str) -> int:
-    return cli.main(["gate", "--platform", "bench", "--quick", "--subexperiments", SUB, "--payloads", str(PAYLOAD),
-                     "--no-history", *arguments])
+    return quick_gate(SUB, PAYLOAD, *arguments)
 
 
 @pytest.mark.parametrize("arguments", [["--topology-ipc", "off"], ["--topology-transport", "shm"]])
