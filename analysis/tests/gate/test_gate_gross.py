@@ -4,6 +4,7 @@ a JUnit <skipped>); a sub-experiment without candidate samples is missing data, 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -12,7 +13,8 @@ import pytest
 
 from perfgate import cli, files
 from perfgate import schema as s
-from perfgate.gate import budget
+from perfgate.gate import budget, plan as gate_plan, run as gate_run
+from perfgate.gate.request import GateRequest
 from perfgate.gate.pooled import pool_candidate
 from conftest import REPO_ROOT, TESTS_DIR
 from gate_inputs import gate_folder
@@ -141,6 +143,24 @@ def test_the_budget_adds_up_to_two_percent_and_asks_the_ab_for_the_rounds_its_le
     # at 0.5 %: 15 rounds (16 / 2^15 = 0.00049 <= 0.0005; 14 rounds: 15 / 2^14 = 0.00092)
     assert budget.rounds_for(20, 0.015, 16, one_round_against=True) == 16
     assert budget.rounds_for(10, 0.005, 13, one_round_against=True) == 15
+
+
+def test_with_the_throughput_ab_deciding_the_throughput_run_measures_the_quick_payloads_only(workspace):
+    write_bench(workspace, 1.0, {s.MEDIAN: 0.0, s.P99: 0.0, s.MAX: 0.0})
+
+    def plan(quick: bool, baseline_build: str | None):
+        return gate_plan.plan_gate(GateRequest(output="out", quick=quick, payloads=[16], subexperiments=[SUB],
+                                               platform="bench", label="x", history=False,
+                                               experiments=["latency", "throughput"], baseline_build=baseline_build),
+                                   environment={}, this_platform_id=None, now=datetime.now(timezone.utc))
+
+    # the per-commit gate: its throughput A/B decides, the run only feeds the gross checks and the history
+    with_ab = plan(quick=False, baseline_build="system")
+    assert gate_run.throughput_ab(with_ab)
+    assert gate_run.throughput_run_payloads(with_ab, quick=False) == [16, 16384]
+    # no baseline build: the run is the verdict's throughput measurement, all eleven payloads
+    assert gate_run.throughput_run_payloads(plan(quick=False, baseline_build=None), quick=False) is None
+    assert gate_run.throughput_run_payloads(plan(quick=True, baseline_build=None), quick=True) == [16, 16384]
 
 
 # --- with the real Fast DDS ------------------------------------------------------------------------
