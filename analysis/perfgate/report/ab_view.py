@@ -23,6 +23,7 @@ from .comment import AbVerdict, read_ab
 # one verdict word per banner: a status said inside another banner is said in words
 STATUS_WORDS = {PASS: "passed", REGRESSION: "found a regression", INCOMPLETE: "could not decide"}
 ROUND_COLUMN = "Rounds"
+LAYOUT_SIZED = "layout-sized"  # as ab.verdict says it (report is not below ab: not imported)
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,14 @@ def table_cells(ab: GateAb) -> tuple[list[str], list[list[str]]]:
     return header, [[row.get(s.EXPERIMENT_TYPE, ""), row.get("Statistic", ""), _change(row.get("Ratio")),
                      _number(row.get("Ratio"), "{:.3f}x"), _number(row.get(ab.verdict.bound_column), "{:.3f}x"),
                      _number(row.get("Adjusted p-value"), "{:.3g}"), _number(row.get(ROUND_COLUMN), "{:.0f}"),
-                     row.get(s.STATUS, "")] for row in rows]
+                     status_text(ab, row)] for row in rows]
+
+
+def status_text(ab: GateAb, row: dict[str, str]) -> str:
+    """The test's status, 'passed (layout-sized)' where only its layout threshold let it pass (ab.layout)."""
+    status = row.get(s.STATUS, "")
+    sized = (row.get(s.EXPERIMENT_TYPE, ""), row.get("Statistic", "")) in ab.verdict.layout_sized
+    return f"{status} ({LAYOUT_SIZED})" if sized and status == s.PASSED else status
 
 
 def banner_text(ab: GateAb) -> str:
@@ -101,7 +109,7 @@ def html_section(ab: GateAb) -> str:
     body = []
     for cells in rows:
         status = cells[-1]
-        tds = "".join(f'<td class="{"text" if i in (0, 1, 7) else ""}{" status-" + html_text(c) if i == 7 else ""}">'
+        tds = "".join(f'<td class="{"text" if i in (0, 1, 7) else ""}{" status-" + html_text(c.split(" ")[0]) if i == 7 else ""}">'
                       f"{html_text(c)}</td>" for i, c in enumerate(cells))
         body.append(f'<tr class="{"failed" if status == s.FAILED else ""}">{tds}</tr>')
     anchor = "throughput-ab" if ab.title.startswith("Throughput") else "ab"

@@ -71,6 +71,8 @@ class AbVerdict:
     headline: str
     bound_column: str  # "Lower bound" (latency) or "Upper bound" (throughput)
     rows: list[dict[str, str]] = field(default_factory=list)
+    # (sub-experiment, statistic) of the tests that passed at a layout threshold the global one would fail
+    layout_sized: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -217,7 +219,19 @@ def read_ab(folder: Path, bound_column: str) -> AbVerdict | None:
         raise InputError("no verdict.csv beside verdict.json: the A/B's table is missing", table) from None
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"verdict.csv cannot be read: {error}", table) from None
-    return AbVerdict(status, str(record.get("headline", "")), bound_column, rows)
+    return AbVerdict(status, str(record.get("headline", "")), bound_column, rows,
+                     _layout_sized(record.get("layout_sized"), folder / s.VERDICT_JSON))
+
+
+def _layout_sized(entries, path: Path) -> frozenset[tuple[str, str]]:
+    """verdict.json's `layout_sized` tests as (sub-experiment, statistic); absent in older verdicts."""
+    if entries is None:
+        return frozenset()
+    if not isinstance(entries, list) or not all(
+            isinstance(entry, dict) and isinstance(entry.get("subexperiment"), str)
+            and isinstance(entry.get("statistic"), str) for entry in entries):
+        raise InputError("'layout_sized' is not a list of tests with a subexperiment and a statistic", path)
+    return frozenset((entry["subexperiment"], entry["statistic"]) for entry in entries)
 
 
 def read_gate_output(folder: Path) -> GateOutput:
