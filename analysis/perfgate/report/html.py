@@ -153,10 +153,13 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
 def chip_state(sub: str, results: ExperimentResults, failed: pd.DataFrame, missing: pd.DataFrame) -> tuple[str, str]:
     """(class, text) of a sub-experiment's chip: the A/B's verdict on it first (a regression there is
     red whatever the gross checks say), then the checks."""
-    ab_states = [ab.sub_state(sub) for ab in (results.ab, results.throughput_ab) if ab is not None]
+    # each A/B named by what it measures: "A/B passed, A/B passed" said neither which
+    named = [(name, ab.sub_state(sub)) for name, ab in (("latency A/B", results.ab), ("throughput A/B", results.throughput_ab))
+             if ab is not None]
+    ab_states = [state for _, state in named]
     checks = ("failed" if sub in set(failed[SUB]) else "missing" if sub in set(missing[SUB])
               else "passed" if sub in results.checks else "unchecked")
-    said = [f"A/B {state}" for state in ab_states if state] + ([f"checks {checks}"] if checks != "unchecked" else [])
+    said = [f"{name} {state}" for name, state in named if state] + ([f"checks {checks}"] if checks != "unchecked" else [])
     text = f"{sub}: {', '.join(said)}" if said else sub
     for state in ("failed", "missing"):
         if state in ab_states or checks == state:

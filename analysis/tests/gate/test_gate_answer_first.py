@@ -76,7 +76,7 @@ def test_a_sub_experiment_whose_ab_failed_is_red_in_the_chips_though_its_checks_
     page = report.html_page(gate_output, {})
     chips = dict(re.findall(r'<a class="(\w+)" href="#sub-(\w+)"', page)[i][::-1] for i in range(2))
     assert chips == {SUBS[0]: "passed", SUBS[1]: "failed"}
-    assert f"{SUBS[1]}: A/B failed, checks passed" in page
+    assert f"{SUBS[1]}: latency A/B failed, checks passed" in page
 
 
 def test_the_gate_page_has_the_ab_table_before_the_gross_checks_and_the_baselines_commit(gate_output):
