@@ -4,7 +4,6 @@ The steps run as a runner would: ci/gate.sh is the stand-in that parses the gate
 (store_scripts), perfgate false-alarms the real one."""
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -13,7 +12,7 @@ import yaml
 from conftest import REPO_ROOT
 from perfgate import schema as s
 from store_scripts import (bare_repository, branch_labels, run_gate_step, run_script, runner_checkout,
-                           stored_experiment)
+                           stored_aa_gate, stored_experiment)
 
 NIGHTLY = REPO_ROOT / ".github" / "workflows" / "nightly-history.yml"
 AA_STEP, PUSH_STEP, FALSE_ALARMS_STEP = ("A/A gate of the runner's build", "Push the A/A gate to the results store",
@@ -87,16 +86,6 @@ def test_the_aa_gate_is_pushed_with_the_store(nightly, tmp_path):
     assert done.returncode == 0 and "stays on this runner only" in done.stdout
 
 
-def aa_verdict(folder, status: str) -> None:
-    """A stored run's ab/verdict.json of the system Fast DDS against itself, and a passing junit.xml."""
-    arm = {"spec": "system", "fastdds": {"version": "2.9.1", "commit": None}, "injected_echo_delay_ns": {}}
-    (folder / s.AB_DIR).mkdir()
-    (folder / s.AB_DIR / s.VERDICT_JSON).write_text(json.dumps({"status": status,
-                                                                "arms": {"baseline": arm, "candidate": arm}}))
-    (folder / s.JUNIT_FILE).write_text('<testsuites><testsuite name="latency.x"><testcase name="Median[16 B]" />'
-                                       "</testsuite></testsuites>")
-
-
 def test_false_alarms_go_to_the_step_summary_and_the_published_csv(nightly, tmp_path):
     checkout = runner_checkout(tmp_path / "checkout")
     store, summary = tmp_path / "store", tmp_path / "summary.md"
@@ -108,8 +97,8 @@ def test_false_alarms_go_to_the_step_summary_and_the_published_csv(nightly, tmp_
     assert done.returncode == s.EXIT_INCOMPLETE and "no A/A gate that decided" in done.stderr
     assert "No decided A/A gate in the store" in summary.read_text()
 
-    aa_verdict(stored_experiment(store, "aa-1"), "PASS")
-    aa_verdict(stored_experiment(store, "aa-2"), "REGRESSION")
+    stored_aa_gate(store, "aa-1", "PASS")
+    stored_aa_gate(store, "aa-2", "REGRESSION")
     summary.write_text("")
     done = run_script(script, checkout, environment)
     assert done.returncode == s.EXIT_REGRESSION, done.stderr  # 1 of 2 contradicts 2 %: the step says so
