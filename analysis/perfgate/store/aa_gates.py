@@ -31,7 +31,7 @@ from .. import files
 from .. import schema as s
 from ..errors import InputError
 from ..latency import experiments as ex
-from ..model import read_metadata
+from ..model import Metadata, read_metadata
 from ..outcome import INCOMPLETE, PASS, REGRESSION
 from ..throughput.check import THROUGHPUT_CHECKS_FILE
 
@@ -162,9 +162,9 @@ def throughput_checks_status(path: Path) -> str | None:
     return REGRESSION if any(row.get(s.STATUS) == s.FAILED for row in rows) else PASS
 
 
-def read_stored_gate(folder: Path) -> AaGate | None:
-    """The A/A gate of one stored experiment folder; None when it is no A/A gate (no latency A/B
-    verdict, arms not recorded, or two different Fast DDS)."""
+def read_stored_gate(folder: Path, metadata: Metadata | None) -> AaGate | None:
+    """The A/A gate of one stored experiment folder (`metadata` its metadata.json); None when it is no
+    A/A gate (no latency A/B verdict, arms not recorded, or two different Fast DDS)."""
     record, latency = read_verdict_status(folder / s.AB_DIR / s.VERDICT_JSON, "A/B verdict")
     if record is None:
         return None
@@ -172,7 +172,6 @@ def read_stored_gate(folder: Path) -> AaGate | None:
     baseline, candidate = read_arm(record, "baseline", path), read_arm(record, "candidate", path)
     if baseline is None or candidate is None or not is_aa(baseline, candidate):
         return None
-    metadata = read_metadata(folder)  # typed: a field of the wrong type is an InputError naming it
     _, throughput = read_verdict_status(folder / THROUGHPUT_VERDICT, "throughput A/B verdict")
     parts = [PartResult(LATENCY_AB, latency), PartResult(GROSS_CHECKS, junit_status(folder / s.JUNIT_FILE))]
     if throughput is not None:
@@ -186,11 +185,6 @@ def read_stored_gate(folder: Path) -> AaGate | None:
                   status=status, failed=failed, incomplete=incomplete)
 
 
-def platform_of(folder: Path) -> str | None:
-    metadata = read_metadata(folder)
-    return metadata.platform_id if metadata is not None else None
-
-
 def stored_aa_gates(store: Path, platform: str | None = None) -> tuple[list[AaGate], int]:
     """The A/A gates of a results store, oldest first (by created_utc, then label), and how many stored
     runs were not A/A gates; with `platform`, only the runs whose metadata.json `platform.id` is it."""
@@ -201,9 +195,10 @@ def stored_aa_gates(store: Path, platform: str | None = None) -> tuple[list[AaGa
     if not any(not entry.name.startswith(".") for entry in experiments.iterdir()):
         return [], 0  # an empty store has no A/A gate: the caller's exit 3, not bad input
     for folder in ex.experiment_folders(Path(store)):
-        if platform is not None and platform_of(folder) != platform:
+        metadata = read_metadata(folder)  # typed: a field of the wrong type is an InputError naming it
+        if platform is not None and (metadata.platform_id if metadata is not None else None) != platform:
             continue
-        gate = read_stored_gate(folder)
+        gate = read_stored_gate(folder, metadata)
         if gate is None:
             others += 1
         else:

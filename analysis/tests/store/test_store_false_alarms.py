@@ -200,6 +200,18 @@ def test_a_malformed_stored_file_is_one_line_naming_it(tmp_path, real_aa_gate, c
     assert not (tmp_path / "aa.csv").exists()  # nothing half-written
 
 
+@pytest.mark.fastdds
+def test_a_malformed_metadata_of_a_run_that_is_no_aa_gate_is_bad_input_too(tmp_path, real_aa_gate, capsys):
+    store = tmp_path / "store"
+    add(store, "a-pass", real_aa_gate)
+    folder = add(store, "b-not-aa", real_aa_gate)
+    edit_json(folder / "ab" / "verdict.json", lambda r: r["arms"]["candidate"]["fastdds"].update(commit="c" * 40))
+    (folder / "metadata.json").write_text('{"created_utc": 7}')
+    assert cli.main(["false-alarms", "--store", str(store)]) == s.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and str(folder / "metadata.json") in err and "'created_utc' is 7" in err
+
+
 def test_no_store_is_bad_input(tmp_path, capsys):
     assert cli.main(["false-alarms", "--store", str(tmp_path / "nothing")]) == s.EXIT_USAGE
     err = capsys.readouterr().err
