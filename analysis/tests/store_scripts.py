@@ -46,6 +46,24 @@ def stored_experiment(store: Path, label: str, median: float = 1.0) -> Path:
                             metadata(label, "2026-01-01T00:00:00+00:00"))
 
 
+def stored_aa_gate(store: Path, label: str, status: str) -> Path:
+    """stored_experiment with what an A/A gate keeps: ab/verdict.json of the system Fast DDS against itself
+    (`status` PASS, REGRESSION or INCOMPLETE) and a junit.xml whose one check passed."""
+    folder = stored_experiment(store, label)
+    arm = {"spec": s.FASTDDS_SYSTEM_SPEC, "fastdds": {"version": "2.9.1", "commit": None}, "injected_echo_delay_ns": {}}
+    (folder / s.AB_DIR).mkdir()
+    (folder / s.AB_DIR / s.VERDICT_JSON).write_text(json.dumps({"status": status,
+                                                                "arms": {"baseline": arm, "candidate": arm}}))
+    failed = "failed" if status == "REGRESSION" else "passed"
+    (folder / s.AB_DIR / s.VERDICT_CSV).write_text(
+        "Experiment type,Statistic,Rounds,Ratio,Lower bound,p-value,Adjusted p-value,Status\n"
+        f"intraprocess_best_effort,Median,16,1.000,0.990,0.5,1,{failed}\n"
+        "intraprocess_best_effort,90%,16,1.000,0.990,0.5,1,passed\n")
+    (folder / s.JUNIT_FILE).write_text('<testsuites><testsuite name="latency.intraprocess_best_effort">'
+                                       '<testcase name="Median[16 B]" /></testsuite></testsuites>')
+    return folder
+
+
 def bare_repository(folder: Path) -> Path:
     subprocess.run(["git", "init", "--quiet", "--bare", str(folder)], check=True)
     return folder

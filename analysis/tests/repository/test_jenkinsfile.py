@@ -80,7 +80,7 @@ KNOWN_CALLS = {
     "post", "always", "success", "junit", "archiveArtifacts", "withCredentials", "echo",
 }
 PARAMETERS = {"PLATFORM", "FASTDDS_REPOSITORY", "FASTDDS_REF", "FASTDDS_PREFIX", "BASELINE_REF", "SAMPLES", "QUICK",
-              "EXPERIMENTS", "SUBEXPERIMENTS", "KEEP_IN_STORE", "STORE_CREDENTIALS"}
+              "EXPERIMENTS", "SUBEXPERIMENTS", "KEEP_IN_STORE", "STORE_CREDENTIALS", "AA_GATE"}
 
 
 def parse(path: Path) -> subprocess.CompletedProcess:
@@ -144,6 +144,7 @@ def test_parameters(calls):
     assert declared["BASELINE_REF"] == ""  # no A/B unless asked for
     assert declared["EXPERIMENTS"] == "latency"  # throughput when asked for
     assert declared["STORE_CREDENTIALS"] == "perfgate-store-remote"  # the credential's id, never the URL
+    assert declared["AA_GATE"] is True  # the nightly's A/A gate, on by default
     [baseline_ref] = [c for c in calls if c["path"] == ["pipeline", "parameters"] and c["named"]["name"] == "BASELINE_REF"]
     assert "parent" in baseline_ref["named"]["description"] and "merge-base:<ref>" in baseline_ref["named"]["description"]
 
@@ -177,9 +178,10 @@ def test_gate_results_are_published_whatever_the_verdict(calls):
     assert [c["path"][-1] for c in find(calls, "unstable", "stage:Gate")] == ["script", "script"]
     [history_archive] = find(calls, "archiveArtifacts", "stage:History")
     assert history_archive["named"]["artifacts"] == "out/history_plots/**"
-    # the history and its bisects are published also when a bisect gave no answer (unstable)
+    # the history and its bisects are published also when a bisect gave no answer (unstable), or when the
+    # A/A gates' false alarms contradict the budget (unstable)
     assert history_archive["path"][-2:] == ["post", "always"]
-    assert [c["path"][-1] for c in find(calls, "unstable", "stage:History")] == ["script"]
+    assert [c["path"][-1] for c in find(calls, "unstable", "stage:History")] == ["script", "script"]
     [bisect_timeout] = [c for c in find(calls, "timeout", "stage:History")]
     assert bisect_timeout["named"] == {"time": 150, "unit": "MINUTES"}
 
@@ -188,7 +190,7 @@ def test_shell_scripts_are_literal_and_pass_shellcheck(calls, tmp_path):
     shellcheck = shutil.which("shellcheck")
     assert shellcheck, "shellcheck not found: ci/install-system.sh installs it"
     shell_steps = find(calls, "sh")
-    assert len(shell_steps) == 6
+    assert len(shell_steps) == 9
     for index, step in enumerate(shell_steps):
         # A literal script: build parameters reach it as environment variables, never as Groovy
         # interpolation into the shell text.
@@ -215,7 +217,7 @@ def test_perfgate_options_in_the_scripts_exist(calls):
     assert {"--output", "--platform", "--samples", "--quick", "--history", "--no-history", "--fastdds",
             "--baseline-build", "--experiments", "--subexperiments"} <= gate_options
     assert sorted(o for o in gate_options if o not in _help("gate")) == []
-    [pull_script, history_script, bisect_script] = stage_scripts(calls, "History")
+    [_, _, pull_script, history_script, bisect_script, _] = stage_scripts(calls, "History")
     history_options = _options(history_script)
     assert history_options == {"--requirements", "--experiments-results", "--plots-directory", "--baseline"}
     assert sorted(o for o in history_options if o not in _help("history")) == []
@@ -241,7 +243,7 @@ def test_the_store_remote_is_a_credential_bound_for_the_push_and_the_pull_alone(
         assert secret["named"]["variable"] == "PERFGATE_STORE_REMOTE"
         assert secret["computed"] == ["credentialsId"] and "params.STORE_CREDENTIALS" in binding["positional"][0]
     bound = [c["named"]["label"] for c in find(calls, "sh", "withCredentials")]
-    assert bound == ["perfgate store push", "perfgate store pull"]
+    assert bound == ["perfgate store push", "perfgate store push", "perfgate store pull"]  # the gate's; the A/A's
     for step in find(calls, "sh"):
         if "withCredentials" not in step["path"]:  # the gate, the builds and history never see the remote
             assert "PERFGATE_STORE_REMOTE" not in step["named"]["script"], step["named"]["label"]
@@ -253,7 +255,7 @@ def test_the_gate_pushes_the_store_and_the_nightly_history_pulls_it_with_the_bas
     from store_scripts import bare_repository, branch_labels, run_script, runner_checkout, stored_experiment
 
     [push_script] = [s for s in stage_scripts(calls, "Gate") if "store push" in s]
-    [pull_script, history_script, bisect_script] = stage_scripts(calls, "History")
+    [_, _, pull_script, history_script, bisect_script, _] = stage_scripts(calls, "History")
     remote = bare_repository(tmp_path / "results.git")
     agent = runner_checkout(tmp_path / "agent-a")
     store = tmp_path / "store-a"
@@ -292,6 +294,44 @@ def test_the_gate_pushes_the_store_and_the_nightly_history_pulls_it_with_the_bas
                                                "FASTDDS_REPOSITORY": str(remote)})
     assert bisect.returncode == 0, bisect.stdout + bisect.stderr
     assert "0 regression range(s)" in bisect.stdout and not (tmp_path / "ws").exists()
+
+
+def test_the_nightly_gates_the_agents_build_against_itself_and_counts_the_false_alarms(calls, tmp_path):
+    """Issue 28 item 1: the timer build's A/A gate (the agent's last kept build against itself, stored with
+    a label that says A/A, pushed with the store) and perfgate false-alarms over the store, its CSV archived
+    with the plots. ci/gate.sh is the stand-in that parses the gate's real command line."""
+    from store_scripts import (bare_repository, branch_labels, run_gate_step, run_script, runner_checkout,
+                               stored_aa_gate)
+
+    [aa_script, push_script, _, _, _, false_alarms_script] = stage_scripts(calls, "History")
+    assert [c["named"]["label"] for c in find(calls, "sh", "stage:History")] == [
+        "perfgate gate (A/A)", "perfgate store push", "perfgate store pull", "perfgate history",
+        "perfgate bisect-events", "perfgate false-alarms"]
+    agent = runner_checkout(tmp_path / "agent")
+    workspace, store = tmp_path / "ws", tmp_path / "store"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (workspace / "installs" / commit).mkdir(parents=True)
+    (workspace / "installs" / "candidate").symlink_to(commit)  # perfgate build --keep-as candidate
+    environment = {"PLATFORM": "bench", "PERFGATE_WORKSPACE": str(workspace), "PERFGATE_STORE": str(store),
+                   "AA_GATE": "true", "BUILD_NUMBER": "12"}
+    done, gate = run_gate_step(aa_script, agent, environment)
+    assert done.returncode == 0, done.stderr
+    assert gate["fastdds"] == gate["baseline_build"] == str(workspace / "installs" / commit)  # one install: A/A
+    assert re.fullmatch(rf"\d{{8}}T\d{{6}}Z_aa_{commit[:12]}_jenkins12", gate["label"])
+    assert gate["store"] == str(store) and gate["history"] is True and gate["experiments"] == ["latency", "throughput"]
+    done, gate = run_gate_step(aa_script, agent, {**environment, "AA_GATE": "false"})
+    assert done.returncode == 0 and gate == {} and "AA_GATE is off" in done.stdout
+
+    stored_aa_gate(store, "aa-1", "PASS")
+    remote = bare_repository(tmp_path / "results.git")
+    done = run_script(push_script, agent, {**environment, "PERFGATE_STORE_REMOTE": str(remote)})
+    assert done.returncode == 0 and done.stdout.startswith("pushed 1 experiment(s)"), done.stdout + done.stderr
+    assert branch_labels(remote, "perfgate-results-bench") == ["aa-1"]
+    assert _options(false_alarms_script) <= set(re.findall(r"--[a-z][a-z-]+", _help("false-alarms")))
+    done = run_script(false_alarms_script, agent, environment)
+    assert done.returncode == 0, done.stderr
+    assert "n 1 A/A gate(s), k 0 false alarm(s)" in done.stdout
+    assert (agent / "out" / "history_plots" / "false_alarms.csv").read_text().splitlines()[1].startswith("aa-1,system,")
 
 
 def test_a_fastdds_ref_is_built_with_colcon_and_the_gate_measures_that_workspace(calls):
