@@ -468,7 +468,7 @@ def test_the_pull_request_path_measures_the_labelled_head_sha(workflows, tmp_pat
         else "o/perfgate", "HEAD_SHA": HEAD, "PERFGATE_REPOSITORY": "", "FASTDDS_REF": "", **environment})
     assert done.returncode == code, done.stdout + done.stderr
     if code:
-        assert done.stdout.startswith(f"::error::a pull request is measured at its labelled head commit:") \
+        assert done.stdout.startswith("::error::a pull request is measured at its labelled head commit:") \
             and HEAD in done.stdout
 
 
