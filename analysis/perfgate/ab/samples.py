@@ -1,8 +1,9 @@
 """ab.samples: a latency A/B folder's stored rounds replayed at fewer samples per payload.
 
-A run of n samples per payload measures exactly the first n of a longer run's samples (`Sample` is
-numbered per payload, in measured order), so the first n samples of a stored round are what an A/B
-of n samples would have measured in that round: the same machine states, the same turns. From them
+A run of n samples per payload measures exactly the first n of a longer run's samples of each payload
+(the smallest `Sample` numbers of that payload: perfgate numbers them through the run, payload after
+payload, in measured order), so the first n samples of a stored round are what an A/B of n samples
+would have measured in that round: the same machine states, the same turns. From them
 the tested statistics are computed as `perfgate process` summarises (latency.process), and the
 verdict is the project's own (ab.verdict, ab.curtail). Nothing is written into the A/B folder (which
 ab.rounds.read_rounds would do for a round without summaries): a replay only reads.
@@ -32,8 +33,8 @@ from .throughput_report import is_throughput_ab
 
 
 def first_samples(raw: pd.DataFrame, n: int) -> pd.DataFrame:
-    """The rows of the first n samples (smallest `Sample` numbers) of every payload, in the raw frame's
-    order: what a run of n samples per payload measures."""
+    """The rows of the first n samples (the n smallest `Sample` numbers) of every payload, in the raw
+    frame's order: what a run of n samples per payload measures."""
     rank = raw.groupby(s.PAYLOAD, sort=False)[s.SAMPLE].rank(method="first")
     return raw[(rank <= n).to_numpy()]
 
