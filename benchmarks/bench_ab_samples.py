@@ -159,6 +159,9 @@ def print_verdicts(stored: sm.StoredAb) -> None:
         decision = sm.replayed_decision(stored, n)
         status, failed = sm.status_of(decision), sm.failed_tests(decision)
         line = f"  n={n}: {status}" + (": " + ", ".join(f"{sub} {stat}" for sub, stat in failed) if failed else "")
+        if decision.too_few_rounds:
+            line += (f" (too few usable rounds: {min(decision.too_few_rounds.values())}, "
+                     f"{decision.rounds_needed} needed to ever reject)")
         if decision.undecided:
             line += f" ({len(decision.undecided)} test(s) undecided by the curtailed rounds at this n)"
         if n == stored.held and stored.verdict is not None:
