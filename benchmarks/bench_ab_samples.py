@@ -36,7 +36,7 @@ from perfgate.ab import resample as rs
 from perfgate.ab import samples as sm
 from perfgate.ab import verdict as v
 from perfgate.errors import InputError, PerfgateError
-from perfgate.escape.workflow import log_text
+from perfgate.escape.workflow import log_list, log_text
 from perfgate.model import read_metadata
 
 NAME_WIDTH = 38
@@ -99,8 +99,8 @@ def describe(stored: sm.StoredAb, rounds: int) -> None:
     label = log_text(meta.label) if meta and meta.label else "?"
     planned = meta.rounds if meta and meta.rounds else "?"
     print(f"latency A/B {label}: {len(stored.round_names)} finished rounds of {planned} planned "
-          f"({stored.round_names[0]}-{stored.round_names[-1]})"
-          + (f"; left out, not finished: {', '.join(stored.unfinished)}" if stored.unfinished else "")
+          f"({log_text(stored.round_names[0])}-{log_text(stored.round_names[-1])})"
+          + (f"; left out, not finished: {log_list(stored.unfinished)}" if stored.unfinished else "")
           + f"; {stored.held} samples per payload held (metadata: {meta.samples if meta else '?'}, "
             f"warm-up {meta.warmup if meta else '?'}, turns of {meta.turn_samples if meta else '?'})")
     if meta and meta.arms:
@@ -117,7 +117,7 @@ def describe(stored: sm.StoredAb, rounds: int) -> None:
                if (k := stored.subexperiment_rounds(sub)) != len(stored.round_names)}
     print(f"  {len(stored.subexperiments)} sub-experiments"
           + ("" if not missing else "; missing from some rounds (curtailed or failed), their figures use the rounds "
-             "that have them: " + ", ".join(f"{sub} {k} of {len(stored.round_names)}" for sub, k in missing.items())))
+             "that have them: " + ", ".join(f"{log_text(sub)} {k} of {len(stored.round_names)}" for sub, k in missing.items())))
     setting = sm.settings(stored)
     print(f"  verdict setting: threshold +{setting.threshold:.1%}, family-wise {setting.alpha:g}"
           + (f", layout thresholds {setting.layout}" if setting.layout else "")
@@ -144,7 +144,7 @@ def print_spread(stored: sm.StoredAb, means: dict[int, object], subs: list[str])
     for (sub, statistic), row in spreads[ns[0]].iterrows():
         cells = [f"{spreads[n].loc[(sub, statistic), 'sd']:.4f} / {spreads[n].loc[(sub, statistic), 'robust sd']:.4f}"
                  for n in ns]
-        print(f"  {sub:<{NAME_WIDTH}} {statistic:<6} {int(row[v.ROUNDS]):>6} " + " ".join(f"{c:>17}" for c in cells))
+        print(f"  {log_text(sub):<{NAME_WIDTH}} {statistic:<6} {int(row[v.ROUNDS]):>6} " + " ".join(f"{c:>17}" for c in cells))
     for n in ns[1:]:
         ratio = (spreads[n]["robust sd"] / spreads[ns[0]]["robust sd"]).replace([np.inf, -np.inf], np.nan).dropna()
         if len(ratio):
@@ -158,7 +158,7 @@ def print_verdicts(stored: sm.StoredAb) -> None:
     for n in stored.tables:
         decision = sm.replayed_decision(stored, n)
         status, failed = sm.status_of(decision), sm.failed_tests(decision)
-        line = f"  n={n}: {status}" + (": " + ", ".join(f"{sub} {stat}" for sub, stat in failed) if failed else "")
+        line = f"  n={n}: {status}" + (": " + ", ".join(f"{log_text(sub)} {stat}" for sub, stat in failed) if failed else "")
         if decision.too_few_rounds:
             line += (f" (too few usable rounds: {min(decision.too_few_rounds.values())}, "
                      f"{decision.rounds_needed} needed to ever reject)")
@@ -198,16 +198,16 @@ def print_power(stored: sm.StoredAb, means: dict[int, object], arguments: argpar
     print(f"  {'sub-experiment':<{NAME_WIDTH}} {'change':<9} " + " ".join(f"{f'n={n}':>20}" for n in ns))
     for sub in subs:
         for effect in arguments.effects:
-            print(f"  {sub:<{NAME_WIDTH}} {f'+{effect:.0%}':<9} "
+            print(f"  {log_text(sub):<{NAME_WIDTH}} {f'+{effect:.0%}':<9} "
                   + " ".join(f"{fraction(results[n].caught[(sub, effect)], results[n].sets):>20}" for n in ns))
-        print(f"  {sub:<{NAME_WIDTH}} {'unchanged':<9} "
+        print(f"  {log_text(sub):<{NAME_WIDTH}} {'unchanged':<9} "
               + " ".join(f"{fraction(results[n].unchanged[sub], results[n].sets):>20}" for n in ns))
     print(f"  {'false alarms: any test failed, unmodified sets':<{NAME_WIDTH + 10}} "
           + " ".join(f"{fraction(results[n].false_alarms, results[n].sets):>20}" for n in ns))
     apart = results[ns[0]].drawn_apart
     if apart:
         print("  drawn apart from the other sub-experiments (missing from some rounds): "
-              + ", ".join(f"{sub} from {k} rounds" for sub, k in apart.items()))
+              + ", ".join(f"{log_text(sub)} from {k} rounds" for sub, k in apart.items()))
     print(f"  caveat: sets drawn from {len(stored.round_names)} stored rounds repeat them and understate the "
           "round-to-round variety of new rounds (another day, another load); read the fractions as optimistic")
 

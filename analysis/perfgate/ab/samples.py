@@ -8,8 +8,8 @@ the tested statistics are computed as `perfgate process` summarises (latency.pro
 verdict is the project's own (ab.verdict, ab.curtail). Nothing is written into the A/B folder (which
 ab.rounds.read_rounds would do for a round without summaries): a replay only reads.
 
-A round counts once it is finished: the A/B's metadata.json says the A/B finished, or both arms'
-metadata.json in the round have `finished_utc` (an arm's metadata.json is written after every
+A round counts once it is finished: the A/B's metadata.json says the A/B finished (not interrupted),
+or both arms' metadata.json in the round have `finished_utc` (an arm's metadata.json is written after every
 sub-experiment, so its presence alone says nothing). Rounds being measured are left out and named.
 """
 from __future__ import annotations
@@ -121,7 +121,7 @@ def read_stored_ab(ab_dir: Path, samples: list[int]) -> StoredAb:
             raise InputError("a throughput A/B: samples per round are a latency A/B's", ab_dir)
         metadata = read_metadata(ab_dir)
         folders = round_folders(ab_dir)
-        ab_finished = metadata is not None and metadata.finished_utc is not None
+        ab_finished = metadata is not None and metadata.finished_utc is not None and not metadata.interrupted
         finished = [f for f in folders if _finished(f, ab_finished)]
         rows, held = [], math.inf
         for folder in finished:

@@ -69,6 +69,21 @@ def test_replay_at_every_sample_held_is_the_stored_verdict_and_writes_nothing():
     assert not np.allclose(fewer["d"], rs.round_means(stored.tables[100])["d"])
 
 
+def test_a_round_being_measured_is_left_out(tmp_path):
+    copy = tmp_path / "ab"
+    shutil.copytree(STORED, copy)
+    meta = json.loads((copy / s.METADATA_FILE).read_text())
+    (copy / s.METADATA_FILE).write_text(json.dumps({**meta, "finished_utc": None}))  # still measuring
+    for round_dir in sorted((copy / s.AB_ROUNDS_DIR).iterdir()):
+        # an arm's metadata.json is written after each sub-experiment; finished_utc after its last
+        finished = None if round_dir.name == "10" else "2026-11-27T07:32:00Z"
+        for arm in s.AB_ARMS:
+            (round_dir / arm / s.METADATA_FILE).write_text(json.dumps({"finished_utc": finished}))
+    stored = sm.read_stored_ab(copy, [100])
+    assert stored.round_names == [f"{i:02d}" for i in range(1, 10)] and stored.unfinished == ["10"]
+    assert set(stored.tables[100][v.ROUND]) == set(stored.round_names)
+
+
 def regressed_copy(tmp_path, factor: float):
     """The stored A/B with every candidate sample of intraprocess_best_effort multiplied by factor."""
     copy = tmp_path / "ab"
