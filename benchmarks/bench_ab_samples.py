@@ -117,7 +117,8 @@ def describe(stored: sm.StoredAb, rounds: int) -> None:
                if (k := stored.subexperiment_rounds(sub)) != len(stored.round_names)}
     print(f"  {len(stored.subexperiments)} sub-experiments"
           + ("" if not missing else "; missing from some rounds (curtailed or failed), their figures use the rounds "
-             "that have them: " + ", ".join(f"{log_text(sub)} {k} of {len(stored.round_names)}" for sub, k in missing.items())))
+             "that have them: " + ", ".join(f"{log_text(sub)} {k} of {len(stored.round_names)}"
+                                            for sub, k in missing.items())))
     setting = sm.settings(stored)
     print(f"  verdict setting: threshold +{setting.threshold:.1%}, family-wise {setting.alpha:g}"
           + (f", layout thresholds {setting.layout}" if setting.layout else "")
@@ -144,7 +145,8 @@ def print_spread(stored: sm.StoredAb, means: dict[int, object], subs: list[str])
     for (sub, statistic), row in spreads[ns[0]].iterrows():
         cells = [f"{spreads[n].loc[(sub, statistic), 'sd']:.4f} / {spreads[n].loc[(sub, statistic), 'robust sd']:.4f}"
                  for n in ns]
-        print(f"  {log_text(sub):<{NAME_WIDTH}} {statistic:<6} {int(row[v.ROUNDS]):>6} " + " ".join(f"{c:>17}" for c in cells))
+        print(f"  {log_text(sub):<{NAME_WIDTH}} {statistic:<6} {int(row[v.ROUNDS]):>6} "
+              + " ".join(f"{c:>17}" for c in cells))
     for n in ns[1:]:
         ratio = (spreads[n]["robust sd"] / spreads[ns[0]]["robust sd"]).replace([np.inf, -np.inf], np.nan).dropna()
         if len(ratio):
@@ -158,7 +160,7 @@ def print_verdicts(stored: sm.StoredAb) -> None:
     for n in stored.tables:
         decision = sm.replayed_decision(stored, n)
         status, failed = sm.status_of(decision), sm.failed_tests(decision)
-        line = f"  n={n}: {status}" + (": " + ", ".join(f"{log_text(sub)} {stat}" for sub, stat in failed) if failed else "")
+        line = f"  n={n}: {status}" + (": " + log_list(f"{sub} {stat}" for sub, stat in failed) if failed else "")
         if decision.too_few_rounds:
             line += (f" (too few usable rounds: {min(decision.too_few_rounds.values())}, "
                      f"{decision.rounds_needed} needed to ever reject)")

@@ -95,11 +95,11 @@ def read_stored_verdict(ab_dir: Path) -> StoredVerdict | None:
     try:
         threshold, alpha = v.require_parameters(data.get("threshold"), data.get("alpha"))
     except InputError as error:
-        raise InputError(error.message, path) from None
+        raise InputError(error.message.removeprefix("--"), path) from None  # a field here, not an option
     status, failed, layout = data.get("status"), data.get("failed"), data.get("layout_thresholds")
-    if not isinstance(status, str) or not isinstance(failed, list) or not all(
-            isinstance(row, dict) and isinstance(row.get("subexperiment"), str) and isinstance(row.get("statistic"), str)
-            for row in failed):
+    named = isinstance(failed, list) and all(isinstance(row, dict) and isinstance(row.get("subexperiment"), str)
+                                             and isinstance(row.get("statistic"), str) for row in failed)
+    if not isinstance(status, str) or not named:
         raise InputError("status is not a string or failed is not a list of {subexperiment, statistic}", path)
     try:
         parsed = ab_layout.parse_thresholds(layout) if isinstance(layout, dict) else {}

@@ -137,7 +137,7 @@ def test_bootstrap_sets_keep_each_round_whole_and_count_the_projects_verdicts():
     # a sub-experiment missing from rounds 01-04 is drawn from the six that have it
     partial = means[~((means[s.EXPERIMENT_TYPE] == SUBS[1]) & means[v.ROUND].isin(["01", "02", "03", "04"]))]
     assert rs.resampled_failures(partial, SUBS, rounds=16, sets=2, effects=[0.05], seed=1).drawn_apart == {SUBS[1]: 6}
-    assert rs.clopper_pearson(0, 200)[0] == 0.0 and rs.clopper_pearson(0, 200)[1] == pytest.approx(1 - 0.025 ** (1 / 200))
+    assert rs.clopper_pearson(0, 200) == (0.0, pytest.approx(1 - 0.025 ** (1 / 200)))  # exact: (alpha/2)^(1/n)
 
 
 def test_spread_is_the_sd_and_the_mad_of_the_rounds_d():
@@ -164,7 +164,7 @@ def test_bench_prints_the_replay_side_by_side():
     assert f"{SUBS[0]:<38} +5%" in out and "false alarms" in out
 
 
-@pytest.mark.parametrize("case", ["no rounds folder", "throughput", "unfinished", "too few samples"])
+@pytest.mark.parametrize("case", ["no rounds folder", "throughput", "unfinished", "too few samples", "verdict.json"])
 def test_bench_refuses_bad_input_in_one_line_naming_the_folder(tmp_path, case):
     folder = tmp_path / "ab"
     shutil.copytree(STORED, folder)
@@ -177,6 +177,9 @@ def test_bench_refuses_bad_input_in_one_line_naming_the_folder(tmp_path, case):
     elif case == "unfinished":  # no finished_utc anywhere: no round is finished
         meta = json.loads((folder / s.METADATA_FILE).read_text())
         (folder / s.METADATA_FILE).write_text(json.dumps({**meta, "finished_utc": None}))
+    elif case == "verdict.json":  # a stored record is untrusted: its level is checked, never used as it is
+        verdict = json.loads((folder / s.VERDICT_JSON).read_text())
+        (folder / s.VERDICT_JSON).write_text(json.dumps({**verdict, "alpha": 7}))
     else:
         samples = "1000,500"
     done = run_bench("--ab-directory", str(folder), "--samples", samples, "--sets", "2")
