@@ -19,7 +19,7 @@ measured with --all-rounds) is cut to its first n samples per payload (ab.sample
    test failed, each with a 95 % Clopper-Pearson interval.
 
 Bad input (not an A/B folder, a throughput A/B, no finished rounds, none of the n held): one line
-naming the folder, exit 2. CPU: about 0.5 s per bootstrap set and n at load 3 (21 decisions a set).
+naming the folder, exit 2. CPU: about 0.4 s per bootstrap set and n at load 2.3-2.9 (21 decisions a set).
 """
 from __future__ import annotations
 
