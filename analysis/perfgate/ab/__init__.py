@@ -6,6 +6,8 @@
     rounds           an A/B folder's rounds read into one table, the verdict's input
     verdict          the paired, exact decision (sign test, Holm-corrected); pure
     curtail          which tests are decided, so their sub-experiments stop being measured
+    samples          stored rounds replayed at fewer samples per payload (read only)
+    resample         the rounds' spread, power and false alarms on bootstrap sets of stored rounds; pure
     layout           layout-aware thresholds from layout-only A/Bs; pure
     layout_file      requirements/<platform>_layout.json: derived (determine-layout-thresholds), read
     report           `perfgate verdict` and the files beside a latency A/B folder

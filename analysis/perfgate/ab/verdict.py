@@ -233,22 +233,9 @@ def decide(ratios: pd.DataFrame, *, threshold: float = DEFAULT_THRESHOLD, alpha:
     means, payloads = usable_round_means(ratios, unit)
     subs = order or list(dict.fromkeys(ratios[s.EXPERIMENT_TYPE]))
     shifts = bound_shifts(threshold, layout, subs)
-    global_shift = math.log1p(threshold)
     tests = len(subs) * len(statistics)
     level = alpha / max(tests, 1)
-    rows, global_p = [], []
-    for sub in subs:
-        for statistic in statistics:
-            d = means.loc[(means[s.EXPERIMENT_TYPE] == sub) & (means[STATISTIC] == statistic), "d"].to_numpy(float)
-            rows.append(_test_row(sub, statistic, d, shifts[sub], level))
-            global_p.append(sign_test_p(d, global_shift))
-    table = pd.DataFrame(rows, columns=list(VERDICT_COLUMNS) + [IMPROVED])
-    table[ADJUSTED_P] = holm(table[P_VALUE].tolist()) if len(table) else []
-    table[s.STATUS] = np.where(table[ADJUSTED_P] <= alpha, s.FAILED, s.PASSED)
-    table[THRESHOLD] = [math.expm1(shifts[sub]) for sub in table[s.EXPERIMENT_TYPE]]
-    # the same Holm procedure at the global threshold alone: what it fails and the layout bound passes
-    rejected_globally = np.array(holm(global_p), dtype=float) <= alpha if len(table) else np.array([], dtype=bool)
-    table[LAYOUT_SIZED] = rejected_globally & (table[s.STATUS] == s.PASSED).to_numpy()
+    table = decide_tests(means, subs, threshold=threshold, alpha=alpha, statistics=statistics, layout=layout)
     needed = rounds_needed(tests, alpha)
     usable = {sub: int(table.loc[table[s.EXPERIMENT_TYPE] == sub, ROUNDS].min()) for sub in subs}
     return Decision(
@@ -263,6 +250,31 @@ def decide(ratios: pd.DataFrame, *, threshold: float = DEFAULT_THRESHOLD, alpha:
         layout={sub: float(x) for sub, x in (layout or {}).items() if sub in subs},
         layout_source=layout_source,
     )
+
+
+def decide_tests(means: pd.DataFrame, subs: list[str], *, threshold: float = DEFAULT_THRESHOLD,
+               alpha: float = DEFAULT_ALPHA, statistics: tuple[str, ...] = TESTED_STATISTICS,
+               layout: dict[str, float] | None = None) -> pd.DataFrame:
+    """The tests and their Holm decision (VERDICT_COLUMNS, IMPROVED, THRESHOLD, LAYOUT_SIZED) on the
+    per-round d of usable_round_means: the part of `decide` that fails or passes. Pure; on its own for
+    replays that resample the rounds' d (ab.resample), where the payload drill-down is not needed."""
+    shifts = bound_shifts(threshold, layout, subs)
+    global_shift = math.log1p(threshold)
+    level = alpha / max(len(subs) * len(statistics), 1)
+    rows, global_p = [], []
+    for sub in subs:
+        for statistic in statistics:
+            d = means.loc[(means[s.EXPERIMENT_TYPE] == sub) & (means[STATISTIC] == statistic), "d"].to_numpy(float)
+            rows.append(_test_row(sub, statistic, d, shifts[sub], level))
+            global_p.append(sign_test_p(d, global_shift))
+    table = pd.DataFrame(rows, columns=list(VERDICT_COLUMNS) + [IMPROVED])
+    table[ADJUSTED_P] = holm(table[P_VALUE].tolist()) if len(table) else []
+    table[s.STATUS] = np.where(table[ADJUSTED_P] <= alpha, s.FAILED, s.PASSED)
+    table[THRESHOLD] = [math.expm1(shifts[sub]) for sub in table[s.EXPERIMENT_TYPE]]
+    # the same Holm procedure at the global threshold alone: what it fails and the layout bound passes
+    rejected_globally = np.array(holm(global_p), dtype=float) <= alpha if len(table) else np.array([], dtype=bool)
+    table[LAYOUT_SIZED] = rejected_globally & (table[s.STATUS] == s.PASSED).to_numpy()
+    return table
 
 
 def payload_drilldown(ratios: pd.DataFrame, shifts: dict[str, float], level: float, subs: list[str],
