@@ -45,6 +45,7 @@ from scipy import optimize, stats
 
 from perfgate import files
 from perfgate.ab import curtail
+from perfgate.ab.resample import clopper_pearson
 from perfgate.ab import verdict as v
 from perfgate import schema as s
 from perfgate.ab.latency import QUICK_ROUNDS
@@ -91,12 +92,6 @@ def delays_for(level: float, aa_dir: Path) -> dict[str, int]:
 
 def ratios_of(ab_dir: Path) -> pd.DataFrame:
     return v.log_ratios(read_rounds(ab_dir).table)
-
-
-def clopper_pearson(k: int, n: int) -> tuple[float, float]:
-    low = stats.beta.ppf(0.025, k, n - k + 1) if k else 0.0
-    high = stats.beta.ppf(0.975, k + 1, n - k) if k < n else 1.0
-    return float(low), float(high)
 
 
 def wilcoxon_failed(ratios: pd.DataFrame, subs: list[str], threshold: float, alpha: float) -> set[str]:
