@@ -120,6 +120,16 @@ def sparse_keys(run: RunValues, minimum_runs: int = 2) -> list[tuple]:
 
 
 # --- the command --------------------------------------------------------------------------------
+def fastdds_builds(recorded: list) -> list[dict]:
+    """Each distinct Fast DDS the runs measured, with how many runs measured it: a file derived for
+    several supported versions says which ones, not only the first run's."""
+    counts: dict[str, int] = {}
+    for metadata in recorded:
+        key = json.dumps(metadata.fastdds.to_json() if metadata.fastdds else None, sort_keys=True)
+        counts[key] = counts.get(key, 0) + 1
+    return [{"fastdds": json.loads(key), "runs": n} for key, n in counts.items()]
+
+
 def provenance(experiments: list[ex.Experiment], percentile: float, margin: float, alarms: FalseAlarms,
                other_margins: dict[float, FalseAlarms], requirements_csv: Path) -> dict:
     recorded = [e.metadata for e in experiments if e.metadata is not None]
@@ -132,6 +142,7 @@ def provenance(experiments: list[ex.Experiment], percentile: float, margin: floa
         "derived_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "fastdds": (experiments[0].metadata.fastdds.to_json()
                     if experiments[0].metadata and experiments[0].metadata.fastdds else None),
+        "fastdds_builds": fastdds_builds(recorded),
         "harness": [json.loads(h) for h in harnesses],
         "cpu_pinning": [json.loads(p) for p in pinnings],
         "runs": len(experiments),

@@ -171,3 +171,15 @@ def test_a_margin_raises_every_requirement_and_its_false_alarm_cost_is_reported(
     printed = capsys.readouterr().out
     assert "plus 50%" in printed
     assert "with --margin 0 instead: 0.667 of 6 checks fail per unchanged run; 33.3% of unchanged runs" in printed
+
+
+def test_provenance_names_every_fastdds_the_runs_measured(tmp_path, capsys):
+    # a file derived for two supported versions must say both, not only the first run's
+    root = three_tiny_runs(tmp_path / "store", commits=("c0ffee", "bead00", "bead00"))
+    output = tmp_path / "out" / "platform-a.csv"
+    assert cli.main(["determine-requirements", "--experiments-results", str(root), "--output-file", str(output)]) \
+        == s.EXIT_OK
+    record = json.loads((tmp_path / "out" / "platform-a_provenance.json").read_text())
+    assert [(b["fastdds"]["commit"], b["runs"]) for b in record["fastdds_builds"]] == [("c0ffee", 1), ("bead00", 2)]
+    assert record["fastdds"]["commit"] == "c0ffee"
+    assert "2 different Fast DDS commits" in capsys.readouterr().err
