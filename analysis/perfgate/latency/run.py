@@ -61,6 +61,13 @@ def fastdds_commit(prefix: Path | None) -> str | None:
     return None
 
 
+def kept_install_record(prefix: Path) -> dict | None:
+    """The build record of a prefix `perfgate build` wrote (WS/installs/<commit>, a name linked to one, or
+    a workspace's install copied with its record), else None. Its commit is the install's own: the
+    checkout fastdds_commit would find beside a kept install is the workspace's, at whatever was built last."""
+    return read_record(prefix) if (prefix / s.BUILD_RECORD_FILE).is_file() else None
+
+
 def prepare_harness(options: RunOptions) -> HarnessPaths:
     """The harness executables: the given one (with perfgate-floor beside it), or native/ built once."""
     if options.harness is not None:
@@ -174,6 +181,8 @@ def command_run(*, output, samples=s.DEFAULT_SAMPLES, payloads=None, subexperime
             raise InputError("--workspace names the harness and the Fast DDS prefix: drop --harness/--fastdds-prefix")
         build_record = read_record(workspace)
         harness, fastdds_prefix = harness_paths(build_record, Path(workspace))
+    elif fastdds_prefix is not None:
+        build_record = kept_install_record(Path(fastdds_prefix))
     options = resolve_options(output=output, samples=samples, payloads=payloads, subexperiments=subexperiments,
                               label=label, warmup=warmup, harness=harness, fastdds_prefix=fastdds_prefix,
                               pin_cpus=pin_cpus, timeout=timeout, cpu_latency_request=cpu_latency_request,

@@ -373,3 +373,18 @@ def test_a_failed_build_leaves_no_name_pointing_at_another_commit(tmp_path):
                     "--keep-as", "candidate", "--no-ccache")
     assert done.returncode == s.EXIT_INCOMPLETE
     assert sorted(p.name for p in (workspace / "installs").iterdir()) == [sha(1)]  # kept, no longer named
+
+
+@pytest.mark.compiles
+def test_a_run_of_a_kept_install_records_its_own_commit_not_the_workspace_checkouts(builds, tmp_path):
+    # WS/src holds the last commit built (c3); a run against c1's kept folder measured c1
+    workspace, commits, _ = builds
+    folder = workspace / "installs" / commits["c1"]
+    output = tmp_path / "run"
+    done = perfgate("run", "--output", str(output), "--fastdds-prefix", str(folder),
+                    "--harness", str(folder / "bin" / native_harness.LATENCY_EXECUTABLE),
+                    "--subexperiments", "intraprocess_best_effort", "--payloads", "16", "--samples", "20")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    fastdds = json.loads((output / s.METADATA_FILE).read_text())["fastdds"]
+    assert fastdds["commit"] == commits["c1"] and fastdds["prefix"] == str(folder)
+    assert fastdds["version"] == "2.9.1" and fastdds["build"]["workspace"] == str(folder)
