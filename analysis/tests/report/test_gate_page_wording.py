@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import html
-import json
 import re
 
 import pytest
@@ -63,7 +62,6 @@ def test_the_stored_files_keep_their_numbers_for_the_tests_decided_after_two_rou
     with open(folder / s.AB_DIR / s.VERDICT_CSV, encoding="utf-8", newline="") as handle:
         latency = list(csv.DictReader(handle))
     assert {(row["Rounds"], row["Lower bound"]) for row in latency} == {("2", "0.000")}  # exp(-inf), as documented
-    assert {row["lower_bound"] for row in json.loads((folder / s.AB_DIR / s.VERDICT_JSON).read_text())["improved"]} <= {0.0}
     with open(folder / s.THROUGHPUT_DIR / s.AB_DIR / s.VERDICT_CSV, encoding="utf-8", newline="") as handle:
         throughput = {row[s.EXPERIMENT_TYPE]: (row["Rounds"], row["Upper bound"]) for row in csv.DictReader(handle)}
     assert throughput["intraprocess_best_effort"] == ("2", "") and throughput["interprocess_reliable"] == ("2", "")
