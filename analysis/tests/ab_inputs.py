@@ -3,12 +3,18 @@ its files and the reports that show it."""
 from __future__ import annotations
 
 import math
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from conftest import FASTDDS_FIXTURES
 from perfgate import files
 from perfgate import schema as s
+from perfgate.ab import curtail
+from perfgate.ab import verdict as v
+from perfgate.ab.rounds import read_rounds
 
 SUBS = ["intraprocess_best_effort", "interprocess_best_effort"]
 PAYLOADS = (16, 256, 4096)
@@ -39,3 +45,29 @@ def write_rounds(ab_dir, rounds: int, slowdown: dict[str, float], seed: int = 7,
                 base = 2.0 if sub.startswith("intra") else 60.0
                 files.write_csv(folder / s.summary_csv_name(sub),
                                 summary({p: base * (1 + p / 16384) * factor for p in PAYLOADS}))
+
+
+def stored_rounds() -> Path:
+    return FASTDDS_FIXTURES.parent / "ab-rounds"
+
+
+def curtailed_copy(source: Path, target: Path) -> dict[str, int]:
+    """The stored A/B as a curtailed `perfgate ab` would have left it: each sub-experiment's summaries of
+    the rounds after it was decided removed, empty rounds gone, curtailed.json written."""
+    shutil.copytree(source, target)
+    rounds = read_rounds(target)
+    means, _ = v.usable_round_means(v.log_ratios(rounds.table))
+    values = curtail.test_values(means, rounds.round_names, rounds.subexperiments, v.TESTED_STATISTICS)
+    used = curtail.replay(values, rounds.subexperiments, len(rounds.round_names),
+                          math.log1p(v.DEFAULT_THRESHOLD), v.DEFAULT_ALPHA)
+    for position, name in enumerate(rounds.round_names):
+        for sub, measured in used.items():
+            if position >= measured:
+                for arm in s.AB_ARMS:
+                    (target / s.AB_ROUNDS_DIR / name / arm / s.summary_csv_name(sub)).unlink()
+        if not any((target / s.AB_ROUNDS_DIR / name).rglob("*.csv")):
+            shutil.rmtree(target / s.AB_ROUNDS_DIR / name)
+    curtail.write_record(target, len(rounds.round_names),
+                         {sub: n for sub, n in used.items() if n < len(rounds.round_names)},
+                         v.DEFAULT_THRESHOLD, v.DEFAULT_ALPHA)
+    return used

@@ -27,6 +27,7 @@ from ..outcome import INCOMPLETE, exit_code, verdict_of
 from ..errors import InputError
 from ..escape.workflow import log_text
 from ..report import CSS, Column, _e, _html_table, _md, _md_table
+from ..report.bounds import bound_text
 
 @dataclass(frozen=True)
 class VerdictReport:
@@ -195,7 +196,7 @@ TEST_COLUMNS = [
     Column("Statistic", lambda r: str(r[v.STATISTIC]), text=True),
     Column("Change", lambda r: _percent(r[v.RATIO])),
     Column("Ratio", lambda r: _ratio(r[v.RATIO])),
-    Column("Lower bound", lambda r: _ratio(r[v.LOWER_BOUND])),
+    Column("Lower bound", lambda r: bound_text(r[v.LOWER_BOUND], r[v.ROUNDS], v.LOWER_BOUND)),
     Column("Threshold", lambda r: f"+{r[v.THRESHOLD]:.1%}"),
     Column("p (Holm)", lambda r: f"{r[v.ADJUSTED_P]:.3g}"),
     Column("Rounds", lambda r: str(r[v.ROUNDS])),
@@ -210,7 +211,7 @@ PAYLOAD_COLUMNS = [
     Column("Statistic", lambda r: str(r[v.STATISTIC]), text=True),
     Column("Bytes", lambda r: str(int(r[s.BYTES]))),
     Column("Change", lambda r: _percent(r[v.RATIO])),
-    Column("Lower bound", lambda r: _ratio(r[v.LOWER_BOUND])),
+    Column("Lower bound", lambda r: bound_text(r[v.LOWER_BOUND], r[v.ROUNDS], v.LOWER_BOUND)),
 ]
 
 

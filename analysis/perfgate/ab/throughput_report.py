@@ -34,6 +34,7 @@ from ..errors import IncompleteError
 from ..latency.experiments import sort_subexperiments
 from ..escape.workflow import log_text
 from ..report import CSS, Column, _e, _html_table, _md, _md_table
+from ..report.bounds import bound_text
 from ..throughput.files import read_throughput
 from ..junit_writer import TestCase
 from ..model import AbArm, FastDDS, Metadata, as_json, read_metadata
@@ -260,7 +261,7 @@ COLUMNS = [
     Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
     Column("Change", lambda r: _percent(r[v.RATIO])),
     Column("Ratio", lambda r: _ratio(r[v.RATIO])),
-    Column("Upper bound", lambda r: _ratio(r[UPPER_BOUND])),
+    Column("Upper bound", lambda r: bound_text(r[UPPER_BOUND], r[v.ROUNDS], UPPER_BOUND)),
     Column("p (Holm)", lambda r: f"{r[v.ADJUSTED_P]:.3g}"),
     Column("Rounds", lambda r: str(r[v.ROUNDS])),
     Column("Status", lambda r: r[s.STATUS] + (" (improved)" if r[v.IMPROVED] else ""), text=True),
@@ -271,7 +272,7 @@ DRILL_COLUMNS = [
     Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
     Column("Test", lambda r: str(r[TEST]), text=True),
     Column("Change", lambda r: _percent(r[v.RATIO])),
-    Column("Upper bound", lambda r: _ratio(r[UPPER_BOUND])),
+    Column("Upper bound", lambda r: bound_text(r[UPPER_BOUND], r[v.ROUNDS], UPPER_BOUND)),
 ]
 
 

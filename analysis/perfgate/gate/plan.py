@@ -68,6 +68,9 @@ class GatePlan:
     # with a baseline build: requirements/<platform>_gross.json beside the requirements (latency.gross),
     # None when there is none (then every miss fails, and a warning says so)
     gross_margins: GrossMargins | None = None
+    # False when neither --platform nor $PERFGATE_PLATFORM named one (platform is then `local`): the
+    # reports say "no platform named" rather than show `local` as if it were a reference platform
+    platform_named: bool = True
 
     @property
     def requested(self) -> Requested:
@@ -298,6 +301,7 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
     return GatePlan(
         output=output_path,
         platform=platform_name,
+        platform_named=bool(platform or environment.get(s.PLATFORM_ENV)),
         requirements=requirements_path,
         samples=options.samples,
         payloads=list(options.payloads),

@@ -370,7 +370,8 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
                               fastdds_note=chosen.describe(),
                               baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
                               warnings=list(plan.warnings), throughput_headline=throughput_headline,
-                              topology_headline=topology_headline)
+                              topology_headline=topology_headline,
+                              platform_name=plan.platform if plan.platform_named else None)
         html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None,
                                             interrupted=steps.interrupted)
         for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,

@@ -18,6 +18,7 @@ from ..escape.html import text as html_text
 from ..escape.markdown import text as markdown_text
 from ..model import read_metadata
 from ..outcome import INCOMPLETE, PASS, REGRESSION
+from .bounds import bound_cell
 from .comment import AbVerdict, read_ab
 
 # one verdict word per banner: a status said inside another banner is said in words
@@ -72,6 +73,12 @@ def _number(text: str | None, pattern: str) -> str:
     return pattern.format(value) if math.isfinite(value) else str(text)
 
 
+def _bound(row: dict[str, str], column: str) -> str:
+    """'1.023x', or 'n/a (k rounds)' where the rounds give no bound (report.bounds)."""
+    shown = bound_cell(row.get(column), row.get(ROUND_COLUMN), column)
+    return shown if shown is not None else str(row.get(column) or "")
+
+
 def _change(text: str | None) -> str:
     try:
         value = float(text)
@@ -86,7 +93,7 @@ def table_cells(ab: GateAb) -> tuple[list[str], list[list[str]]]:
               "Status"]
     rows = sorted(ab.verdict.rows, key=lambda row: row.get(s.STATUS) != s.FAILED)
     return header, [[row.get(s.EXPERIMENT_TYPE, ""), row.get("Statistic", ""), _change(row.get("Ratio")),
-                     _number(row.get("Ratio"), "{:.3f}x"), _number(row.get(ab.verdict.bound_column), "{:.3f}x"),
+                     _number(row.get("Ratio"), "{:.3f}x"), _bound(row, ab.verdict.bound_column),
                      _number(row.get("Adjusted p-value"), "{:.3g}"), _number(row.get(ROUND_COLUMN), "{:.0f}"),
                      status_text(ab, row)] for row in rows]
 

@@ -27,17 +27,19 @@ def percent_text(value) -> str:
     return format_percent(float(value))
 
 
-def metadata_items(metadata: Metadata | None) -> list[tuple[str, str]]:
-    """(name, value) pairs of what identifies the run, in reading order; absent values are left out."""
+def metadata_items(metadata: Metadata | None, platform_name: str | None = None) -> list[tuple[str, str]]:
+    """(name, value) pairs of what identifies the run, in reading order; absent values are left out.
+    platform_name: the platform the gate was given (--platform, $PERFGATE_PLATFORM), None when none was."""
     if not metadata:
-        return [("metadata", "none (metadata.json missing)")]
+        named = [("platform", platform_text(platform_name, None))] if platform_name else []
+        return named + [("metadata", "none (metadata.json missing)")]
     fastdds, platform, harness = metadata.fastdds or FastDDS(), metadata.platform or Platform(), metadata.harness
     version = fastdds.version or "unknown version"
     details = [f"commit {fastdds.commit}" if fastdds.commit else "", fastdds.source or ""]
     details = [d for d in details if d]
     items = [
         ("Fast DDS", version + (f" ({', '.join(details)})" if details else "")),
-        ("platform", (platform.id or "unknown") + (f" ({platform.cpu_model})" if platform.cpu_model else "")),
+        ("platform", platform_text(platform_name, platform)),
         ("samples", str(metadata.samples) if metadata.samples is not None else
          "the A/B's candidate rounds, pooled" if "pooled_from_ab" in metadata.extra else "unknown"),
         ("label", metadata.label or ""),
@@ -48,6 +50,15 @@ def metadata_items(metadata: Metadata | None) -> list[tuple[str, str]]:
         ("load", _load_text(metadata.load_average)),
     ]
     return [(name, value) for name, value in items if value]
+
+
+def platform_text(name: str | None, platform: Platform | None) -> str:
+    """'vm-2core-x64 (machine 1be1a6597d2e960e, AMD EPYC)': the platform by the name its requirements
+    go by first, the machine's fingerprint id (which says nothing to a reader alone) after it;
+    'no platform named (machine ...)' when the gate was given none."""
+    platform = platform or Platform()
+    machine = [f"machine {platform.id}" if platform.id else "machine id not recorded", platform.cpu_model or ""]
+    return f"{name or 'no platform named'} ({', '.join(part for part in machine if part)})"
 
 
 def _pinning_text(pinning: CpuPinning | None) -> str:

@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..escape import markdown
 from ..model import read_metadata
 from ..outcome import INCOMPLETE, PASS, REGRESSION
+from .bounds import bound_cell
 
 STATUSES = (PASS, REGRESSION, INCOMPLETE)
 # report.md's first line: the gate's ("## perfgate latency gate: **PASS**"), or a failed build's
@@ -101,6 +102,12 @@ def _number(text: str, pattern: str) -> str:
     return pattern.format(value) if math.isfinite(value) else _markdown_text(text)
 
 
+def _bound(row: dict[str, str], column: str) -> str:
+    """'1.023x', or 'n/a (k rounds)' where the rounds give no bound (report.bounds)."""
+    shown = bound_cell(row.get(column), row.get("Rounds"), column)
+    return shown if shown is not None else _markdown_text(row.get(column, ""))
+
+
 def _status(text: str) -> str:
     return {s.FAILED: ":x: failed", s.PASSED: "passed"}.get(str(text), _markdown_text(text))
 
@@ -112,7 +119,7 @@ def _ab_table(verdict: AbVerdict) -> list[str]:
     for row in failed_first[:MAX_ROWS]:
         cells = [_markdown_text(row.get(s.EXPERIMENT_TYPE, "")), _markdown_text(row.get("Statistic", "")),
                  _number(row.get("Rounds", ""), "{:.0f}"), _number(row.get("Ratio", ""), "{:.3f}x"),
-                 _number(row.get(verdict.bound_column, ""), "{:.3f}x"),
+                 _bound(row, verdict.bound_column),
                  _number(row.get("Adjusted p-value", ""), "{:.3g}"), _status(row.get(s.STATUS, ""))]
         lines.append("| " + " | ".join(cells) + " |")
     if len(verdict.rows) > MAX_ROWS:

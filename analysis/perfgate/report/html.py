@@ -122,7 +122,7 @@ def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
     label = results.metadata.label if results.metadata and results.metadata.label is not None \
         else results.experiment_dir.name
     title = f"perfgate latency report: {label}"
-    meta = "".join(f"<dt>{_e(n)}</dt><dd>{_e(v)}</dd>" for n, v in metadata_items(results.metadata))
+    meta = "".join(f"<dt>{_e(n)}</dt><dd>{_e(v)}</dd>" for n, v in metadata_items(results.metadata, results.platform_name))
     out = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>',
            f"<body><main><h1>{_e(title)}</h1>",

@@ -44,7 +44,8 @@ def markdown_summary(results: ExperimentResults) -> str:
              if results.throughput_headline else [])
     lead += ([f"Topologies: {_md(results.topology_headline)} (`topology/`)", ""] if results.topology_headline else [])
     lines = [f"## perfgate latency gate: **{result.status}**", "", _md(result.headline()), "", *lead,
-             " · ".join(f"**{_md(name)}** {_md(value)}" for name, value in metadata_items(results.metadata)), ""]
+             " · ".join(f"**{_md(name)}** {_md(value)}"
+                        for name, value in metadata_items(results.metadata, results.platform_name)), ""]
     if results.fastdds_note:
         lines += [f"Measured: {_md(results.fastdds_note)}", ""]
     if results.step_errors:

@@ -53,6 +53,7 @@ class ExperimentResults:
     fastdds_note: str | None = None  # the gate's: which Fast DDS it measured and what chose it
     ab: GateAb | None = None  # <experiment>/ab/: the latency A/B's verdict table and baseline, when one ran
     throughput_ab: GateAb | None = None  # <experiment>/throughput/ab/
+    platform_name: str | None = None  # the gate's --platform or $PERFGATE_PLATFORM; None when neither was given
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,7 @@ def load(experiment_dir: Path, requirements_path: Path, *, requirements: pd.Data
          step_errors: list[str] | None = None, ab_headline: str | None = None,
          warnings: list[str] | None = None, throughput_headline: str | None = None,
          topology_headline: str | None = None,
-         fastdds_note: str | None = None) -> ExperimentResults:
+         fastdds_note: str | None = None, platform_name: str | None = None) -> ExperimentResults:
     """Read what the reports show from an experiment folder (after check and, optionally, compare);
     requirements: the table of requirements_path when the caller has read it already."""
     experiment_dir = files.require_dir(experiment_dir, "experiment folder")
@@ -297,6 +298,7 @@ def load(experiment_dir: Path, requirements_path: Path, *, requirements: pd.Data
         throughput_headline=throughput_headline,
         topology_headline=topology_headline,
         fastdds_note=fastdds_note,
+        platform_name=platform_name,
         ab=read_gate_ab(experiment_dir / s.AB_DIR, "A/B against the baseline build", f"{s.AB_DIR}/{s.REPORT_HTML}",
                         "Lower bound"),
         throughput_ab=read_gate_ab(experiment_dir / s.THROUGHPUT_DIR / s.AB_DIR,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from pathlib import Path
 
 import conftest
+from ab_inputs import curtailed_copy, stored_rounds
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,7 +15,6 @@ import pytest
 from perfgate import schema as s
 from perfgate.ab import curtail
 from perfgate.ab import verdict as v
-from perfgate.ab.rounds import read_rounds
 from perfgate.ab.verdict import ROUND, STATISTIC
 
 SUBS = [f"sub{i}" for i in range(10)]
@@ -103,32 +102,6 @@ def test_curtailed_verdicts_equal_full_ones_on_many_synthetic_rounds(rounds, tri
 
 
 # --- stored real rounds, through `perfgate verdict` ------------------------------------------------------
-def stored_rounds() -> Path:
-    return conftest.FASTDDS_FIXTURES.parent / "ab-rounds"
-
-
-def curtailed_copy(source: Path, target: Path) -> dict[str, int]:
-    """The stored A/B as a curtailed `perfgate ab` would have left it: each sub-experiment's summaries of
-    the rounds after it was decided removed, empty rounds gone, curtailed.json written."""
-    shutil.copytree(source, target)
-    rounds = read_rounds(target)
-    means, _ = v.usable_round_means(v.log_ratios(rounds.table))
-    values = curtail.test_values(means, rounds.round_names, rounds.subexperiments, v.TESTED_STATISTICS)
-    used = curtail.replay(values, rounds.subexperiments, len(rounds.round_names),
-                          math.log1p(v.DEFAULT_THRESHOLD), v.DEFAULT_ALPHA)
-    for position, name in enumerate(rounds.round_names):
-        for sub, measured in used.items():
-            if position >= measured:
-                for arm in s.AB_ARMS:
-                    (target / s.AB_ROUNDS_DIR / name / arm / s.summary_csv_name(sub)).unlink()
-        if not any((target / s.AB_ROUNDS_DIR / name).rglob("*.csv")):
-            shutil.rmtree(target / s.AB_ROUNDS_DIR / name)
-    curtail.write_record(target, len(rounds.round_names),
-                         {sub: n for sub, n in used.items() if n < len(rounds.round_names)},
-                         v.DEFAULT_THRESHOLD, v.DEFAULT_ALPHA)
-    return used
-
-
 @pytest.mark.parametrize("name, status", [("aa", "PASS"), ("injected", "REGRESSION")])
 def test_stored_real_rounds_give_the_same_verdict_curtailed(tmp_path, name, status):
     full_dir, cut_dir = tmp_path / "full", tmp_path / "curtailed"

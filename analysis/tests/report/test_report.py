@@ -358,7 +358,9 @@ def test_report_md_as_written_shows_on_github_what_the_text_says(plotted_experim
 def test_metadata_line_names_what_was_measured_where():
     items = dict(report.metadata_items(Metadata.from_json(json.loads(json.dumps(metadata(SOURCES, PAYLOADS))))))
     assert items["Fast DDS"] == "2.9.1 (commit 0123456789abcdef, system_package)"
-    assert items["platform"] == "f00dfeedf00dfeed (Intel(R) Xeon(R) E3-1230)"
+    assert items["platform"] == "no platform named (machine f00dfeedf00dfeed, Intel(R) Xeon(R) E3-1230)"
+    named = dict(report.metadata_items(Metadata.from_json(metadata(SOURCES, PAYLOADS)), "vm-2core-x64"))
+    assert named["platform"] == "vm-2core-x64 (machine f00dfeedf00dfeed, Intel(R) Xeon(R) E3-1230)"
     assert items["samples"] == "10000" and items["label"] == LABEL
     assert "pinning" not in items and "load" not in items  # older metadata: nothing invented
     assert report.metadata_items(None) == [("metadata", "none (metadata.json missing)")]
