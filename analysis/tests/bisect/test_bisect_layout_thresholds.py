@@ -8,6 +8,7 @@ import json
 import os
 
 import ab_inputs
+import pandas as pd
 import pytest
 
 from conftest import perfgate_in_process
@@ -16,6 +17,7 @@ from perfgate.ab import verdict as v
 from perfgate.bisect import commits as history
 from perfgate.bisect import driver, report, search
 from perfgate.bisect import names as bisect_names
+from perfgate.history import names as event_names
 from perfgate.report import _e, _md
 
 INTRA, INTER = ab_inputs.SUBS  # intraprocess_best_effort, interprocess_best_effort
@@ -142,3 +144,26 @@ def test_a_platform_without_a_layout_file_decides_at_the_threshold_alone(fastdds
     assert done.returncode == s.EXIT_INCOMPLETE, done.stderr
     assert "layout thresholds" not in done.stdout
     assert json.loads((tmp_path / "out" / bisect_names.BISECT_JSON).read_text())["layout_thresholds"] is None
+
+
+def test_bisect_events_stops_at_a_malformed_platform_layout_file_before_any_bisect(fastdds_history, tmp_path,
+                                                                                monkeypatch):
+    """Before: each event's bisect failed on the file and was recorded as tried (failed.txt), never
+    bisected again once the file was fixed."""
+    origin, commits = fastdds_history
+    events = tmp_path / "events.csv"
+    row = {s.EXPERIMENT_TYPE: INTER, event_names.EVENT_INDEX: "3", s.LABEL: "nightly",
+           event_names.EVENT_COMMIT: commits["C"], event_names.EVENT_PREVIOUS_COMMIT: commits["A"],
+           event_names.EVENT_CHANGE: "5.0", event_names.EVENT_LOWER_BOUND: "1.0", event_names.EVENT_PAYLOADS: "16",
+           event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: "0.001"}
+    pd.DataFrame([row], columns=list(event_names.EVENT_COLUMNS)).to_csv(events, index=False)
+    (tmp_path / s.REQUIREMENTS_DIR).mkdir()
+    (tmp_path / s.REQUIREMENTS_DIR / "vm-test_layout.json").write_text('{"thresholds": {"nope": 0.01}}')
+    monkeypatch.setenv(s.PLATFORM_ENV, "vm-test")
+    done = perfgate_in_process("bisect-events", "--events", str(events), "--workspace", str(tmp_path / "ws"),
+                               "--git-url", str(origin), "--output", str(tmp_path / "bisect"), "--max", "1",
+                               "--time-budget", "3600", "--quick", "--no-plots", cwd=tmp_path)
+    assert done.returncode == s.EXIT_USAGE, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and os.path.join(s.REQUIREMENTS_DIR, "vm-test_layout.json") in lines[0], done.stderr
+    assert not (tmp_path / "bisect").exists() and not (tmp_path / "ws").exists()
