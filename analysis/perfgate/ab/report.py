@@ -151,6 +151,14 @@ def heatmap_frame(decision: v.Decision, subs: list[str]) -> tuple[pd.DataFrame, 
 
 
 # --- the readers' views ------------------------------------------------------------------------------
+def layout_line(source: str, threshold: float, layout: dict[str, float], subs) -> str:
+    """Which layout thresholds a verdict applied: "layout thresholds from FILE: sub +x%, ..." (those of
+    `subs` that raise the bound above `threshold`); an A/B's settings and `perfgate bisect` say it so."""
+    raised = {sub: v.bound_of(threshold, layout, sub) for sub in subs if v.bound_of(threshold, layout, sub) > threshold}
+    return (f"layout thresholds from {source}: " + (", ".join(f"{sub} +{x:.1%}" for sub, x in raised.items())
+                                                    or "none above the threshold") + " (docs/verdict.md)")
+
+
 def setting_lines(report: VerdictReport) -> list[str]:
     meta, d = report.rounds.metadata, report.decision
     pin = meta.cpu_pinning if meta else None
@@ -169,10 +177,8 @@ def setting_lines(report: VerdictReport) -> list[str]:
         rounds += f"; no {s.METADATA_FILE} beside the rounds: arms, samples and pinning not recorded"
     lines = [rounds,
              f"threshold +{d.threshold:.1%}, family-wise false-alarm level {d.alpha:g} (Holm over {len(d.table)} tests)"]
-    raised = {sub: d.threshold_of(sub) for sub in report.rounds.subexperiments if d.threshold_of(sub) > d.threshold}
     if d.layout_source:
-        lines.append(f"layout thresholds from {d.layout_source}: " + (", ".join(
-            f"{sub} +{x:.1%}" for sub, x in raised.items()) or "none above the threshold") + " (docs/verdict.md)")
+        lines.append(layout_line(d.layout_source, d.threshold, d.layout, report.rounds.subexperiments))
     if detectable:
         lines.append(f"smallest slow-down these rounds detect with 95 % power: +{min(detectable):.1%} "
                      f"(best sub-experiment) to +{max(detectable):.1%} (noisiest)")

@@ -1,6 +1,8 @@
 """bisect.driver: `perfgate bisect`, the thin part around bisect.search: each commit built with
 `perfgate build` into the workspace (kept installs and ccache: a commit built before costs seconds),
-each step an ordinary `perfgate ab` folder under <output>/steps/, decided with the A/B's verdict.
+each step an ordinary `perfgate ab` folder under <output>/steps/, decided with the A/B's verdict, at
+the A/B's layout thresholds (--layout-thresholds, else the platform's requirements file, read once
+before anything is built): a move the size code layout alone makes is no step's regression.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 from .. import claims, outputs
 from .. import schema as s
-from ..ab import curtail, latency as ab_latency
+from ..ab import curtail, latency as ab_latency, layout_file
 from ..ab import verdict as v
 from ..ab.rounds import read_rounds
 from ..errors import InputError, PerfgateError
@@ -35,6 +37,8 @@ class Request:
     alpha: float
     jobs: int | None
     fastcdr_url: str | None = None
+    layout: dict[str, float] = field(default_factory=dict)  # sub-experiment -> layout threshold (ab.layout)
+    layout_source: str | None = None  # the file they were read from, given to every A/B; None: no layout file
     commits: list[history.Commit] = field(default_factory=list)
     installs: dict[int, Path | None] = field(default_factory=dict)
     count: int = 0  # A/Bs so far
@@ -76,19 +80,25 @@ def _check_build_options(workspace: Path) -> None:
     colcon.check_tools(ccache=True)
 
 
-def _measured(folder: Path, threshold: float, alpha: float, code: int) -> search.Measured:
+def _measured(folder: Path, threshold: float, alpha: float, code: int,
+              layout: dict[str, float] | None = None) -> search.Measured:
+    """A step's A/B as the search reads it: the verdict's tests at max(threshold, each sub-experiment's
+    layout threshold), as `perfgate ab` decided the same folder."""
     rounds = read_rounds(folder)
     # the A/B's own decision: a sub-experiment the curtailed A/B stopped measuring once its tests were
     # decided has few rounds, and that is no reason to measure the step again
     planned, stopped = curtail.read_record(folder, rounds.subexperiments, len(rounds.round_names))
     decision = curtail.decide_curtailed(v.log_ratios(rounds.table), planned=planned, stopped=stopped,
-                                        threshold=threshold, alpha=alpha, order=rounds.subexperiments)
+                                        threshold=threshold, alpha=alpha, order=rounds.subexperiments,
+                                        layout=layout)
     table = decision.table
-    tests = [search.Test(row[s.EXPERIMENT_TYPE], row[v.STATISTIC]) for _, row in table.iterrows()]
+    rows = [(search.Test(row[s.EXPERIMENT_TYPE], row[v.STATISTIC]), row) for _, row in table.iterrows()]
     return search.Measured(
-        ratios={test: float(row[v.RATIO]) for test, (_, row) in zip(tests, table.iterrows())},
-        lower_bounds={test: float(row[v.LOWER_BOUND]) for test, (_, row) in zip(tests, table.iterrows())},
-        failed=frozenset(test for test, (_, row) in zip(tests, table.iterrows()) if row[s.STATUS] == s.FAILED),
+        ratios={test: float(row[v.RATIO]) for test, row in rows},
+        lower_bounds={test: float(row[v.LOWER_BOUND]) for test, row in rows},
+        failed=frozenset(test for test, row in rows if row[s.STATUS] == s.FAILED),
+        layout_sized=frozenset(test for test, row in rows if row[v.LAYOUT_SIZED]),
+        thresholds={test: float(row[v.THRESHOLD]) for test, row in rows},
         incomplete=bool(decision.too_few_rounds) or code == s.EXIT_INCOMPLETE,
         rounds=int(table[v.ROUNDS].min()) if len(table) else 0, folder=str(folder))
 
@@ -118,41 +128,50 @@ def measure(request: Request, commit: int, against: int, tests: list[search.Test
         # every round: a step is classified by the size of its change (search.classify), which a
         # curtailed A/B (stopped once its verdict is certain) estimates from fewer rounds than asked
         code = ab_latency.measure_ab(plan, threshold=request.threshold, alpha=request.alpha, draw=False,
-                                     curtailed=False)
+                                     curtailed=False, layout_thresholds=request.layout_source)
     except InputError:
         raise
     except PerfgateError as error:
         raise search.Stop(f"the A/B of {sha} against {request.commits[against].short} failed: "
                           + " / ".join(messages.message_lines(error))) from None
-    return _measured(folder, request.threshold, request.alpha, code), time.monotonic() - started
+    return _measured(folder, request.threshold, request.alpha, code, request.layout), time.monotonic() - started
 
 
 def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None, payloads=None, quick=False,
                    rounds=None, samples=None, threshold=None, alpha=None, pin_cpus=None, cpu_latency_request=None,
-                   jobs=None, fastcdr_url=None, no_plots=False) -> int:
+                   jobs=None, fastcdr_url=None, no_plots=False, layout_thresholds=None) -> int:
     outputs.require_paths(workspace=workspace, git_url=git_url, output=output, fastcdr_url=fastcdr_url)
     url = check_git_url(git_url, "--git-url")
     fastcdr_url = check_git_url(fastcdr_url, "--fastcdr-url") if fastcdr_url is not None else None
     good, bad = history.require_ref(good, "--good"), history.require_ref(bad, "--bad")
     threshold, alpha = v.require_parameters(threshold, alpha)
+    # --layout-thresholds, else requirements/<$PERFGATE_PLATFORM>_layout.json when it exists, as `perfgate ab`:
+    # read once here, so that a malformed file stops the bisect before anything is fetched, built or written
+    layout, layout_source = layout_file.resolve_layout(layout_thresholds)
     output, workspace = Path(output).resolve(), Path(workspace).resolve()
     ab_options = dict(rounds=rounds, samples=samples, quick=quick, subexperiments=subexperiments, payloads=payloads,
                       pin_cpus=pin_cpus, cpu_latency_request=cpu_latency_request)
     # every A/B option checked before anything is fetched or built (exit 2)
     probe = ab_latency.plan_ab(output=output / bisect_names.BISECT_STEPS_DIR / "check", baseline=s.FASTDDS_SYSTEM_SPEC,
                                candidate=s.FASTDDS_SYSTEM_SPEC, **ab_options)
+    # the requested sub-experiments' layout thresholds, in their order: what the reports say applied
+    layout = {sub.name: layout[sub.name] for sub in probe.options.subexperiments if sub.name in layout}
     _check_build_options(workspace)
     with claims.claimed(output):
-        request = Request(workspace, url, output, ab_options, threshold, alpha, jobs, fastcdr_url)
+        request = Request(workspace, url, output, ab_options, threshold, alpha, jobs, fastcdr_url,
+                          layout=layout, layout_source=layout_source)
         request.commits = history.fetch_range(url, good, bad, workspace / "perfgate" / "bisect.git")
         print(f"perfgate bisect: {len(request.commits) - 1} first-parent commit(s) after good {request.commits[0].short} "
               f"up to bad {request.commits[-1].short}; at most {search.step_budget(len(request.commits))} A/Bs of "
               f"{probe.rounds} rounds when no build fails and no step is ambiguous", flush=True)
+        for line in report.layout_lines(threshold, layout, layout_source):
+            print(f"perfgate bisect: {log_text(line)}", flush=True)
         started = time.monotonic()
         result = search.bisect(len(request.commits), lambda *a: measure(request, *a), probe.rounds)
         wall = time.monotonic() - started
-        report.write(output, report.Bisection(result, request.commits, url, threshold, alpha, wall), plots=not no_plots)
-    for line in report.summary_lines(report.Bisection(result, request.commits, url, threshold, alpha, wall)):
+        bisection = report.Bisection(result, request.commits, url, threshold, alpha, wall, layout, layout_source)
+        report.write(output, bisection, plots=not no_plots)
+    for line in report.summary_lines(bisection):
         print(f"perfgate bisect: {log_text(line)}")
     print(f"perfgate bisect: report {output / s.REPORT_HTML}")
     if result.status == search.UNDECIDED:

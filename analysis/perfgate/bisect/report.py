@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from .. import files
 from .. import schema as s
+from ..ab import report as ab_report, verdict as v
 from ..report import CSS, _e, _md
 from . import search
 from .commits import Commit, commit_link
@@ -29,6 +30,10 @@ class Bisection:
     threshold: float
     alpha: float
     wall_s: float
+    # the layout thresholds every A/B was decided at (sub-experiment -> fraction, the requested
+    # sub-experiments') and their file; None: no layout file, every test at the threshold
+    layout: dict[str, float] = field(default_factory=dict)
+    layout_source: str | None = None
 
 
 def _change(ratio: float) -> str:
@@ -49,7 +54,9 @@ def measured_json(measured: search.Measured) -> dict:
     return {"rounds": measured.rounds, "incomplete": measured.incomplete, "ab_directory": measured.folder,
             "tests": [{"subexperiment": t.subexperiment, "statistic": t.statistic,
                        "ratio": _number(measured.ratios[t]), "lower_bound": _number(measured.lower_bounds[t]),
-                       "failed": t in measured.failed} for t in measured.ratios]}
+                       "threshold": _number(measured.thresholds[t]) if t in measured.thresholds else None,
+                       "failed": t in measured.failed, "layout_sized": t in measured.layout_sized}
+                      for t in measured.ratios]}
 
 
 def bisect_json(bisection: Bisection) -> dict:
@@ -57,6 +64,8 @@ def bisect_json(bisection: Bisection) -> dict:
     return {
         "status": result.status, "exit_code": result.exit_code, "why": result.why,
         "repository": bisection.url, "threshold": bisection.threshold, "alpha": bisection.alpha,
+        "layout_thresholds": ({"file": bisection.layout_source, "thresholds": bisection.layout}
+                              if bisection.layout_source else None),
         "good": commit_json(bisection, 0), "bad": commit_json(bisection, len(bisection.commits) - 1),
         "commits": len(bisection.commits) - 1, "ab_count": result.ab_count,
         "ab_budget": search.step_budget(len(bisection.commits)), "wall_s": round(bisection.wall_s, 1),
@@ -93,18 +102,32 @@ def headline(bisection: Bisection) -> str:
     return f"INCOMPLETE: cannot decide: {result.why}"
 
 
+def layout_lines(threshold: float, layout: dict[str, float], source: str | None) -> list[str]:
+    """Which layout thresholds every A/B was decided at, as `perfgate ab` says it (none: no line)."""
+    return [ab_report.layout_line(source, threshold, layout, list(layout))] if source else []
+
+
 def summary_lines(bisection: Bisection) -> list[str]:
     result = bisection.result
     lines = [headline(bisection),
              f"{result.ab_count} A/B(s) (budget {search.step_budget(len(bisection.commits))} for "
              f"{len(bisection.commits) - 1} commit(s)), {len(result.skipped)} skipped build(s), "
              f"{bisection.wall_s:.0f} s"]
+    lines += layout_lines(bisection.threshold, bisection.layout, bisection.layout_source)
     for index in result.skipped:  # the error's first line (a build's log tail is in the steps and bisect.json)
         first, *more = skip_reason(bisection, index).split(" / ", 1)
         lines.append(f"skipped {bisection.commits[index].short}: {first}" + (" (more in its step)" if more else ""))
     if result.candidates:
         lines.append("the culprit is one of: " + ", ".join(bisection.commits[i].short for i in result.candidates))
     return lines
+
+
+def _label(measured: search.Measured, test: search.Test) -> str:
+    """A step's test as the A/B's report marks it: failed, or passed but layout-sized (the verdict's
+    own LAYOUT_SIZED: the global threshold alone would have failed it)."""
+    if test in measured.failed:
+        return " (failed)"
+    return f" ({v.LAYOUT_SIZED})" if test in measured.layout_sized else ""
 
 
 def step_rows(bisection: Bisection) -> pd.DataFrame:
@@ -114,7 +137,7 @@ def step_rows(bisection: Bisection) -> pd.DataFrame:
         measured = step.measured
         rows.append({"#": number, "kind": step.kind, "commit": commit.short, "subject": commit.subject,
                      "against": against.short, "rounds": measured.rounds if measured else "",
-                     "change": "; ".join(f"{t} {_change(r)}" + (" (failed)" if t in measured.failed else "")
+                     "change": "; ".join(f"{t} {_change(r)}" + _label(measured, t)
                                          for t, r in measured.ratios.items()) if measured else "",
                      "outcome": step.outcome, "why": step.why, "wall [s]": f"{step.wall_s:.0f}"})
     return pd.DataFrame(rows)

@@ -16,6 +16,12 @@ again is half and half):
                size disagree (too few rounds, noise): measured again with twice the rounds, at most
                MORE_ROUNDS times, and then the search stops (exit 3) rather than guess
 
+Every A/B is decided at the layout thresholds (docs/verdict.md): a test is failed only above
+max(threshold, its sub-experiment's layout threshold). A step whose tests pass because they are
+layout-sized while f >= HIGH stays ambiguous on purpose: its move is most of the change, yet no larger
+than one code layout alone can make, so neither side is known; more rounds make the test sharper,
+and a move truly above the layout bound then fails (bad), while one at the bound stays undecided.
+
 A commit whose build fails, or that is no Fast DDS source at all, is skipped, as `git bisect skip`
 does (with why), and the next one nearest the middle is measured. When only skipped commits are left between good and bad, the culprit is one of them or
 bad: exit 3 naming them. Finally the A/B of the culprit against its parent must show the regression
@@ -60,10 +66,14 @@ class Measured:
     """What one A/B of a candidate against a baseline says (from its verdict)."""
     ratios: dict[Test, float]  # candidate / baseline
     lower_bounds: dict[Test, float]
-    failed: frozenset[Test]  # the tests the verdict failed (Holm, family-wise alpha)
+    failed: frozenset[Test]  # the tests the verdict failed (Holm, family-wise alpha), each at its bound
     incomplete: bool = False  # too few usable rounds, or a run that did not finish
     rounds: int = 0
     folder: str = ""  # where the A/B's files are
+    # the verdict's layout-sized tests: passed at their sub-experiment's layout threshold, which the
+    # global threshold alone would have failed (ab.verdict LAYOUT_SIZED); reported, never a failure
+    layout_sized: frozenset[Test] = frozenset()
+    thresholds: dict[Test, float] = field(default_factory=dict)  # each test's bound: max(threshold, layout)
 
 
 @dataclass(frozen=True)
@@ -125,8 +135,10 @@ def classify(measured: Measured, change: dict[Test, float], low: float = LOW, hi
         return BAD, said
     if good:
         return GOOD, said
+    sized = [test for test in change if test in measured.layout_sized]
     return AMBIGUOUS, said + ("; verdict failed " + ", ".join(map(str, sorted(measured.failed, key=str)))
-                              if measured.failed else "; verdict passed")
+                              if measured.failed else "; verdict passed") + (
+        "; layout-sized: " + ", ".join(map(str, sized)) if sized else "")
 
 
 def next_commit(good: int, bad: int, skipped: set[int]) -> int | None:

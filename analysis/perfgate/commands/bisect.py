@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
            help="relative change that is not yet a regression (default 0.01 = 1 %%)")
     option(parser, "--alpha", type=non_negative_float, default=None,
            help="family-wise false-alarm level of each A/B's verdict (default 0.02)")
+    option(parser, "--layout-thresholds", default=None, metavar="FILE",
+           help="per-sub-experiment thresholds above what code layout moves, for every A/B and step, as for ab "
+                "(default: requirements/<$PERFGATE_PLATFORM>_layout.json when it exists)")
     option(parser, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB",
            help="as for run (default auto)")
     option(parser, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,

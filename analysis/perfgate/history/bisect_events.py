@@ -19,7 +19,7 @@ from .. import files, outputs
 from .. import schema as s
 from ..bisect import commits as bisect_commits
 from ..ab import latency as ab_latency
-from ..ab import verdict as v
+from ..ab import layout_file, verdict as v
 from ..bisect import driver, messages
 from ..errors import InputError, PerfgateError
 from ..escape.workflow import log_text
@@ -58,6 +58,9 @@ def command_bisect_events(*, events, workspace, git_url, output, max_events, tim
     # every A/B option checked before anything is fetched or built (exit 2), as `perfgate bisect` does:
     # an InputError from one event's bisect is then that event's (a commit that is no Fast DDS source)
     v.require_parameters(threshold, alpha)
+    # the layout thresholds every bisect reads (the platform's file): a malformed one is exit 2 here,
+    # not recorded as each event's failed bisect (and so never tried again)
+    layout_file.resolve_layout(None)
     ab_latency.plan_ab(output=output / "check", baseline=s.FASTDDS_SYSTEM_SPEC, candidate=s.FASTDDS_SYSTEM_SPEC,
                        rounds=rounds, samples=samples, quick=quick)
     if output.exists() and not output.is_dir():

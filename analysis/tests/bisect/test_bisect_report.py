@@ -20,7 +20,7 @@ HOSTILE = "<script>alert(1)</script> | **bold** [x](javascript:alert(1)) ::error
 
 def measured(ratio: float, failed: bool, folder: str = "") -> search.Measured:
     return search.Measured({MEDIAN: ratio}, {MEDIAN: ratio * 0.95}, frozenset({MEDIAN}) if failed else frozenset(),
-                           rounds=7, folder=folder)
+                           rounds=7, folder=folder, thresholds={MEDIAN: 0.01})
 
 
 def found_bisection() -> report.Bisection:
@@ -48,7 +48,7 @@ def test_bisect_json_names_the_culprit_its_change_and_every_step(tmp_path):
     assert written["culprit"]["link"] == f"https://github.com/eProsima/Fast-DDS/commit/{culprit.sha}"
     assert written["culprit"]["against_parent"]["tests"] == [
         {"subexperiment": MEDIAN.subexperiment, "statistic": "Median", "ratio": 1.97, "lower_bound": 1.8715,
-         "failed": True}]
+         "threshold": 0.01, "failed": True, "layout_sized": False}]
     assert [(step["kind"], step["outcome"]) for step in written["steps"]] == [
         ("confirm", "regressed"), ("step", "skipped (build failed)"), ("step", "bad"), ("step", "good"),
         ("culprit", "regressed")]
