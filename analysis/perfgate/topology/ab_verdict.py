@@ -29,6 +29,7 @@ from .. import schema as s
 from ..ab import verdict as v
 from ..errors import InputError
 from ..escape.markdown import text as md_text
+from ..report.bounds import LOWER_BOUND, bound_text
 from ..junit_writer import TestCase
 from ..outcome import exit_code, verdict_of
 from . import names as n
@@ -109,7 +110,7 @@ def headline(decision: v.Decision, name: str, rounds: int, failures: int = 0) ->
     if not failed.empty:
         worst = failed.sort_values(v.LOWER_BOUND, ascending=False).iloc[0]
         parts = [f"{name}: {len(failed)} of {what} failed; worst {worst[v.STATISTIC]} {_ratio(worst[v.RATIO])} the "
-                 f"baseline (lower bound {_ratio(worst[v.LOWER_BOUND])})"]
+                 f"baseline (lower bound {_bound(worst)})"]
     else:
         parts = [f"{name}: no change beyond {decision.threshold:.1%} in {what}"]
     if decision.too_few_rounds:
@@ -124,6 +125,11 @@ def _ratio(value: float) -> str:
     return "n/a" if not math.isfinite(value) else f"{value:.3f}x"
 
 
+def _bound(row: pd.Series) -> str:
+    """The lower bound, or 'n/a (k rounds)' when too few rounds give none (stored as 0, exp(-inf))."""
+    return bound_text(float(row[v.LOWER_BOUND]), int(row[v.ROUNDS]), LOWER_BOUND)
+
+
 def _finite(value: float) -> float | None:
     return round(float(value), 6) if math.isfinite(value) else None
 
@@ -131,7 +137,7 @@ def _finite(value: float) -> float | None:
 def summary(row: pd.Series, threshold: float) -> str:
     return (f"{row[v.STATISTIC]}: baseline {row[BASELINE_MEDIAN]:.6g}, candidate {row[CANDIDATE_MEDIAN]:.6g} "
             f"(medians over rounds); candidate {_ratio(row[v.RATIO])} the baseline (lower bound "
-            f"{_ratio(row[v.LOWER_BOUND])}, threshold {1 + threshold:.3f}x), p = {row[v.P_VALUE]:.3g}, "
+            f"{_bound(row)}, threshold {1 + threshold:.3f}x), p = {row[v.P_VALUE]:.3g}, "
             f"Holm-adjusted {row[v.ADJUSTED_P]:.3g}, {row[v.ROUNDS]} rounds")
 
 
@@ -196,7 +202,7 @@ def markdown(decision: v.Decision, name: str, round_names: list[str]) -> str:
     ordered = pd.concat([decision.failed, decision.table[decision.table[s.STATUS] != s.FAILED]])
     for _, r in ordered.iterrows():
         lines.append(f"| {md_text(r[v.STATISTIC])} | {r[BASELINE_MEDIAN]:.6g} | {r[CANDIDATE_MEDIAN]:.6g} | "
-                     f"{_ratio(r[v.RATIO])} | {_ratio(r[v.LOWER_BOUND])} | {r[v.ADJUSTED_P]:.3g} | {r[v.ROUNDS]} | "
+                     f"{_ratio(r[v.RATIO])} | {_bound(r)} | {r[v.ADJUSTED_P]:.3g} | {r[v.ROUNDS]} | "
                      f"{r[s.STATUS]}{' (improved)' if r[v.IMPROVED] else ''} |")
     return "\n".join(lines) + "\n"
 

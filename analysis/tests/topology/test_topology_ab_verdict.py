@@ -85,3 +85,14 @@ def test_an_arm_run_that_did_not_finish_leaves_the_verdict_incomplete_even_when_
     root = ET.fromstring(ab_verdict.junit_xml(decision, "light", 9, failures=1))
     cases = list(root.iter("testcase"))
     assert len(cases) == 5 and all(case.find("error") is not None for case in cases)
+
+
+def test_too_few_rounds_show_no_lower_bound_rather_than_a_ratio_of_zero():
+    # 3 rounds give no one-sided bound at family-wise 0.02 (2^-3 > 0.02 / tests): stored as exp(-inf) = 0
+    decision = ab_verdict.decide(rounds_table(3, {n.MEAN: 0.10}), "light", 0.01, 0.02)
+    assert (decision.table[v.LOWER_BOUND] == 0.0).all()
+    table = ab_verdict.markdown(decision, "light", ["01", "02", "03"])
+    mean_row = next(line for line in table.splitlines() if line.startswith(f"| {n.MEAN} |"))
+    assert "| n/a (3 rounds) |" in mean_row and "0.000x" not in table
+    line = ab_verdict.summary(decision.table.iloc[0], 0.01)
+    assert "lower bound n/a (3 rounds)" in line
