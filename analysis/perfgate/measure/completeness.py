@@ -16,8 +16,8 @@ Why 1 % (at least 1): dropping k of n samples moves any empirical q-quantile of 
 between the full sample's quantiles at levels q - q k/n and q + (1 - q) k/n, whichever k were lost
 (the slowest, the fastest, or any). At k/n <= 1 % the tested statistics stay within one percentile
 of their level: the median between the full sample's 49.5th and 50.5th percentiles, the 90 % between
-its 89.1st and 90.1st (docs/verdict.md "A best-effort round trip lost" gives what that is in
-microseconds on this machine). One lost round trip is always allowed, so that a run of few samples
+its 89.1st and 90.1st (docs/verdict.md "A best-effort round trip lost" gives what that moved on
+stored real runs, and why the A/B's sign test stays exact). One lost round trip is always allowed, so that a run of few samples
 (200 in a quick A/B: 0.5 %) does not lose a payload to a single dropped datagram.
 """
 from __future__ import annotations
