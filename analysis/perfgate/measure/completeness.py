@@ -72,3 +72,11 @@ def loss_notes(reliability: str, counts: Mapping[int, int], lost: Mapping[int, i
             f"{allowed_loss(samples)} allowed): its statistics are over the {rows} that came back"
             for payload, rows in counts.items()
             if rows != samples and payload_complete(reliability, rows, lost.get(payload), samples)]
+
+
+def attempts_held(reliability: str, counts: Mapping[int, int], lost: Mapping[int, int],
+                  samples: int | None) -> dict[int, int]:
+    """Per payload, the attempts its rows stand for: rows + lost for a complete payload that lost
+    some (a stored round of 199 rows and 1 lost is a run of 200), else its rows. `samples` None: unknown."""
+    return {p: rows + lost[p] if samples is not None and rows != samples and p in lost
+            and payload_complete(reliability, rows, lost[p], samples) else rows for p, rows in counts.items()}
