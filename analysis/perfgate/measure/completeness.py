@@ -25,13 +25,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 BEST_EFFORT = "best_effort"
-MAX_LOST_FRACTION = 0.01  # of a payload's samples, rounded down; at least one
+MAX_LOST_PERCENT = 1  # of a payload's samples, rounded down; at least one
 MIN_ROWS = 2  # a payload's statistics need two samples (perfgate.plausibility refuses fewer)
 
 
 def allowed_loss(samples: int) -> int:
     """The most round trips a best-effort payload of `samples` may lose and still be complete."""
-    return max(1, int(samples * MAX_LOST_FRACTION))
+    return max(1, samples * MAX_LOST_PERCENT // 100)  # whole numbers: no rounding of 0.01
 
 
 def payload_complete(reliability: str, rows: int, lost: int | None, samples: int) -> bool:
@@ -52,17 +52,18 @@ def complete_payloads(reliability: str, counts: Mapping[int, int], lost: Mapping
 
 def shortfall(reliability: str, counts: Mapping[int, int], lost: Mapping[int, int], samples: int) -> str | None:
     """Why the data is short (the payloads that are not complete), or None."""
-    short = []
+    short, lost_some = [], False
     for payload, rows in counts.items():
         if payload_complete(reliability, rows, lost.get(payload), samples):
             continue
         lost_here = lost.get(payload)
+        lost_some = lost_some or bool(lost_here)
         detail = f"{rows} of {samples}" + (f", {lost_here} lost" if lost_here else "")
         short.append(f"{payload} B ({detail})")
     if not short:
         return None
     bound = (f"; a best-effort payload may lose at most {allowed_loss(samples)} of {samples}"
-             if reliability == BEST_EFFORT else "")
+             if reliability == BEST_EFFORT and lost_some else "")
     return f"payloads without all their samples: {', '.join(short)}{bound}"
 
 
