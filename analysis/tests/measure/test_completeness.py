@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from conftest import perfgate_in_process
 from perfgate import files
 from perfgate import schema as s
 from perfgate.latency import resources_table
-from perfgate.measure import completeness
+from perfgate.measure import completeness, subexperiment
 from perfgate.measure.subexperiment import SubexperimentResult, classify, read_measured
 from perfgate.measure.supervise import Supervision
 from perfgate.model import Metadata, read_metadata, write_metadata
@@ -119,3 +120,16 @@ def test_a_lost_best_effort_round_trip_runs_through_metadata_process_and_the_los
 
     lost = resources_table.read_sub_resources(experiment, BEST_EFFORT.name, read_metadata(experiment), {}).lost
     assert lost == (1, 400)  # lost[%] = 0.25: 1 of the 400 round trips tried, both payloads
+
+
+def test_the_run_says_a_kept_loss_in_one_note_line_on_stderr(tmp_path: Path, monkeypatch, capsys) -> None:
+    """run_subexperiment prints the note (the harness's processes stood in by their files, read for real)."""
+    csv, report = write_harness_files(tmp_path, {16: SAMPLES, 4096: SAMPLES - 1}, {4096: 1})
+    measured = read_measured(csv, report, PAYLOADS, SAMPLES, BEST_EFFORT.reliability)
+    finished = SubexperimentResult(BEST_EFFORT, *classify(Supervision(s.OUTCOME_OK, discovered=True), measured), measured)
+    monkeypatch.setattr(subexperiment, "_attempt_subexperiment", lambda *args: finished)
+    options = SimpleNamespace(command="ab")
+    assert subexperiment.run_subexperiment(BEST_EFFORT, options, None, {}, tmp_path) is finished
+    assert capsys.readouterr().err.splitlines() == [
+        "perfgate ab: note: interprocess_best_effort (udpv4, best_effort): 4096 B lost 1 of 200 round trips "
+        "(best effort, at most 2 allowed): its statistics are over the 199 that came back"]
