@@ -26,6 +26,7 @@ from ..errors import InputError, PerfgateError
 from ..latency import process
 from ..model import Metadata, read_metadata
 from ..latency.experiments import sort_subexperiments
+from ..measure import completeness
 from ..outcome import verdict_of
 from . import curtail, layout as ab_layout, verdict as v
 from .rounds import round_folders
@@ -42,6 +43,24 @@ def first_samples(raw: pd.DataFrame, n: int) -> pd.DataFrame:
 def tested_statistics(raw: pd.DataFrame, n: int) -> pd.DataFrame:
     """Bytes and the verdict's statistics (Median, 90 %) per payload of the first n samples."""
     return process.summarise(first_samples(raw, n))[[s.BYTES, *v.TESTED_STATISTICS]]
+
+
+def read_arm_metadata(arm_dir: Path) -> Metadata | None:
+    return read_metadata(arm_dir) if (arm_dir / s.METADATA_FILE).is_file() else None
+
+
+def attempts_held(raw: pd.DataFrame, arm_metadata: Metadata | None, sub: str) -> dict[int, int]:
+    """Per payload, the round trips the run attempted: its rows, plus those the arm's metadata.json
+    counts lost where the payload was complete without them (a best-effort one, measure.completeness),
+    so that a round of 199 rows and 1 lost replays at the A/B's 200 samples."""
+    counts = {int(p): int(n) for p, n in raw.groupby(s.PAYLOAD, sort=False).size().items()}
+    entry = arm_metadata.outcome_of(sub) if arm_metadata is not None else None
+    recorded = (entry.lost_samples if entry is not None else None) or {}
+    lost = {int(p): n for p, n in recorded.items()  # untrusted: whole numbers only
+            if isinstance(p, str) and p.isdigit() and isinstance(n, int) and not isinstance(n, bool) and n >= 0}
+    samples = arm_metadata.samples if arm_metadata is not None else None
+    reliability = entry.reliability if entry is not None and entry.reliability else ""
+    return completeness.attempts_held(reliability, counts, lost, samples if isinstance(samples, int) else None)
 
 
 @dataclass(frozen=True)
@@ -62,7 +81,7 @@ class StoredAb:
     round_names: list[str]  # the finished rounds, in order
     unfinished: list[str]  # round folders still being measured: left out
     subexperiments: list[str]  # contract order
-    held: int  # the fewest samples of any payload in any finished round's raw measurements
+    held: int  # the fewest round trips attempted for any payload of any finished round (rows + lost)
     tables: dict[int, pd.DataFrame]  # n -> ROUND, ARM, Experiment type, Bytes, Median, 90 % (as Rounds.table)
     verdict: StoredVerdict | None  # None: no verdict.json yet (an A/B still measuring)
 
@@ -131,7 +150,7 @@ def read_stored_ab(ab_dir: Path, samples: list[int]) -> StoredAb:
                     if known is not None and known.is_floor:
                         continue  # never part of an A/B's verdict
                     raw = files.read_raw(path)
-                    held = min(held, int(raw.groupby(s.PAYLOAD).size().min()))
+                    held = min(held, min(attempts_held(raw, read_arm_metadata(folder / arm), sub).values()))
                     for n in samples:
                         frame = tested_statistics(raw, n)
                         frame.insert(0, s.EXPERIMENT_TYPE, sub)

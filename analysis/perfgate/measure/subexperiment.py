@@ -21,6 +21,7 @@ from ..fastdds.harness import HarnessPaths
 from ..model import SubexperimentOutcome, ZeroCopy
 from ..throughput.files import read_harness_throughput
 from ..throughput.table import expected_tests, keys_of, throughput_table
+from . import completeness
 from .commands import ProcessSpec, Turns, floor_commands, latency_commands, describe, participant_names
 from .domains import lease_domain, own_port
 from .options import RunOptions
@@ -40,22 +41,23 @@ class Measured:
     lost: dict[int, int]
     problem: str | None  # why the data is short, when it is
     loans: bool | None = None  # the harness's report: every sample it wrote was loaned (zero copy)
+    notes: list[str] = field(default_factory=list)  # complete best-effort payloads that lost round trips
 
 
-def complete_payloads(raw: pd.DataFrame, payloads: tuple[int, ...], samples: int) -> tuple[pd.DataFrame, dict[int, int]]:
-    """The rows of the payloads that have all their samples, and every payload's sample count."""
+def complete_rows(raw: pd.DataFrame, payloads: tuple[int, ...], samples: int, reliability: str,
+                  lost: dict[int, int]) -> tuple[pd.DataFrame, dict[int, int]]:
+    """The rows of the complete payloads (measure.completeness), and every payload's row count."""
     counts = raw.groupby(s.PAYLOAD, sort=False).size()
     found = {int(p): int(counts.get(p, 0)) for p in payloads}
-    complete = [p for p, n in found.items() if n == samples]
+    complete = completeness.complete_payloads(reliability, found, lost, samples)
     return raw[raw[s.PAYLOAD].isin(complete)].reset_index(drop=True), found
 
 
-def shortfall(counts: dict[int, int], samples: int) -> str | None:
-    short = [f"{p} B ({n} of {samples})" for p, n in counts.items() if n != samples]
-    return f"payloads without all their samples: {', '.join(short)}" if short else None
-
-
-def read_measured(csv: Path, report: Path | None, payloads: tuple[int, ...], samples: int) -> Measured:
+def read_measured(csv: Path, report: Path | None, payloads: tuple[int, ...], samples: int,
+                  reliability: str) -> Measured:
+    """What the harness measured: the complete payloads' rows, every payload's rows and lost round
+    trips, and why the data is short when it is (a best-effort payload may lose a few round trips and
+    still be complete: measure.completeness)."""
     lost = _lost_samples(report)
     if not csv.exists():
         return Measured(None, {p: 0 for p in payloads}, lost, "the harness wrote no measurements")
@@ -68,8 +70,10 @@ def read_measured(csv: Path, report: Path | None, payloads: tuple[int, ...], sam
     unexpected = sorted(set(raw[s.PAYLOAD]) - set(payloads))
     if unexpected:
         return Measured(None, {p: 0 for p in payloads}, lost, f"the harness measured payloads not asked for: {unexpected}")
-    frame, counts = complete_payloads(raw, payloads, samples)
-    return Measured(frame if not frame.empty else None, counts, lost, shortfall(counts, samples), _loans(report))
+    frame, counts = complete_rows(raw, payloads, samples, reliability, lost)
+    return Measured(frame if not frame.empty else None, counts, lost,
+                    completeness.shortfall(reliability, counts, lost, samples), _loans(report),
+                    notes=completeness.loss_notes(reliability, counts, lost, samples))
 
 
 def read_throughput_measured(csv: Path, options: RunOptions) -> Measured:
@@ -182,6 +186,8 @@ def run_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: HarnessP
         result = _attempt_subexperiment(sub, options, paths, environment, workdir, turns, cancel)
         if not worth_another_attempt(result.outcome, result.discovered, len(earlier_errors) + 1):
             result.earlier_errors = earlier_errors
+            for note in result.measured.notes:  # kept, and said in the log (metadata.json has lost_samples)
+                print(f"perfgate {options.command}: note: {describe(sub)}: {note}", file=sys.stderr, flush=True)
             return result
         earlier_errors.append(result.error)
         print(f"perfgate {options.command}: warning: {describe(sub)}: {result.error}; trying again in a fresh domain",
@@ -213,7 +219,8 @@ def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: Har
             if options.throughput is not None:
                 measured = read_throughput_measured(csv, options)
             else:
-                measured = read_measured(csv, None if sub.is_floor else report, options.payloads, options.samples)
+                measured = read_measured(csv, None if sub.is_floor else report, options.payloads, options.samples,
+                                         sub.reliability)
         finally:
             shutil.rmtree(private, ignore_errors=True)
             removed = remove_orphaned_shm(shm_before)

@@ -286,7 +286,7 @@ def test_only_complete_payloads_are_kept(tmp_path):
     report = tmp_path / "r.json"
     report.write_text(json.dumps({"payloads": {"16": {"samples": 3, "lost": 0}, "32": {"samples": 3, "lost": 2},
                                                "64": {"samples": 2, "lost": 0}}}))
-    measured = subexperiment.read_measured(csv, report, (16, 32, 64, 128), 3)
+    measured = subexperiment.read_measured(csv, report, (16, 32, 64, 128), 3, "reliable")
     assert measured.frame[s.PAYLOAD].tolist() == [16, 16, 16, 32, 32, 32]
     assert measured.frame[s.LATENCY].tolist() == [11.0, 12.0, 13.0, 21.0, 22.0, 23.0]
     assert measured.counts == {16: 3, 32: 3, 64: 2, 128: 0}
@@ -296,10 +296,10 @@ def test_only_complete_payloads_are_kept(tmp_path):
 
 
 def test_missing_or_malformed_csv_is_a_problem_not_a_crash(tmp_path):
-    assert subexperiment.read_measured(tmp_path / "none.csv", None, (16,), 3).problem == "the harness wrote no measurements"
+    assert subexperiment.read_measured(tmp_path / "none.csv", None, (16,), 3, "reliable").problem == "the harness wrote no measurements"
     bad = tmp_path / "bad.csv"
     bad.write_text("Sample,Payload [Bytes],Latency [us]\n1,16,abc\n2,16,1.0\n")
-    measured = subexperiment.read_measured(bad, None, (16,), 2)
+    measured = subexperiment.read_measured(bad, None, (16,), 2, "reliable")
     assert measured.frame is None
     assert measured.problem.startswith("the harness wrote a malformed CSV:") and "abc" in measured.problem
 
