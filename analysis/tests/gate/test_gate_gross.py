@@ -16,7 +16,7 @@ from perfgate import schema as s
 from perfgate.gate import budget, plan as gate_plan, run as gate_run
 from perfgate.gate.request import GateRequest
 from perfgate.gate.pooled import pool_candidate
-from conftest import REPO_ROOT, TESTS_DIR
+from conftest import TESTS_DIR
 from gate_inputs import gate_folder
 from perfgate.latency import check, gross, process
 
@@ -118,7 +118,9 @@ def test_the_candidate_rounds_are_pooled_per_payload_and_a_sub_without_samples_i
 
 
 def test_gross_margins_derived_from_the_stored_unchanged_rounds_pass_them():
-    requirements = files.read_requirements(s.requirements_csv(REPO_ROOT / s.REQUIREMENTS_DIR, "vm-2core-x64"))
+    # the file these rounds were measured beside (tests/data/requirements/README.md): derived from
+    # 200-sample runs, it is missed by the pools of 1000 that a gate checks, which the margins absorb
+    requirements = files.read_requirements(TESTS_DIR / "data" / "requirements" / "vm-2core-x64_2026-11-22.csv")
     ab_rounds = TESTS_DIR / "data" / "ab-rounds"
     rounds = {sub: [files.read_summary(path) for path in sorted(ab_rounds.glob(
         f"*/{s.AB_ROUNDS_DIR}/*/baseline/{s.summary_csv_name(sub)}"))] for sub in (SUB, "interprocess_best_effort")}
