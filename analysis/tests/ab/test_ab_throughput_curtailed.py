@@ -3,16 +3,14 @@ throughput_test_values) and a curtailed folder's verdict equal to the full one's
 from __future__ import annotations
 
 import json
-import math
 import shutil
 
 import pandas as pd
 import pytest
 
 from conftest import perfgate_in_process
-from throughput_inputs import write_throughput_ab
+from throughput_inputs import curtail_throughput_ab, write_throughput_ab
 from perfgate import schema as s
-from perfgate.ab import curtail
 from perfgate.ab import throughput as ab_throughput
 from perfgate.ab import verdict as v
 
@@ -28,14 +26,7 @@ def test_a_curtailed_throughput_ab_decides_as_the_full_one(tmp_path):
         shutil.copytree(full, cut)
         values = ab_throughput.throughput_test_values(full, SUBS)  # what perfgate ab-throughput reads back
         assert set(values) == {(sub, s.SUBSCRIPTION_THROUGHPUT) for sub in SUBS}
-        used = curtail.replay(values, SUBS, ROUNDS, math.log1p(v.DEFAULT_THRESHOLD), v.DEFAULT_ALPHA)
-        for r in range(ROUNDS):
-            for sub in SUBS:
-                if r >= used[sub]:
-                    for arm in s.AB_ARMS:
-                        (cut / s.AB_ROUNDS_DIR / f"{r + 1:02d}" / arm / s.throughput_csv_name(sub)).unlink()
-        curtail.write_record(cut, ROUNDS, {sub: n for sub, n in used.items() if n < ROUNDS},
-                             v.DEFAULT_THRESHOLD, v.DEFAULT_ALPHA)
+        used = curtail_throughput_ab(cut, SUBS, ROUNDS)  # the rounds after each one's decision removed
         codes = [perfgate_in_process("verdict", "--ab-directory", str(d), "--no-plots").returncode for d in (full, cut)]
         assert codes[0] == codes[1] == (s.EXIT_REGRESSION if drops else s.EXIT_OK)
         tables = [pd.read_csv(d / s.VERDICT_CSV) for d in (full, cut)]
