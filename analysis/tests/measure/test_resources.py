@@ -181,10 +181,12 @@ def test_the_resources_csv_of_a_real_run(real_run):
     # KB, not pages or bytes: a harness with Fast DDS loaded holds more than 5 MB. Rows run from the
     # moment the process exists (measure/resources.py), so under load a first row may catch the dynamic
     # loader still mapping the libraries (1528 KB seen in CI); once loaded, memory never falls below it.
+    # While loading it never falls either, but it may stand still between two rows 200 ms apart when the
+    # loader waits for a CPU (1700, 3436, 3436, 12260 KB seen in CI beside another worker).
     for _, role_rows in rows.groupby(s.RESOURCE_ROLE):
         rss = role_rows[s.RESOURCE_RSS].to_numpy()
         loaded = int(np.argmax(rss > 5000))
-        assert rss[loaded] > 5000 and (rss[loaded:] > 5000).all() and (np.diff(rss[:loaded + 1]) > 0).all()
+        assert rss[loaded] > 5000 and (rss[loaded:] > 5000).all() and (np.diff(rss[:loaded + 1]) >= 0).all()
     assert rows[s.RESOURCE_CPU].between(0, 200).all() and rows[s.RESOURCE_CPU].max() > 0
     metadata = files.read_metadata(real_run)
     assert metadata["resource_sampling"] == {"interval_s": 0.2, "source": "/proc"}
