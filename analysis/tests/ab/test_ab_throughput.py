@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from conftest import perfgate_in_process
+from throughput_inputs import throughput_ab_table
 from perfgate.ab import throughput_report as tr
 from perfgate import files
 from perfgate.gate import run as gate
@@ -19,19 +20,6 @@ from perfgate.throughput.files import read_throughput
 from perfgate.throughput.table import throughput_table
 
 SUBS = ["intraprocess_best_effort", "interprocess_best_effort", "interprocess_reliable"]
-TESTS = [(16, 1000, 0), (16384, 1000, 0)]
-
-
-def table_for(factor: float, rng: np.random.Generator) -> pd.DataFrame:
-    """A throughput table whose subscription throughput is `factor` times a fixed level, with 2 % noise."""
-    rows = []
-    for payload, demand, recovery in TESTS:
-        received = 50_000
-        time_us = 1e6 / (factor * rng.lognormal(0.0, 0.02))
-        rows.append({s.PAYLOAD: payload, s.DEMAND: demand, s.RECOVERY_TIME: recovery, s.SENT: received,
-                     s.PUBLICATION_TIME: round(time_us * 0.9, 3), s.RECEIVED: received,
-                     s.SUBSCRIPTION_TIME: round(time_us, 3)})
-    return throughput_table(pd.DataFrame(rows))
 
 
 def write_ab(folder, rounds: int, candidate_factor: dict[str, float], seed: int = 0, metadata: bool = True) -> None:
@@ -42,7 +30,7 @@ def write_ab(folder, rounds: int, candidate_factor: dict[str, float], seed: int 
             arm_dir.mkdir(parents=True)
             for sub in SUBS:
                 factor = candidate_factor.get(sub, 1.0) if arm == "candidate" else 1.0
-                files.write_csv(arm_dir / s.throughput_csv_name(sub), table_for(factor, rng))
+                files.write_csv(arm_dir / s.throughput_csv_name(sub), throughput_ab_table(factor, rng))
     if metadata:
         files.write_metadata(folder, {"kind": tr.KIND, "requested_subexperiments": SUBS, "payloads": [16, 16384],
                                       "throughput": {"demands": [1000], "recovery_times_ms": [0], "time_s": 1.0}})
