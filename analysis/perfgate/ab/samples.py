@@ -145,12 +145,13 @@ def read_stored_ab(ab_dir: Path, samples: list[int]) -> StoredAb:
         rows, held = [], math.inf
         for folder in finished:
             for arm in s.AB_ARMS:
+                arm_metadata = read_arm_metadata(folder / arm)
                 for sub, path in files.raw_files(folder / arm).items():
                     known = s.KNOWN_SUBEXPERIMENTS.get(sub)
                     if known is not None and known.is_floor:
                         continue  # never part of an A/B's verdict
                     raw = files.read_raw(path)
-                    held = min(held, min(attempts_held(raw, read_arm_metadata(folder / arm), sub).values()))
+                    held = min(held, min(attempts_held(raw, arm_metadata, sub).values()))
                     for n in samples:
                         frame = tested_statistics(raw, n)
                         frame.insert(0, s.EXPERIMENT_TYPE, sub)
