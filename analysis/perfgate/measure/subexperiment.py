@@ -25,8 +25,8 @@ from . import completeness
 from .commands import ProcessSpec, Turns, floor_commands, latency_commands, describe, participant_names
 from .domains import lease_domain, own_port
 from .options import RunOptions
-from .shm import fastdds_shm_files, remove_orphaned_shm
-from .supervise import Supervision, supervise
+from .shm import ShmWitness, fastdds_shm_files, remove_orphaned_shm
+from .supervise import INTERRUPTED, Supervision, supervise
 
 DISCOVERY_ATTEMPTS = 3  # a sub-experiment whose peers never matched is tried again, in a fresh domain
 
@@ -184,7 +184,8 @@ def run_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: HarnessP
     earlier_errors: list[str] = []
     while True:
         result = _attempt_subexperiment(sub, options, paths, environment, workdir, turns, cancel)
-        if not worth_another_attempt(result.outcome, result.discovered, len(earlier_errors) + 1):
+        if not worth_another_attempt(result.outcome, result.discovered, len(earlier_errors) + 1,
+                                     interrupted=result.error == INTERRUPTED):
             result.earlier_errors = earlier_errors
             for note in result.measured.notes:  # kept, and said in the log (metadata.json has lost_samples)
                 print(f"perfgate {options.command}: note: {describe(sub)}: {note}", file=sys.stderr, flush=True)
@@ -194,9 +195,10 @@ def run_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: HarnessP
               file=sys.stderr, flush=True)
 
 
-def worth_another_attempt(outcome: str, discovered: bool, attempts: int) -> bool:
-    """Only after a failure before discovery; never after a failed start or a failure while measuring."""
-    return outcome == s.OUTCOME_INCOMPLETE and not discovered and attempts < DISCOVERY_ATTEMPTS
+def worth_another_attempt(outcome: str, discovered: bool, attempts: int, interrupted: bool = False) -> bool:
+    """Only after a failure before discovery; never after a failed start, a failure while measuring,
+    or an interruption (Ctrl-C, SIGTERM, a cancel: the run is ending, not the domain at fault)."""
+    return outcome == s.OUTCOME_INCOMPLETE and not discovered and not interrupted and attempts < DISCOVERY_ATTEMPTS
 
 
 def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: HarnessPaths,
@@ -206,14 +208,14 @@ def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: Har
         # The sub-experiment's interval in metadata is exactly the time it held its domain: the
         # probe for a free domain before and the release after are outside it.
         started, started_utc = time.monotonic(), utc_now()
-        shm_before = fastdds_shm_files()
+        shm_before, witness = fastdds_shm_files(), ShmWitness()
         # The private folder holds the harness's output and, for security, the run's private keys.
         private = Path(tempfile.mkdtemp(prefix=f"{sub.name}-", dir=workdir))
         try:
             csv, report = private / "measurements.csv", private / "report.json"
             specs, failure = _commands(sub, options, paths, domain, csv, report, private, turns)
             if failure is None:
-                supervision = supervise(specs, environment, private, options.timeout_s, cancel)
+                supervision = supervise(specs, environment, private, options.timeout_s, cancel, witness)
             else:
                 supervision = Supervision(s.OUTCOME_FAILED_TO_START, failure)
             if options.throughput is not None:
@@ -223,7 +225,7 @@ def _attempt_subexperiment(sub: s.SubExperiment, options: RunOptions, paths: Har
                                          sub.reliability)
         finally:
             shutil.rmtree(private, ignore_errors=True)
-            removed = remove_orphaned_shm(shm_before)
+            removed = remove_orphaned_shm(shm_before, witness, [domain])
             duration_s = time.monotonic() - started
     outcome, error = classify(supervision, measured)
     return SubexperimentResult(

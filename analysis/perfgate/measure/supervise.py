@@ -18,6 +18,7 @@ from typing import Callable
 from .. import schema as s
 from . import resources
 from .commands import DISCOVERY_TIMEOUT_S, ProcessSpec
+from .shm import ShmWitness
 
 READY_LINE = "ready"
 MATCHED_LINE = "matched"
@@ -27,6 +28,7 @@ PEER_GRACE_S = 3.0  # after a peer died: time for the measuring side to write wh
 TERMINATE_GRACE_S = 2.0  # between SIGTERM and SIGKILL
 STOPPED_LIMIT_S = 1.0  # a process stopped (SIGSTOP, state T) this long is hung
 POLL_S = 0.05
+WITNESS_EVERY_S = 1.0  # how often the live processes' shared memory is looked at while they measure
 INTERRUPTED = "interrupted"  # the error of a sub-experiment cut short by Ctrl-C, SIGTERM or a cancel
 
 
@@ -182,11 +184,15 @@ def _peer_problem(peers: list[HarnessProcess], now: float) -> tuple[HarnessProce
 
 
 def _watch(measuring: HarnessProcess, peers: list[HarnessProcess], timeout_s: float, started: float,
-           cancel: threading.Event | None) -> Supervision:
+           cancel: threading.Event | None, witness: ShmWitness) -> Supervision:
     """Wait for the measuring process; end early on a dead or hung peer, a stalled discovery, the limit,
     or `cancel` (set by a supervisor that runs several sub-experiments at once and was interrupted)."""
     discovery_deadline = time.monotonic() + DISCOVERY_WATCHDOG_S
+    witnessed = time.monotonic()
     while True:
+        if time.monotonic() - witnessed >= WITNESS_EVERY_S:  # a segment made after "ready" (a matched peer's pool)
+            witness.look(p.popen.pid for p in [measuring, *peers])
+            witnessed = time.monotonic()
         code = measuring.poll()
         if code is not None:
             return _with_peer_failures(_measuring_ended(measuring, code), peers)
@@ -245,13 +251,20 @@ def _with_peer_failures(result: Supervision, peers: list[HarnessProcess]) -> Sup
 
 
 def supervise(specs: list[ProcessSpec], environment: dict[str, str], cwd: Path, timeout_s: float,
-              cancel: threading.Event | None = None) -> Supervision:
-    """Start the processes in order (each once the previous is ready), watch them, leave none behind."""
+              cancel: threading.Event | None = None, witness: ShmWitness | None = None,
+              on_ready: Callable[[], None] | None = None) -> Supervision:
+    """Start the processes in order (each once the previous is ready), watch them, leave none behind.
+
+    `witness` learns the shared memory the processes hold while they live; `on_ready` is called once
+    all of them are ready."""
     processes: list[HarnessProcess] = []
+    witness = witness if witness is not None else ShmWitness()
     with resources.sampling() as sampler:
         try:
-            result = _start_and_watch(specs, processes, environment, cwd, timeout_s, cancel, sampler)
+            result = _start_and_watch(specs, processes, environment, cwd, timeout_s, cancel, sampler, witness,
+                                      on_ready)
         finally:
+            witness.look(p.popen.pid for p in processes if p.poll() is None)  # before the kill: what they still hold
             for process in processes:
                 process.kill()
     result.exit_codes = {p.role: p.popen.returncode for p in processes}
@@ -260,7 +273,8 @@ def supervise(specs: list[ProcessSpec], environment: dict[str, str], cwd: Path, 
 
 def _start_and_watch(specs: list[ProcessSpec], processes: list[HarnessProcess], environment: dict[str, str],
                      cwd: Path, timeout_s: float, cancel: threading.Event | None,
-                     sampler: resources.ResourceSampler | None) -> Supervision:
+                     sampler: resources.ResourceSampler | None, witness: ShmWitness,
+                     on_ready: Callable[[], None] | None) -> Supervision:
     started = time.monotonic()
     for spec in specs:
         try:
@@ -270,11 +284,14 @@ def _start_and_watch(specs: list[ProcessSpec], processes: list[HarnessProcess], 
         if sampler is not None:
             sampler.watch(processes[-1].popen.pid, spec.role)
         failure = _wait_ready(processes[-1], processes[:-1], READY_TIMEOUT_S, cancel)
+        witness.look([processes[-1].popen.pid])  # "ready": its participant, and so its own segments, exist
         if failure is not None:
             return failure
+    if on_ready is not None:
+        on_ready()
     measuring = next(p for p in processes if p.spec.measures)
     peers = [p for p in processes if p is not measuring]
-    result = _watch(measuring, peers, timeout_s, started, cancel)
+    result = _watch(measuring, peers, timeout_s, started, cancel, witness)
     result.discovered = measuring.matched.is_set() or not measuring.spec.expects_match
     if result.outcome == s.OUTCOME_OK:
         _let_peers_finish(peers)

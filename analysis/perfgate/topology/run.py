@@ -24,7 +24,7 @@ from ..measure.commands import ProcessSpec
 from ..measure.domains import lease_domain
 from ..measure.environment import scrub_environment
 from ..measure.platform_info import fingerprint, read_readings
-from ..measure.shm import fastdds_shm_files, remove_orphaned_shm
+from ..measure.shm import ShmWitness, fastdds_shm_files, remove_orphaned_shm
 from ..measure.supervise import supervise
 from .. import model
 from . import names as n
@@ -137,14 +137,16 @@ def measure_topology(plan: TopologyPlan) -> int:
         (scratch / "spec.txt").write_text(spec_text(plan.topology))
         specs = _process_specs(plan, executable, scratch, domain)
         start_ns = time.monotonic_ns()
-        shm_before = fastdds_shm_files()
+        shm_before, witness = fastdds_shm_files(), ShmWitness()
         try:
             with resources.collecting(plan.sampling_ms / 1000.0) as collected:
-                result = supervise(specs, environment, scratch, plan.time_s + SETTLE_S)
+                result = supervise(specs, environment, scratch, plan.time_s + SETTLE_S, witness=witness,
+                                   on_ready=lambda: print(f"perfgate topology: {len(specs)} processes ready",
+                                                          flush=True))
         finally:
             # a harness process killed (SIGKILL, a crash, a peer's death) unlinks none of its Fast DDS
-            # segments: those that appeared during the run and that no live process holds are its own
-            removed = remove_orphaned_shm(shm_before)
+            # segments: the run removes those of its domain or seen held by its processes that no one holds now
+            removed = remove_orphaned_shm(shm_before, witness, [domain])
         if result.outcome != s.OUTCOME_OK:
             _write_metadata(plan, result.outcome, result.error, load_before, started_at, ignored, executable,
                             {"removed_shared_memory": tuple(removed)})

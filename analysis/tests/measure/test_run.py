@@ -236,24 +236,43 @@ def test_only_a_failed_discovery_gets_a_second_attempt():
     assert not subexperiment.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=True, attempts=1)  # died while measuring
     assert not subexperiment.worth_another_attempt(s.OUTCOME_FAILED_TO_START, discovered=False, attempts=1)
     assert not subexperiment.worth_another_attempt(s.OUTCOME_OK, discovered=True, attempts=1)
+    # cut short by Ctrl-C, SIGTERM or a cancel before discovery: the run is ending, no fresh domain helps
+    assert not subexperiment.worth_another_attempt(s.OUTCOME_INCOMPLETE, discovered=False, attempts=1, interrupted=True)
 
 
 # --- shared memory left behind ------------------------------------------------------------------
-def test_only_new_unheld_fastdds_files_are_removed(tmp_path):
+def test_only_new_unheld_fastdds_files_of_the_run_are_removed(tmp_path):
     shm_dir = tmp_path / "shm"
     shm_dir.mkdir()
-    (shm_dir / "fastrtps_port7411").write_bytes(b"x")  # there before the sub-experiment
+    (shm_dir / "fastrtps_port7661").write_bytes(b"x")  # there before the sub-experiment, in its domain
     before = shm.fastdds_shm_files(shm_dir)
-    for name in ("fastrtps_port7661", "sem.fastrtps_port7661_mutex", "fast_datasharing_01.0f.aa", "fastrtps_held",
-                 "unrelated_segment"):
+    ours = ("fastrtps_port7660", "sem.fastrtps_port7660_mutex", "fastrtps_port7899_el",  # domain 1: 7650-7899
+            "fast_datasharing_01.0f.aa", "fastrtps_5e9f1c2d3b4a6978", "fastrtps_5e9f1c2d3b4a6978_el")
+    theirs = ("fastrtps_port7900", "fastrtps_port7649_sl", "fastrtps_0123456789abcdef", "fastdds_held")
+    for name in (*ours, *theirs, "unrelated_segment"):
         (shm_dir / name).write_bytes(b"x")
-    held = open(shm_dir / "fastrtps_held", "rb")  # a live process (this one) still has it open
+    witness = shm.ShmWitness(shm_dir)
+    # what the run's processes were seen holding: a pool and a segment (its lock file is its companion)
+    with open(shm_dir / "fast_datasharing_01.0f.aa", "rb"), open(shm_dir / "fastrtps_5e9f1c2d3b4a6978", "rb"), \
+            open(shm_dir / "fastdds_held", "rb"):
+        witness.look([os.getpid()])
+    held = open(shm_dir / "fastdds_held", "rb")  # still held by a live process (this one): never removed
     try:
-        removed = shm.remove_orphaned_shm(before, shm_dir)
+        removed = shm.remove_orphaned_shm(before, witness, [1])
     finally:
         held.close()
-    assert removed == ["fast_datasharing_01.0f.aa", "fastrtps_port7661", "sem.fastrtps_port7661_mutex"]
-    assert sorted(p.name for p in shm_dir.iterdir()) == ["fastrtps_held", "fastrtps_port7411", "unrelated_segment"]
+    assert removed == sorted(ours)
+    assert sorted(p.name for p in shm_dir.iterdir()) == sorted(("fastrtps_port7661", *theirs, "unrelated_segment"))
+
+
+def test_segment_stems_and_domain_port_files():
+    assert shm.segment_stem("sem.fastrtps_port7411_mutex") == "fastrtps_port7411"
+    assert shm.segment_stem("fastrtps_48e8f2cb08a689c6_el") == "fastrtps_48e8f2cb08a689c6"
+    assert shm.segment_stem("fastdds_port7411_sl") == "fastdds_port7411"
+    assert shm.segment_stem("fast_datasharing_01.0f.aa") == "fast_datasharing_01.0f.aa"
+    assert shm.is_port_file_of("fastrtps_port7400", [0]) and shm.is_port_file_of("fastrtps_port7649_el", [0])
+    assert not shm.is_port_file_of("fastrtps_port7650", [0]) and shm.is_port_file_of("fastrtps_port7650", [0, 1])
+    assert not shm.is_port_file_of("fastrtps_48e8f2cb08a689c6", [0, 1])
 
 
 def test_a_mapped_file_counts_as_held(tmp_path):
@@ -263,14 +282,17 @@ def test_a_mapped_file_counts_as_held(tmp_path):
     shm_dir.mkdir()
     path = shm_dir / "fastrtps_mapped"
     path.write_bytes(b"\0" * 4096)
+    witness = shm.ShmWitness(shm_dir)
     with open(path, "r+b") as handle:
         mapping = mmap.mmap(handle.fileno(), 4096)
     try:  # the file is closed, only mapped, as a Fast DDS segment is
         assert "fastrtps_mapped" in shm.shm_files_in_use(shm_dir)
-        assert shm.remove_orphaned_shm(set(), shm_dir) == []
+        witness.look([os.getpid()])
+        assert witness.stems == {"fastrtps_mapped"}
+        assert shm.remove_orphaned_shm(set(), witness, [0]) == []
     finally:
         mapping.close()
-    assert shm.remove_orphaned_shm(set(), shm_dir) == ["fastrtps_mapped"]
+    assert shm.remove_orphaned_shm(set(), witness, [0]) == ["fastrtps_mapped"]
 
 
 # --- what the harness measured ------------------------------------------------------------------

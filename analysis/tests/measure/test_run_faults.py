@@ -185,7 +185,7 @@ def wait_for_subscriber(output: Path, process: subprocess.Popen, timeout_s: floa
 
 def fastdds_orphans(before: set[str]) -> set[str]:
     """Fast DDS shared-memory files created since `before` that no live process holds."""
-    return shm.orphaned_shm_files(before, shm.fastdds_shm_files(), shm.shm_files_in_use())
+    return (shm.fastdds_shm_files() - before) - shm.shm_files_in_use()
 
 
 def sub_end(entry: dict) -> float:
