@@ -97,23 +97,35 @@ def shift_of(shift: Shift, sub: str) -> float:
     return shift[sub] if isinstance(shift, dict) else shift
 
 
-def open_tests(values: Tests, measured: dict[str, int], planned: int, shift: Shift,
+Planned = int | dict[str, int]  # the rounds planned: the same for every sub-experiment, or per sub-experiment
+
+
+def planned_of(planned: Planned, sub: str) -> int:
+    return planned[sub] if isinstance(planned, dict) else planned
+
+
+def most_planned(planned: Planned) -> int:
+    """The rounds the A/B plans at most (how many round folders it may hold)."""
+    return max(planned.values()) if isinstance(planned, dict) else planned
+
+
+def open_tests(values: Tests, measured: dict[str, int], planned: Planned, shift: Shift,
                alpha: float) -> dict[tuple[str, str], bool | None]:
     """Per test (sub-experiment, statistic): True (certainly rejected), False (can never reject) or None
-    (undecided), when sub-experiment `sub` has been measured in the first `measured[sub]` of the
-    `planned` rounds (its d values of later rounds, if `values` has any, are not looked at).
+    (undecided), when sub-experiment `sub` has been measured in the first `measured[sub]` of its
+    planned rounds (its d values of later rounds, if `values` has any, are not looked at).
 
     With fewer planned rounds than a test needs to ever reject, nothing is decided here: the verdict
     calls such an A/B incomplete, as it always did.
     """
     keys = list(values)
-    if planned < rounds_needed(len(keys), alpha):
+    if keys and min(planned_of(planned, sub) for sub, _ in keys) < rounds_needed(len(keys), alpha):
         return {key: None for key in keys}
     best, worst = [], []
     for key in keys:
         positions, d = values[key]
         above, below = counts(d[positions < measured.get(key[0], 0)], shift_of(shift, key[0]))
-        bounds = sign_bounds(above, below, max(planned - measured.get(key[0], 0), 0))
+        bounds = sign_bounds(above, below, max(planned_of(planned, key[0]) - measured.get(key[0], 0), 0))
         best.append(bounds.best)
         worst.append(bounds.worst)
     possible, certain = holm_rejects(best, alpha), holm_rejects(worst, alpha)
@@ -126,14 +138,14 @@ def open_subexperiments(decisions: dict[tuple[str, str], bool | None]) -> list[s
     return list(dict.fromkeys(sub for (sub, _), decided in decisions.items() if decided is None))
 
 
-def replay(values: Tests, subs: list[str], planned: int, shift: Shift, alpha: float) -> dict[str, int]:
-    """Curtailment replayed on stored rounds: per sub-experiment, how many of the `planned` rounds a
+def replay(values: Tests, subs: list[str], planned: Planned, shift: Shift, alpha: float) -> dict[str, int]:
+    """Curtailment replayed on stored rounds: per sub-experiment, how many of its planned rounds a
     curtailed A/B would have measured. The rule `perfgate ab` applies after each round."""
     measured = {sub: 0 for sub in subs}
     still = list(subs)
-    for k in range(1, planned + 1):
+    for k in range(1, most_planned(planned) + 1):
         for sub in still:
-            measured[sub] = k
+            measured[sub] = min(k, planned_of(planned, sub))
         still = open_subexperiments(open_tests(values, measured, planned, shift, alpha))
         if not still:
             break
@@ -159,7 +171,7 @@ class Curtailing:
     alpha: float
     layout: dict[str, float] = field(default_factory=dict)
 
-    def after_round(self, ab_dir: Path, planned: int, read_values: Callable[[Path, list[str]], Tests],
+    def after_round(self, ab_dir: Path, planned: Planned, read_values: Callable[[Path, list[str]], Tests],
                     measured: dict[str, int], stopped: dict[str, int], program: str) -> bool:
         """After a round: add the sub-experiments whose tests its rounds decide to `stopped` (-> rounds
         measured), write curtailed.json, say so. True when every test is decided (the A/B ends)."""
@@ -179,14 +191,15 @@ class Curtailing:
                       f"{', '.join(newly)}", flush=True)
         write_record(ab_dir, planned, stopped, self.threshold, self.alpha, self.layout)
         if len(stopped) == len(names):
-            print(f"perfgate {program}: every test decided after {max(measured.values())} of {planned} rounds",
+            print(f"perfgate {program}: every test decided after {max(measured.values())} of "
+                  f"{most_planned(planned)} rounds",
                   flush=True)
             return True
         return False
 
 
 # --- the verdict of a curtailed A/B --------------------------------------------------------------------
-def decide_curtailed(ratios: pd.DataFrame, *, planned: int | None, stopped: dict[str, int], threshold: float,
+def decide_curtailed(ratios: pd.DataFrame, *, planned: Planned | None, stopped: dict[str, int], threshold: float,
                      alpha: float, order: list[str], statistics: tuple[str, ...] = v.TESTED_STATISTICS,
                      unit: str = s.BYTES, layout: dict[str, float] | None = None,
                      layout_source: str | None = None) -> v.Decision:
@@ -199,7 +212,7 @@ def decide_curtailed(ratios: pd.DataFrame, *, planned: int | None, stopped: dict
         return dataclasses.replace(decision, planned_rounds=planned)
     means, _ = v.usable_round_means(ratios, unit)
     # every round a stopped sub-experiment has was measured before it stopped; the others have none left
-    measured = {sub: stopped.get(sub, planned) for sub in order}
+    measured = {sub: stopped.get(sub, planned_of(planned, sub)) for sub in order}
     decisions = open_tests(test_values(means, None, order, statistics), measured, planned,
                            v.bound_shifts(threshold, layout, order), alpha)
     return dataclasses.replace(
@@ -209,22 +222,25 @@ def decide_curtailed(ratios: pd.DataFrame, *, planned: int | None, stopped: dict
 
 
 def undecided_text(decision: v.Decision) -> str:
-    tests = ", ".join(f"{sub} {statistic} ({decision.stopped.get(sub, '?')} of {decision.planned_rounds} rounds)"
+    tests = ", ".join(f"{sub} {statistic} ({decision.stopped.get(sub, '?')} of "
+                      f"{planned_of(decision.planned_rounds, sub)} rounds)"
                       for sub, statistic in decision.undecided)
     return (f"undecided at threshold +{decision.threshold:.1%} and family-wise {decision.alpha:g}: {tests}; the A/B "
             f"stopped measuring them when its own threshold and level had decided them (measure again with --all-rounds)")
 
 
 # --- curtailed.json: what a curtailed A/B measured -------------------------------------------------------
-def write_record(ab_dir: Path, planned: int, stopped: dict[str, int], threshold: float, alpha: float,
+def write_record(ab_dir: Path, planned: Planned, stopped: dict[str, int], threshold: float, alpha: float,
                  layout: dict[str, float] | None = None) -> None:
+    if isinstance(planned, dict) and len(set(planned.values())) == 1:
+        planned = most_planned(planned)  # the same for all: one number, as before per-sub-experiment plans
     record = {"planned_rounds": planned, "threshold": threshold, "alpha": alpha, "stopped": stopped}
     if layout:  # the layout thresholds it curtailed at (read back by no one: the verdict is given its own)
         record["layout_thresholds"] = dict(layout)
     files.write_text(Path(ab_dir) / s.AB_CURTAILED_JSON, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
-def read_record(ab_dir: Path, subs: list[str], rounds_present: int = 0) -> tuple[int | None, dict[str, int]]:
+def read_record(ab_dir: Path, subs: list[str], rounds_present: int = 0) -> tuple[Planned | None, dict[str, int]]:
     """(planned rounds, sub-experiment -> rounds measured when it stopped); (None, {}) without the file.
     The file may come from elsewhere (a store, a copied folder): every value is checked, and the plan
     holds at least the `rounds_present` round folders the A/B has (the reports say "N of planned")."""
@@ -233,18 +249,25 @@ def read_record(ab_dir: Path, subs: list[str], rounds_present: int = 0) -> tuple
     if data is None:
         return None, {}
     planned, stopped = data.get("planned_rounds"), data.get("stopped")
-    if not _whole(planned) or not 1 <= planned <= 1000:
+    if isinstance(planned, dict):
+        if set(planned) != set(subs):
+            raise InputError("planned_rounds does not name exactly the sub-experiments the A/B has", path)
+        if not all(_whole(n) and 1 <= n <= 1000 for n in planned.values()):
+            raise InputError("planned_rounds: the rounds of a sub-experiment are not a whole number from 1 to 1000",
+                             path)
+    elif not _whole(planned) or not 1 <= planned <= 1000:
         raise InputError("planned_rounds is not a whole number of rounds from 1 to 1000", path)
-    if planned < rounds_present:
-        raise InputError(f"planned_rounds {planned} is fewer than the {rounds_present} rounds the A/B holds", path)
+    if most_planned(planned) < rounds_present:
+        raise InputError(f"planned_rounds {most_planned(planned)} is fewer than the {rounds_present} rounds the A/B "
+                         f"holds", path)
     if not isinstance(stopped, dict):
         raise InputError("stopped is not an object of sub-experiment: rounds", path)
     for sub, rounds in stopped.items():
         if sub not in subs:
             raise InputError("stopped names a sub-experiment the A/B has no rounds or request of", path)
-        if not _whole(rounds) or not 0 <= rounds <= planned:
+        if not _whole(rounds) or not 0 <= rounds <= planned_of(planned, sub):
             raise InputError(f"stopped: the rounds of a sub-experiment are not a whole number from 0 to "
-                             f"{planned}", path)
+                             f"{planned_of(planned, sub)}", path)
     return planned, dict(stopped)
 
 
@@ -261,7 +284,7 @@ def rounds_text(decision: v.Decision, folders: int) -> str:
     needed = f"{decision.rounds_needed} needed to ever reject"
     if decision.planned_rounds is None or not decision.stopped:
         return f"{folders} rounds ({needed})"
-    return (f"{folders} of {decision.planned_rounds} planned rounds ({needed}); curtailed: "
+    return (f"{folders} of {most_planned(decision.planned_rounds)} planned rounds ({needed}); curtailed: "
             f"{len(decision.stopped)} sub-experiment(s) stopped once decided, the verdict is the full one's")
 
 
@@ -269,7 +292,9 @@ def with_planned(table: pd.DataFrame, decision: v.Decision, columns: list, plann
     """(table, columns) for a report: with "Rounds" as "used of planned" when the A/B was curtailed."""
     if decision.planned_rounds is None or not decision.stopped:
         return table, columns
-    return table.assign(**{PLANNED: decision.planned_rounds}), planned_columns
+    planned = decision.planned_rounds
+    return table.assign(**{PLANNED: table[s.EXPERIMENT_TYPE].map(planned) if isinstance(planned, dict)
+                           else planned}), planned_columns
 
 
 def json_fields(decision: v.Decision) -> dict:

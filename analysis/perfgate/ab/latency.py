@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import __version__, claims, clock, files
-from . import curtail, layout_file, report as ab_report, turns as ab_turns, verdict as v
+from . import curtail, layout as layout_bounds, layout_file, report as ab_report, turns as ab_turns, verdict as v
 from .rounds import read_rounds
 from ..fastdds import build
 from ..measure import cpu_latency, platform_info, scratch
@@ -283,12 +283,15 @@ LATENCY_ROUNDS = RoundSteps("ab", open_round, measure_pair, write_latency_frame,
 
 
 def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[str, str], platform: Platform,
-                   steps: RoundSteps = LATENCY_ROUNDS, curtailing: curtail.Curtailing | None = None) -> list[str]:
-    """Every round, every sub-experiment not yet decided (all of them without `curtailing`), both arms
-    back to back, the arm that goes first alternating per round and sub-experiment. Returns what did
-    not finish."""
+                   steps: RoundSteps = LATENCY_ROUNDS, curtailing: curtail.Curtailing | None = None,
+                   planned: dict[str, int] | None = None) -> list[str]:
+    """Every round, every sub-experiment not yet decided (all of them without `curtailing`) and within its
+    `planned` rounds (default: plan.rounds for all), both arms back to back, the arm that goes first
+    alternating per round and sub-experiment. Returns what did not finish."""
     failures = list(metadata.failures or ())
     subs = plan.options.subexperiments
+    planned = planned or {sub.name: plan.rounds for sub in subs}
+    total = curtail.most_planned(planned)
     measured = {sub.name: 0 for sub in subs}
     stopped: dict[str, int] = {}
     try:
@@ -296,12 +299,12 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
                 scratch.scratch_folder(steps.program, metadata.run_id) as workdir:
             metadata = replace(metadata, cpu_latency=CpuLatency.record(**awake))
             cpu_latency.warn(f"perfgate {steps.program}", awake)
-            for r in range(plan.rounds):
-                round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, plan.rounds)
+            for r in range(total):
+                round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, total)
                 opened = {name: (options, replace(arm_meta, cpu_latency=metadata.cpu_latency)) for name, (options, arm_meta)
                           in steps.open_round(plan, arms, round_dir, platform, metadata.run_id).items()}
                 for i, sub in enumerate(subs):
-                    if sub.name in stopped:
+                    if sub.name in stopped or r >= planned[sub.name]:
                         continue
                     measured[sub.name] = r + 1
                     first = first_arm(r, i)
@@ -322,9 +325,9 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
                     write_metadata(options.output, arm_meta.finish(clock.utc_now(), clock.load_average()))
                 metadata = replace(metadata, failures=tuple(failures))
                 write_metadata(plan.output, metadata)
-                print(f"[round {r + 1}/{plan.rounds}] {len(subs) - len(stopped)} sub-experiment(s) x 2 arms "
-                      f"(load {clock.load_average()[0]:.2f})", flush=True)
-                if curtailing is not None and curtailing.after_round(plan.output, plan.rounds, steps.test_values,
+                print(f"[round {r + 1}/{total}] {sum(n == r + 1 for n in measured.values())} sub-experiment(s) "
+                      f"x 2 arms (load {clock.load_average()[0]:.2f})", flush=True)
+                if curtailing is not None and curtailing.after_round(plan.output, planned, steps.test_values,
                                                                       measured, stopped, steps.program):
                     break
     except KeyboardInterrupt:
@@ -351,6 +354,12 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
                       layout_thresholds=layout_source)
 
 
+def layout_rounds(plan: AbPlan, threshold: float, layout: dict[str, float]) -> dict[str, int]:
+    """Per sub-experiment, the rounds it is planned for: more where its layout bound is wide (ab.layout)."""
+    subs = [sub.name for sub in plan.options.subexperiments]
+    return layout_bounds.planned_rounds(plan.rounds, threshold, layout, subs)
+
+
 @claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True,
                curtailed: bool = True, layout_thresholds: str | Path | None = None) -> int:
@@ -374,12 +383,18 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
           + (f"pinned publisher CPU {pin[0]}, subscriber CPU {pin[1]}" if pin else "not pinned")
           + (f"; in turns of {plan.turn_samples} round trips" if plan.turn_samples else "; arms one after the other")
           + (f"; injected echo delay {plan.echo_delay_ns} ns" if plan.echo_delay_ns else ""), flush=True)
+    bound, level = v.require_parameters(threshold, alpha)  # the verdict's, which curtailing must share
+    planned = layout_rounds(plan, bound, layout)
+    wide = {sub: n for sub, n in planned.items() if n != plan.rounds}
+    if wide:
+        print(f"perfgate ab: {max(wide.values())} rounds for the sub-experiments with a layout bound above "
+              f"+{layout_bounds.WIDE_BOUND:.0%}: {', '.join(wide)}", flush=True)
     plan.output.mkdir(parents=True, exist_ok=True)
     metadata = ab_metadata(plan, arms, platform, ignored, run_id)
     write_metadata(plan.output, metadata)
     failures = measure_rounds(plan, arms, metadata, environment, platform,
-                              curtailing=curtail.Curtailing(*v.require_parameters(threshold, alpha), layout=layout)
-                              if curtailed else None)
+                              curtailing=curtail.Curtailing(bound, level, layout=layout) if curtailed else None,
+                              planned=planned)
     code = ab_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
                                      no_plots=not draw, program="ab", layout_thresholds=layout_thresholds,
                                      platform_layout=False)

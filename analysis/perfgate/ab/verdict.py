@@ -181,7 +181,7 @@ class Decision:
     smallest_detectable: dict[str, float]  # sub-experiment -> change its own paired spread could detect
     # curtailed rounds (ab.curtail): the rounds planned, the sub-experiments that stopped being measured
     # (-> rounds measured), and the tests these rounds leave undecided at this threshold and level
-    planned_rounds: int | None = None
+    planned_rounds: int | dict[str, int] | None = None  # per sub-experiment when they differ (ab.layout)
     stopped: dict[str, int] = field(default_factory=dict)
     undecided: tuple[tuple[str, str], ...] = ()
     # layout-aware thresholds (ab.layout): the layout thresholds given (sub-experiment -> fraction) and
