@@ -94,7 +94,7 @@ def table_cells(ab: GateAb) -> tuple[list[str], list[list[str]]]:
     rows = sorted(ab.verdict.rows, key=lambda row: row.get(s.STATUS) != s.FAILED)
     return header, [[row.get(s.EXPERIMENT_TYPE, ""), row.get("Statistic", ""), _change(row.get("Ratio")),
                      _number(row.get("Ratio"), "{:.3f}x"), _bound(row, ab.verdict.bound_column),
-                     _number(row.get("Adjusted p-value"), "{:.3g}"), _number(row.get(ROUND_COLUMN), "{:.0f}"),
+                     _number(row.get("Adjusted p-value"), "{:.3g}"), ab.verdict.rounds_text(row),
                      status_text(ab, row)] for row in rows]
 
 

@@ -74,6 +74,20 @@ class AbVerdict:
     rows: list[dict[str, str]] = field(default_factory=list)
     # (sub-experiment, statistic) of the tests that passed at a layout threshold the global one would fail
     layout_sized: frozenset[tuple[str, str]] = frozenset()
+    # the rounds planned: per sub-experiment, or the same for all (None: not recorded, an uncurtailed A/B)
+    planned: int | dict[str, int] | None = None
+
+    def rounds_text(self, row: dict[str, str]) -> str:
+        """'6' or, with the plan known, '6 of 16' (a curtailed A/B stops decided tests early); plain text,
+        escaped by whoever shows it."""
+        used = str(row.get("Rounds") or "")
+        try:
+            used = f"{float(used):.0f}"
+        except ValueError:
+            pass
+        sub = row.get(s.EXPERIMENT_TYPE, "")
+        planned = self.planned.get(sub) if isinstance(self.planned, dict) else self.planned
+        return f"{used} of {planned}" if planned is not None and used else used
 
 
 @dataclass(frozen=True)
@@ -118,7 +132,7 @@ def _ab_table(verdict: AbVerdict) -> list[str]:
     failed_first = sorted(verdict.rows, key=lambda row: row.get(s.STATUS) != s.FAILED)
     for row in failed_first[:MAX_ROWS]:
         cells = [_markdown_text(row.get(s.EXPERIMENT_TYPE, "")), _markdown_text(row.get("Statistic", "")),
-                 _number(row.get("Rounds", ""), "{:.0f}"), _number(row.get("Ratio", ""), "{:.3f}x"),
+                 _markdown_text(verdict.rounds_text(row)), _number(row.get("Ratio", ""), "{:.3f}x"),
                  _bound(row, verdict.bound_column),
                  _number(row.get("Adjusted p-value", ""), "{:.3g}"), _status(row.get(s.STATUS, ""))]
         lines.append("| " + " | ".join(cells) + " |")
@@ -227,7 +241,19 @@ def read_ab(folder: Path, bound_column: str) -> AbVerdict | None:
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"verdict.csv cannot be read: {error}", table) from None
     return AbVerdict(status, str(record.get("headline", "")), bound_column, rows,
-                     _layout_sized(record.get("layout_sized"), folder / s.VERDICT_JSON))
+                     _layout_sized(record.get("layout_sized"), folder / s.VERDICT_JSON),
+                     _planned(record.get("planned_rounds"), folder / s.VERDICT_JSON))
+
+
+def _planned(value, path: Path) -> int | dict[str, int] | None:
+    """verdict.json's `planned_rounds`: null, a number of rounds, or one per sub-experiment."""
+    def rounds(n) -> bool:
+        return isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 1000
+    if value is None or rounds(value):
+        return value
+    if isinstance(value, dict) and all(isinstance(k, str) and rounds(n) for k, n in value.items()):
+        return dict(value)
+    raise InputError("'planned_rounds' is neither a number of rounds from 1 to 1000 nor one per sub-experiment", path)
 
 
 def _layout_sized(entries, path: Path) -> frozenset[tuple[str, str]]:
