@@ -15,6 +15,7 @@ from perfgate import schema as s
 from perfgate.ab import curtail
 from perfgate.ab import verdict as v
 from perfgate.ab.rounds import read_rounds
+from perfgate.ab.verdict import ROUND, STATISTIC
 
 SUBS = ["intraprocess_best_effort", "interprocess_best_effort"]
 PAYLOADS = (16, 256, 4096)
@@ -71,3 +72,30 @@ def curtailed_copy(source: Path, target: Path) -> dict[str, int]:
                          {sub: n for sub, n in used.items() if n < len(rounds.round_names)},
                          v.DEFAULT_THRESHOLD, v.DEFAULT_ALPHA)
     return used
+
+
+# --- synthetic round means for the curtailing tests (no files) ------------------------------------------
+SYNTHETIC_SUBS = [f"sub{i}" for i in range(10)]
+SYNTHETIC_PAYLOADS = (16, 1024, 16384)
+
+
+def synthetic_ratios(rng: np.random.Generator, rounds: int, shifts: dict[str, float], bad_share: float) -> pd.DataFrame:
+    """Rounds like the real ones: a per-round state shared by the payloads (sd 2.5 %), now and then one
+    arm in a bad machine state (x1.3-1.8, either direction), and a regression of `shifts[sub]`."""
+    rows = []
+    for r in range(rounds):
+        name = f"{r + 1:02d}"
+        for sub in SYNTHETIC_SUBS:
+            state = rng.normal(0, 0.025)
+            if rng.random() < bad_share:
+                state += rng.choice([-1, 1]) * math.log(rng.uniform(1.3, 1.8))
+            for statistic in v.TESTED_STATISTICS:
+                for payload in SYNTHETIC_PAYLOADS:
+                    d = math.log1p(shifts.get(sub, 0.0)) + state + rng.normal(0, 0.005)
+                    rows.append({ROUND: name, s.EXPERIMENT_TYPE: sub, s.BYTES: payload, STATISTIC: statistic,
+                                 "log_ratio": d})
+    return pd.DataFrame(rows)
+
+
+def statuses(decision: v.Decision) -> dict[tuple[str, str], str]:
+    return {(r[s.EXPERIMENT_TYPE], r[STATISTIC]): r[s.STATUS] for _, r in decision.table.iterrows()}

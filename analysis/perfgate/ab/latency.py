@@ -354,12 +354,6 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
                       layout_thresholds=layout_source)
 
 
-def layout_rounds(plan: AbPlan, threshold: float, layout: dict[str, float]) -> dict[str, int]:
-    """Per sub-experiment, the rounds it is planned for: more where its layout bound is wide (ab.layout)."""
-    subs = [sub.name for sub in plan.options.subexperiments]
-    return layout_bounds.planned_rounds(plan.rounds, threshold, layout, subs)
-
-
 @claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True,
                curtailed: bool = True, layout_thresholds: str | Path | None = None) -> int:
@@ -384,7 +378,7 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
           + (f"; in turns of {plan.turn_samples} round trips" if plan.turn_samples else "; arms one after the other")
           + (f"; injected echo delay {plan.echo_delay_ns} ns" if plan.echo_delay_ns else ""), flush=True)
     bound, level = v.require_parameters(threshold, alpha)  # the verdict's, which curtailing must share
-    planned = layout_rounds(plan, bound, layout)
+    planned = layout_bounds.planned_rounds(plan.rounds, bound, layout, [x.name for x in plan.options.subexperiments])
     wide = {sub: n for sub, n in planned.items() if n != plan.rounds}
     if wide:
         print(f"perfgate ab: {max(wide.values())} rounds for the sub-experiments with a layout bound above "

@@ -277,6 +277,8 @@ def _start_and_watch(specs: list[ProcessSpec], processes: list[HarnessProcess], 
                      on_ready: Callable[[], None] | None) -> Supervision:
     started = time.monotonic()
     for spec in specs:
+        if cancel is not None and cancel.is_set():  # interrupted: start nothing more, so nothing can match
+            return Supervision(s.OUTCOME_INCOMPLETE, INTERRUPTED)
         try:
             HarnessProcess(spec, environment, cwd, register=processes.append)
         except OSError as error:

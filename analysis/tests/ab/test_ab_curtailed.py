@@ -7,7 +7,7 @@ import math
 import shutil
 
 import conftest
-from ab_inputs import curtailed_copy, stored_rounds
+from ab_inputs import SYNTHETIC_SUBS as SUBS, curtailed_copy, statuses, stored_rounds, synthetic_ratios
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,28 +15,7 @@ import pytest
 from perfgate import schema as s
 from perfgate.ab import curtail
 from perfgate.ab import verdict as v
-from perfgate.ab.verdict import ROUND, STATISTIC
-
-SUBS = [f"sub{i}" for i in range(10)]
-PAYLOADS = (16, 1024, 16384)
-
-
-def synthetic_ratios(rng: np.random.Generator, rounds: int, shifts: dict[str, float], bad_share: float) -> pd.DataFrame:
-    """Rounds like the real ones: a per-round state shared by the payloads (sd 2.5 %), now and then one
-    arm in a bad machine state (x1.3-1.8, either direction), and a regression of `shifts[sub]`."""
-    rows = []
-    for r in range(rounds):
-        name = f"{r + 1:02d}"
-        for sub in SUBS:
-            state = rng.normal(0, 0.025)
-            if rng.random() < bad_share:
-                state += rng.choice([-1, 1]) * math.log(rng.uniform(1.3, 1.8))
-            for statistic in v.TESTED_STATISTICS:
-                for payload in PAYLOADS:
-                    d = math.log1p(shifts.get(sub, 0.0)) + state + rng.normal(0, 0.005)
-                    rows.append({ROUND: name, s.EXPERIMENT_TYPE: sub, s.BYTES: payload, STATISTIC: statistic,
-                                 "log_ratio": d})
-    return pd.DataFrame(rows)
+from perfgate.ab.verdict import ROUND
 
 
 def curtailed_and_full(ratios: pd.DataFrame, rounds: int, threshold: float = v.DEFAULT_THRESHOLD,
@@ -52,8 +31,6 @@ def curtailed_and_full(ratios: pd.DataFrame, rounds: int, threshold: float = v.D
     return full, curtailed, used
 
 
-def statuses(decision: v.Decision) -> dict[tuple[str, str], str]:
-    return {(r[s.EXPERIMENT_TYPE], r[STATISTIC]): r[s.STATUS] for _, r in decision.table.iterrows()}
 
 
 def test_the_bounds_hold_every_p_value_the_remaining_rounds_can_give():

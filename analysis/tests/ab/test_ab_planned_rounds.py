@@ -9,7 +9,7 @@ import conftest
 import numpy as np
 import pandas as pd
 import pytest
-from test_ab_curtailed import SUBS, statuses, synthetic_ratios
+from ab_inputs import SYNTHETIC_SUBS as SUBS, statuses, synthetic_ratios
 
 from perfgate import schema as s
 from perfgate.ab import curtail

@@ -23,7 +23,7 @@ def test_a_cancelled_attempt_is_the_last(tmp_path, harness_paths, capfd):
     marker = uuid.uuid4().hex
     environment[run_environment.RUN_ID_ENV] = marker
     cancel = threading.Event()
-    cancel.set()  # before the publisher is ready: the attempt ends undiscovered, as a failed discovery would
+    cancel.set()  # before anything started: no process starts, the attempt ends undiscovered, as a failed discovery
     result = subexperiment.run_subexperiment(s.KNOWN_SUBEXPERIMENTS["interprocess_reliable"], options, harness_paths,
                                              environment, tmp_path, cancel=cancel)
     assert (result.outcome, result.error, result.discovered) == (s.OUTCOME_INCOMPLETE, INTERRUPTED, False)
