@@ -250,8 +250,10 @@ def read_record(ab_dir: Path, subs: list[str], rounds_present: int = 0) -> tuple
         return None, {}
     planned, stopped = data.get("planned_rounds"), data.get("stopped")
     if isinstance(planned, dict):
-        if set(planned) != set(subs):
-            raise InputError("planned_rounds does not name exactly the sub-experiments the A/B has", path)
+        # every sub-experiment the A/B has, and only known ones (a floor it was asked to measure is never tested)
+        if not set(subs) <= set(planned) <= set(s.KNOWN_SUBEXPERIMENTS):
+            raise InputError("planned_rounds does not name every sub-experiment the A/B has, or names an unknown one",
+                             path)
         if not all(_whole(n) and 1 <= n <= 1000 for n in planned.values()):
             raise InputError("planned_rounds: the rounds of a sub-experiment are not a whole number from 1 to 1000",
                              path)

@@ -59,7 +59,11 @@ def test_a_record_of_per_subexperiment_plans_is_read_back_and_checked(tmp_path):
     assert curtail.read_record(tmp_path, [INTRA_BE, INTRA_REL], 15) == (plans, {INTRA_BE: 4})
     curtail.write_record(tmp_path, {INTRA_BE: 10, INTRA_REL: 10}, {}, 0.01, 0.02)
     assert json.loads((tmp_path / s.AB_CURTAILED_JSON).read_text())["planned_rounds"] == 10  # one plan: a number
-    for planned, stopped, problem in [({INTRA_BE: 10}, {}, "exactly the sub-experiments"),
+    floor = {INTRA_BE: 10, INTRA_REL: 15, "floor_udp": 10}  # a floor it was asked to measure: planned, never tested
+    curtail.write_record(tmp_path, floor, {}, 0.01, 0.02)
+    assert curtail.read_record(tmp_path, [INTRA_BE, INTRA_REL], 15) == (floor, {})
+    for planned, stopped, problem in [({INTRA_BE: 10}, {}, "every sub-experiment the A/B has"),
+                                      ({INTRA_BE: 10, INTRA_REL: 15, "sub<script>": 10}, {}, "an unknown one"),
                                       ({INTRA_BE: 10, INTRA_REL: 0}, {}, "from 1 to 1000"),
                                       ({INTRA_BE: 10, INTRA_REL: 15}, {INTRA_BE: 11}, "from 0 to 10")]:
         (tmp_path / s.AB_CURTAILED_JSON).write_text(json.dumps({"planned_rounds": planned, "stopped": stopped}))
