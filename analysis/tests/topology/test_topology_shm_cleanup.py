@@ -15,7 +15,7 @@ import pytest
 
 from conftest import REPO_ROOT, wait_until
 from perfgate import schema as s
-from perfgate.measure.shm import SHM_DIR, SHM_PREFIXES, fastdds_shm_files, shm_files_in_use
+from perfgate.measure.shm import SHM_DIR, SHM_PREFIXES, fastdds_shm_files, shm_files_held_by, shm_files_in_use
 from perfgate.topology.metadata import read_topology_metadata
 
 LIGHT = REPO_ROOT / "topologies" / "light.json"
@@ -36,20 +36,7 @@ def harness_children(parent: int) -> list[int]:
 
 def fastdds_segments_of(pid: int) -> set[str]:
     """The Fast DDS files under /dev/shm a process has mapped or open."""
-    names = set()
-    prefix = f"{SHM_DIR}/"
-    with contextlib.suppress(OSError):
-        for line in Path(f"/proc/{pid}/maps").read_text(errors="replace").splitlines():
-            fields = line.split(maxsplit=5)
-            if len(fields) == 6 and fields[5].startswith(prefix):
-                names.add(fields[5][len(prefix):].removesuffix(" (deleted)"))
-    with contextlib.suppress(OSError):
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            with contextlib.suppress(OSError):
-                target = os.readlink(fd)
-                if target.startswith(prefix):
-                    names.add(target[len(prefix):])
-    return {name for name in names if name.startswith(SHM_PREFIXES)}
+    return {name for name in shm_files_held_by(pid) if name.startswith(SHM_PREFIXES)}
 
 
 class TopologyRun:
