@@ -23,11 +23,9 @@ from typing import Callable
 from .. import __version__, claims, clock, files
 from . import curtail, layout as layout_bounds, layout_file, report as ab_report, turns as ab_turns, verdict as v
 from .rounds import read_rounds
-from ..fastdds import build
+from ..fastdds import build, harness as native_harness
 from ..measure import cpu_latency, platform_info, scratch
-from ..latency import process
-from ..fastdds import harness as native_harness
-from ..latency import run
+from ..latency import process, run
 from .. import schema as s
 from ..errors import InputError
 from ..escape.workflow import log_text
@@ -167,7 +165,8 @@ def plan_ab(*, output: Path, baseline: str, candidate: str, rounds: int | None =
     options = run_options.resolve_options(output=output, samples=samples, payloads=payloads,
                                   subexperiments=subexperiments or list(s.DEFAULT_SUBEXPERIMENT_NAMES),
                                   label=label, warmup=warmup, harness=None, fastdds_prefix=None, pin_cpus=pin_cpus,
-                                  timeout=timeout, cpu_latency_request=cpu_latency_request, command="ab")
+                                  timeout=timeout, command="ab", cpu_latency_request=(
+                                      cpu_latency.AB_DEFAULT if cpu_latency_request is None else cpu_latency_request))
     delays = parse_delays(inject_delay_ns, options.subexperiments)
     return AbPlan(output, options.label, int(rounds), options, arms, delays, int(turn_samples))
 
@@ -366,7 +365,8 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     environment[run_environment.RUN_ID_ENV] = run_id
     arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], plan.echo_delay_ns)]
     platform = platform_info.this_machine()
-    for warning in platform.warnings or ():
+    notes = [*(platform.warnings or ()), layout_file.mode_warning(layout_thresholds, plan.options.cpu_latency)]
+    for warning in filter(None, notes):
         print(f"perfgate ab: warning: {warning}", file=sys.stderr)
     for name in ignored:
         print(f"perfgate ab: warning: ignoring {name} (Fast DDS configuration from the environment)", file=sys.stderr)

@@ -21,6 +21,7 @@ from .. import __version__, clock, files
 from .. import schema as s
 from ..errors import IncompleteError, InputError
 from ..escape.workflow import log_text
+from ..measure import cpu_latency
 from ..model import Metadata, as_json
 from ..outcome import INCOMPLETE, PASS, REGRESSION
 from . import curtail, layout, verdict as v
@@ -50,6 +51,28 @@ def read_layout(path: Path) -> dict[str, float]:
         return layout.parse_thresholds(data)
     except ValueError as error:
         raise InputError(str(error), path) from None
+
+
+def layout_cpu_latency(path: Path) -> str:
+    """The idle policy the file's layout A/Bs measured under (its `cpu_latency`): a layout move is a share
+    of a round trip, so it is another size when wake-ups are in the round trip. A file without the entry
+    was derived before it existed, from A/Bs under the system's policy."""
+    data = files.read_json_object(Path(path), "a layout thresholds file") or {}
+    mode = data.get("cpu_latency", cpu_latency.LATENCY_SYSTEM)
+    if mode not in cpu_latency.CHOICES:
+        raise InputError(f"'cpu_latency' is not one of {', '.join(cpu_latency.CHOICES)}", path)
+    return mode
+
+
+def mode_warning(path: str | Path | None, requested: str) -> str | None:
+    """A line for stderr when an A/B measures under another idle policy than its layout thresholds."""
+    if path is None:
+        return None
+    measured = layout_cpu_latency(Path(path))
+    if measured == requested:
+        return None
+    return (f"the layout thresholds in {log_text(path)} were measured with --cpu-latency {measured}, this A/B "
+            f"measures with {requested}: layout moves may be another size")
 
 
 def resolve_layout(given: str | Path | None, environment: dict | None = None,
@@ -128,11 +151,17 @@ def read_pair(ab_dir: Path, alpha: float = v.DEFAULT_ALPHA) -> tuple[dict, pd.Da
         "finished_utc": meta.finished_utc if meta else None,
         "platform": as_json(platform) if platform else None,
         "load_average": as_json(meta.load_average) if meta and meta.load_average else None,
+        "cpu_latency": _held_mode(meta),
         "rounds": len(rounds.round_names),
         "samples": meta.samples if meta else None,
         "shifts": [{key: _finite(value) for key, value in row.items()} for row in shifts.to_dict("records")],
     }
     return record, shifts
+
+
+def _held_mode(meta: Metadata | None) -> str:
+    entry = meta.cpu_latency if meta is not None else None
+    return cpu_latency.held_mode(entry.requested if entry else None, entry.held_us if entry else None)
 
 
 def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_ALPHA) -> dict:
@@ -154,12 +183,17 @@ def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_A
         if len(ids) > 1:
             raise InputError("measured on another machine (platform id) than the A/Bs before it: layout thresholds "
                              "are per platform", directory)
+        if records and record["cpu_latency"] != records[0]["cpu_latency"]:
+            raise InputError(f"measured with --cpu-latency {record['cpu_latency']}, the A/Bs before it with "
+                             f"{records[0]['cpu_latency']}: a layout move is another size under another idle "
+                             "policy", directory)
         records.append(record)
         pairs.append(shifts)
     return {
         "platform": platform,
         "method": METHOD,
         "step": layout.STEP,
+        "cpu_latency": records[0]["cpu_latency"] if records else cpu_latency.LATENCY_SYSTEM,
         "thresholds": layout.thresholds(pairs),
         "largest_layout_change": {sub: _finite(x) for sub, x in layout.largest_sizes(pairs).items()},
         "provenance": {"derived_utc": clock.utc_now(), "perfgate_version": __version__, "alpha": alpha,

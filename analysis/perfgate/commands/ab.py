@@ -6,7 +6,7 @@ from typing import Callable
 
 from ..cli_types import label, name_list, non_negative_float, payload_list, pin_request, positive_int
 from ..measure import cpu_latency
-from .common import CPU_LATENCY_HELP, no_plots
+from .common import CPU_LATENCY_AB_HELP, no_plots
 
 NAME = "ab"
 HANDLER = "perfgate.ab.latency:command_ab"
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB",
            help="as for run (default auto)")
     option(parser, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
-           help=CPU_LATENCY_HELP)
+           help=CPU_LATENCY_AB_HELP)
     option(parser, "--turn-samples", type=int, default=None, metavar="K",
            help="both arms measure at once, taking turns of K round trips (default 50); 0: one run after the other")
     option(parser, "--inject-delay-ns", default=None, metavar="D|name=D,...",

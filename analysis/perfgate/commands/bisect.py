@@ -6,7 +6,7 @@ from typing import Callable
 
 from ..cli_types import name_list, non_negative_float, payload_list, pin_request, positive_int
 from ..measure import cpu_latency
-from .common import CPU_LATENCY_HELP, no_plots
+from .common import CPU_LATENCY_AB_HELP, no_plots
 
 NAME = "bisect"
 HANDLER = "perfgate.bisect.driver:command_bisect_lines"
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB",
            help="as for run (default auto)")
     option(parser, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
-           help=CPU_LATENCY_HELP)
+           help=CPU_LATENCY_AB_HELP)
     option(parser, "--fastcdr-url", default=None, metavar="URL",
            help="as for build: where the Fast CDR commit each Fast DDS commit pins is fetched from (a mirror)")
     option(parser, "--jobs", type=positive_int, default=None, help="parallel compile jobs of each build")

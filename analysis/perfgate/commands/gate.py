@@ -9,7 +9,7 @@ from ..cli_types import label, name_list, non_negative_float, payload_list, pin_
 from ..gate.request import DEFAULT_FAIL_THRESHOLD
 from ..measure import cpu_latency
 from ..topology import names as tn
-from .common import CPU_LATENCY_HELP
+from .common import CPU_LATENCY_GATE_HELP
 
 NAME = "gate"
 HANDLER = "perfgate.gate.run:command_gate"
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
            help="pin publisher and subscriber to these CPUs (isolated CPUs of a reference machine included; "
                 "default: $PERFGATE_PIN_CPUS, else auto)")
     option(parser, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
-           help=CPU_LATENCY_HELP)
+           help=CPU_LATENCY_GATE_HELP)
     option(parser, "--workspace", default=None, metavar="WS",
            help="a `perfgate build` workspace: measure its Fast DDS; a failed build is the JUnit error \"build\" (exit 3) "
                 f"(default: ${s.WORKSPACE_ENV}, see --fastdds)")

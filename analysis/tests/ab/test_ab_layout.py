@@ -15,18 +15,19 @@ import pandas as pd
 import pytest
 
 from perfgate import schema as s
-from perfgate.ab import curtail, layout
+from perfgate.ab import curtail, layout, layout_file
 from perfgate.ab import verdict as v
 from perfgate.ab.verdict import ROUND, STATISTIC
 from perfgate.errors import InputError
 from perfgate.gate.plan import platform_layout_thresholds
-from perfgate.model import KIND_AB, AbArm, FastDDS, LoadAverage, Metadata, Platform, write_metadata
+from perfgate.model import KIND_AB, AbArm, CpuLatency, FastDDS, LoadAverage, Metadata, Platform, write_metadata
 
 INTRA, INTER = ab_inputs.SUBS  # intraprocess_best_effort, interprocess_best_effort
 COMMAND = "determine-layout-thresholds"
 
 
-def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, commits=("a" * 40, "b" * 40)):
+def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, commits=("a" * 40, "b" * 40),
+              cpu_latency: CpuLatency | None = None):
     """A finished A/B of two builds that differ only in layout: rounds whose candidate is `slowdown`
     slower (negative: faster), the metadata `perfgate ab` writes, and its verdict.json."""
     ab_inputs.write_rounds(folder, rounds, slowdown, seed=seed)
@@ -36,7 +37,8 @@ def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, c
                                            finished_utc="2026-11-27T05:20:00.000000Z", arms=arms, rounds=rounds,
                                            samples=1000, requested_subexperiments=tuple(ab_inputs.SUBS),
                                            platform=Platform.record(id="vm-abc", cores=2),
-                                           load_average=LoadAverage.record(before=(1.1, 1.0, 0.9), after=(1.2, 1.0, 0.9))))
+                                           load_average=LoadAverage.record(before=(1.1, 1.0, 0.9), after=(1.2, 1.0, 0.9)),
+                                           cpu_latency=cpu_latency))
     done = conftest.perfgate_in_process("verdict", "--ab-directory", str(folder), "--no-plots")
     assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
     return folder
@@ -82,9 +84,46 @@ def test_each_sub_experiment_gets_a_threshold_above_the_largest_move_of_any_layo
     assert f"threshold +3.0%" in done.stdout
 
 
-def write_layout_file(path, thresholds: dict) -> str:
-    path.write_text(json.dumps({"platform": "test", "thresholds": thresholds}))
+def write_layout_file(path, thresholds: dict, **more) -> str:
+    path.write_text(json.dumps({"platform": "test", "thresholds": thresholds, **more}))
     return str(path)
+
+
+# --- the idle policy the layout A/Bs measured under -------------------------------------------------------------
+AWAKE = CpuLatency.record(requested="awake", held_us=0, idle_driver="haltpoll")
+NOT_HELD = CpuLatency.record(requested="awake", held_us=None, idle_driver="haltpoll", problem="Permission denied")
+
+
+def test_the_file_says_which_idle_policy_its_layout_abs_measured_under_and_never_mixes_two(tmp_path):
+    awake = [layout_ab(tmp_path / f"awake{i}", {INTRA: 0.01 * i}, seed=20 + i, cpu_latency=AWAKE) for i in (1, 2)]
+    done, output = derive(tmp_path, *awake)
+    assert done.returncode == s.EXIT_OK, done.stderr
+    content = json.loads(output.read_text())
+    assert content["cpu_latency"] == "awake"
+    assert [p["cpu_latency"] for p in content["provenance"]["ab_directories"]] == ["awake", "awake"]
+    # asked for but not held (no write access to /dev/cpu_dma_latency) measured under the system's policy,
+    # as did an A/B from before the entry existed: neither is mixed with awake ones
+    for name, entry in (("not-held", NOT_HELD), ("older", None)):
+        other = layout_ab(tmp_path / name, {INTRA: 0.01}, seed=30, cpu_latency=entry)
+        done, mixed = derive(tmp_path, awake[0], other, platform=f"mixed-{name}")
+        one_line_exit_2(done, "measured with --cpu-latency system, the A/Bs before it with awake", str(other))
+        assert not mixed.exists()
+        done, alone = derive(tmp_path, other, platform=f"alone-{name}")
+        assert done.returncode == s.EXIT_OK and json.loads(alone.read_text())["cpu_latency"] == "system"
+
+
+def test_an_ab_under_another_idle_policy_than_its_layout_file_is_warned_and_a_bad_policy_is_exit_2(tmp_path):
+    older = write_layout_file(tmp_path / "older.json", {INTRA: 0.03})  # no entry: derived under the system's policy
+    assert layout_file.mode_warning(older, "system") is None
+    assert layout_file.mode_warning(older, "awake") == (
+        f"the layout thresholds in {older} were measured with --cpu-latency system, this A/B measures with awake: "
+        "layout moves may be another size")
+    awake = write_layout_file(tmp_path / "awake.json", {INTRA: 0.03}, cpu_latency="awake")
+    assert layout_file.mode_warning(awake, "awake") is None and layout_file.mode_warning(None, "awake") is None
+    hostile = write_layout_file(tmp_path / "hostile.json", {INTRA: 0.03}, cpu_latency="poll\n::error::x")
+    with pytest.raises(InputError, match="'cpu_latency' is not one of system, awake") as error:
+        layout_file.mode_warning(hostile, "awake")
+    assert str(error.value).startswith(f"{hostile}: ") and "::error::" not in str(error.value)
 
 
 # --- the verdict at per-sub-experiment bounds ----------------------------------------------------------------
@@ -272,3 +311,5 @@ def test_a_real_ab_of_the_system_fastdds_records_the_layout_thresholds_it_used(h
     assert record["layout_thresholds"] == {"file": given, "thresholds": {INTRA: 0.05}}
     assert json.loads((out / s.AB_CURTAILED_JSON).read_text())["layout_thresholds"] == {INTRA: 0.05}
     assert f"layout thresholds from {given}: {INTRA} +5.0%" in done.stdout
+    # the file has no cpu_latency: derived under the system's policy, while the A/B keeps idle CPUs awake
+    assert f"warning: the layout thresholds in {given} were measured with --cpu-latency system" in done.stderr

@@ -303,6 +303,8 @@ def test_a_gate_decided_by_an_ab_stores_its_verdict_and_the_history_marks_it_on_
     for name in (s.VERDICT_CSV, s.VERDICT_JSON):
         assert (stored / s.AB_DIR / name).read_bytes() == (workspace / "out" / s.AB_DIR / name).read_bytes()
     assert not (stored / s.AB_DIR / s.AB_ROUNDS_DIR).exists()  # the rounds stay in the experiment folder
+    # the gate's A/B keeps idle CPUs awake, as `perfgate ab` does, unless --cpu-latency says otherwise
+    assert files.read_metadata(workspace / "out" / s.AB_DIR)["cpu_latency"]["requested"] == "awake"
     assert (stored / s.stored_raw_name(sub)).is_file()
     record = json.loads((stored / s.AB_DIR / s.VERDICT_JSON).read_text())
     outcome = ("regression" if record["failed"] else "improvement" if record["improved"]

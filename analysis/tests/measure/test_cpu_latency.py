@@ -15,6 +15,25 @@ def open_targets() -> set[str]:
             if os.path.exists(f"/proc/self/fd/{fd}")}
 
 
+def test_a_latency_ab_keeps_idle_cpus_awake_unless_told_while_a_run_keeps_the_systems_policy(tmp_path):
+    from perfgate.ab import latency as ab
+    from perfgate.measure import options
+
+    def planned(**given):
+        return ab.plan_ab(output=tmp_path / "ab", baseline="system", candidate="system", **given).options.cpu_latency
+    assert planned() == "awake" and planned(cpu_latency_request="system") == "system"
+    run = options.resolve_options(output=tmp_path / "run", samples=10, payloads=None, subexperiments=None, label=None,
+                                  warmup=None, harness=None, fastdds_prefix=None, pin_cpus=None, timeout=None)
+    assert run.cpu_latency == "system"
+    assert not (tmp_path / "ab").exists() and not (tmp_path / "run").exists()  # planning writes nothing
+
+
+def test_what_a_measurement_ran_under_is_awake_only_where_the_request_was_held():
+    assert cl.held_mode("awake", 0) == "awake"
+    assert cl.held_mode("awake", None) == "system"  # asked for, not held: the device was not writable
+    assert cl.held_mode("system", None) == "system" and cl.held_mode(None, None) == "system"
+
+
 def test_request_parses_system_by_default_and_refuses_other_words():
     assert cl.parse_request(None) == "system"
     assert cl.parse_request(" awake ") == "awake"
