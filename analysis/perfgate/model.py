@@ -216,6 +216,14 @@ class CpuLatency(Record):
     _KINDS: ClassVar = {"requested": STR, "held_us": INT, "idle_driver": STR, "problem": STR}
     _ALWAYS: ClassVar = frozenset({"requested", "held_us", "idle_driver"})
 
+    def mode(self) -> str:
+        """Awake only when the request was held; an unheld request or an unknown value ran under the system's."""
+        return IDLE_AWAKE if self.requested == IDLE_AWAKE and self.held_us is not None else IDLE_SYSTEM
+
+
+IDLE_SYSTEM = "system"  # CpuLatency.requested: the system's idle policy, untouched (perfgate.measure.cpu_latency)
+IDLE_AWAKE = "awake"  # a 0 us wake-up latency held while measuring
+
 
 @_record
 class Environment(Record):

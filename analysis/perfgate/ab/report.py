@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..escape.workflow import log_text
 from ..report import CSS, Column, _e, _html_table, _md, _md_table
 from ..report.bounds import bound_text
+from ..report.columns import idle_text
 
 @dataclass(frozen=True)
 class VerdictReport:
@@ -172,7 +173,8 @@ def setting_lines(report: VerdictReport) -> list[str]:
         turns = meta.turn_samples  # absent: an A/B from before turns existed
         order = f"both arms in turns of {turns} round trips" if turns else "the arms one after the other"
         samples = meta.samples if meta.samples is not None else "?"
-        rounds += f", {samples} samples per payload, {order}, {pinning}, load {load} before"
+        idle = f", idle CPUs {idle_text(meta.cpu_latency)}" if idle_text(meta.cpu_latency) else ""
+        rounds += f", {samples} samples per payload, {order}, {pinning}{idle}, load {load} before"
     else:
         rounds += f"; no {s.METADATA_FILE} beside the rounds: arms, samples and pinning not recorded"
     lines = [rounds,

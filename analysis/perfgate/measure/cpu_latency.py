@@ -31,11 +31,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputError
+from ..model import IDLE_AWAKE, IDLE_SYSTEM, CpuLatency
 
 PM_QOS_DEVICE = Path("/dev/cpu_dma_latency")
 CPUIDLE_SYS = Path("/sys/devices/system/cpu/cpuidle")
-LATENCY_SYSTEM = "system"  # the default: the system's idle policy, untouched
-LATENCY_AWAKE = "awake"  # hold 0 us when the device can be opened, else warn and measure anyway
+LATENCY_SYSTEM = IDLE_SYSTEM  # the default: the system's idle policy, untouched
+LATENCY_AWAKE = IDLE_AWAKE  # hold 0 us when the device can be opened, else warn and measure anyway
 CHOICES = (LATENCY_SYSTEM, LATENCY_AWAKE)
 AB_DEFAULT = LATENCY_AWAKE  # a latency A/B's, when --cpu-latency is not given (see above)
 AWAKE_US = 0
@@ -59,7 +60,7 @@ def request_metadata(requested: str, held_us: int | None, idle_driver: str | Non
 def held_mode(requested: str | None, held_us: int | None) -> str:
     """What a measurement ran under: awake only when the request was held (a record without the entry,
     from before the option existed, measured under the system's policy)."""
-    return LATENCY_AWAKE if requested == LATENCY_AWAKE and held_us is not None else LATENCY_SYSTEM
+    return CpuLatency(requested=requested, held_us=held_us).mode()
 
 
 def warning_text(entry: dict) -> str | None:

@@ -11,7 +11,7 @@ import pandas as pd
 from .. import files
 from .. import schema as s
 from ..latency.check_terms import format_percent, testcase_name
-from ..model import CpuPinning, FastDDS, LoadAverage, Metadata, Platform
+from ..model import IDLE_AWAKE, CpuLatency, CpuPinning, FastDDS, LoadAverage, Metadata, Platform
 from .tables import BASELINE, CHANGE, PAYLOADS, REASON, SUB
 
 def number_text(value) -> str:
@@ -47,6 +47,7 @@ def metadata_items(metadata: Metadata | None, platform_name: str | None = None) 
         ("harness", (harness.name or "") if harness else ""),
         ("created", metadata.created_utc or ""),
         ("pinning", _pinning_text(metadata.cpu_pinning)),
+        ("idle CPUs", idle_text(metadata.cpu_latency)),
         ("load", _load_text(metadata.load_average)),
     ]
     return [(name, value) for name, value in items if value]
@@ -68,6 +69,15 @@ def _pinning_text(pinning: CpuPinning | None) -> str:
     if not pinning.pinned:
         return "not pinned"
     return f"publisher CPU {pinning.publisher_cpu}, subscriber CPU {pinning.subscriber_cpu}"
+
+
+def idle_text(latency: CpuLatency | None) -> str:
+    """The idle policy a measurement ran under (perfgate.measure.cpu_latency); "" when not recorded."""
+    if latency is None or latency.requested is None:
+        return ""
+    if latency.mode() == IDLE_AWAKE:
+        return f"kept awake ({latency.held_us} us wake-up latency held)"
+    return "the system's policy" + (" (awake was asked for, not held)" if latency.requested == IDLE_AWAKE else "")
 
 
 def _load_text(load: LoadAverage | None) -> str:

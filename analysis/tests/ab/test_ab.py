@@ -185,6 +185,9 @@ def test_a_a_passes_and_an_injected_delay_fails_naming_its_sub_experiment(harnes
     # a latency A/B keeps idle CPUs awake unless told otherwise (measure/cpu_latency.py), where it may
     held = 0 if os.access(cpu_latency.PM_QOS_DEVICE, os.W_OK) else None
     assert metadata["cpu_latency"]["requested"] == "awake" and metadata["cpu_latency"]["held_us"] == held
+    idle = ("idle CPUs kept awake (0 us wake-up latency held)" if held == 0 else
+            "idle CPUs the system's policy (awake was asked for, not held)")
+    assert idle in (tmp_path / "aa" / s.REPORT_MARKDOWN).read_text()  # the report says what it measured under
     assert metadata["turn_samples"] == 50  # both arms at once, in turns (ab/turns.py)
     assert live_processes_of(metadata["run_id"]) == []
     rounds = sorted((tmp_path / "aa" / s.AB_ROUNDS_DIR).iterdir())

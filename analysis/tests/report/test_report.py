@@ -377,3 +377,16 @@ def test_metadata_line_shows_the_pinning_and_the_load_the_run_had():
         **recorded, "cpu_pinning": {"pinned": False, "requested": "none"},
         "load_average": {"before": [2.5, 1, 1], "after": None}})))
     assert unpinned["pinning"] == "not pinned" and unpinned["load"] == "2.50 before, ? after (1-minute average)"
+
+
+def test_metadata_line_says_whether_idle_cpus_were_kept_awake():
+    def idle(entry):
+        return dict(report.metadata_items(Metadata.from_json({**metadata(SOURCES, PAYLOADS), "cpu_latency": entry})))
+    assert idle({"requested": "awake", "held_us": 0, "idle_driver": "haltpoll"})["idle CPUs"] == \
+        "kept awake (0 us wake-up latency held)"
+    assert idle({"requested": "awake", "held_us": None, "idle_driver": None, "problem": "permission denied"})[
+        "idle CPUs"] == "the system's policy (awake was asked for, not held)"
+    assert idle({"requested": "system", "held_us": None, "idle_driver": None})["idle CPUs"] == "the system's policy"
+    # a hostile stored value is never echoed: it ran under the system's policy
+    assert idle({"requested": "<script>", "held_us": 0, "idle_driver": None})["idle CPUs"] == "the system's policy"
+    assert "idle CPUs" not in idle({})  # a run from before the option: nothing invented
