@@ -190,7 +190,8 @@ def setting_lines(report: VerdictReport) -> list[str]:
         delay = arm.injected_echo_delay_ns or {}
         lines.append(f"{name}: {arm.spec or '?'} (Fast DDS {fastdds.version or '?'}"
                      + (f", commit {fastdds.commit[:12]}" if fastdds.commit else "") + ")"
-                     + (f", injected echo delay {delay} ns" if delay else ""))
+                     + (", injected echo delay " + ", ".join(f"{sub} {ns} ns" for sub, ns in delay.items())
+                        if delay else ""))
     return lines
 
 
