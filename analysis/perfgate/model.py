@@ -58,17 +58,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _where(keys: tuple[str, ...]) -> str:
-    return ".".join(keys)
-
-
 def _bad(keys: tuple[str, ...], value: Any, expected: str, path: Path | None) -> InputError:
-    return InputError(f"{_where(keys)!r} is {value!r}; expected {expected}", path)
+    return InputError(f"{'.'.join(keys)!r} is {value!r}; expected {expected}", path)
 
 
 def _read(kind: Any, value: Any, keys: tuple[str, ...], path: Path | None) -> Any:
-    """One field's value from JSON, validated; `kind` is a JSON kind, a Record class, or (kind,) for a
-    mapping of name -> kind."""
+    """One field's value from JSON, validated; `kind`: a JSON kind, a Record class, or (kind,) for name -> kind."""
     if isinstance(kind, tuple):
         if not isinstance(value, dict):
             raise _bad(keys, value, OBJECT, path)
@@ -221,8 +216,7 @@ class CpuLatency(Record):
         return IDLE_AWAKE if self.requested == IDLE_AWAKE and self.held_us is not None else IDLE_SYSTEM
 
 
-IDLE_SYSTEM = "system"  # CpuLatency.requested: the system's idle policy, untouched (perfgate.measure.cpu_latency)
-IDLE_AWAKE = "awake"  # a 0 us wake-up latency held while measuring
+IDLE_SYSTEM, IDLE_AWAKE = "system", "awake"  # CpuLatency.requested: the system's idle policy; 0 us held
 
 
 @_record
