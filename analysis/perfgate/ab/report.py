@@ -173,7 +173,8 @@ def setting_lines(report: VerdictReport) -> list[str]:
         turns = meta.turn_samples  # absent: an A/B from before turns existed
         order = f"both arms in turns of {turns} round trips" if turns else "the arms one after the other"
         samples = meta.samples if meta.samples is not None else "?"
-        idle = f", idle CPUs {idle_text(meta.cpu_latency)}" if idle_text(meta.cpu_latency) else ""
+        idle = idle_text(meta.cpu_latency)
+        idle = f", idle CPUs {idle}" if idle else ""
         rounds += f", {samples} samples per payload, {order}, {pinning}{idle}, load {load} before"
     else:
         rounds += f"; no {s.METADATA_FILE} beside the rounds: arms, samples and pinning not recorded"
