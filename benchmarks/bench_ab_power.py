@@ -28,38 +28,25 @@ a run of the ten sub-experiments (16 rounds, 24 for the widest) on the 2-vCPU de
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-from scipy import optimize
 
 from perfgate import schema as s
 from perfgate.ab import verdict as v
 from perfgate.ab.resample import clopper_pearson
-from perfgate.ab.rounds import read_rounds
 from perfgate.gate import budget
 from perfgate.model import read_metadata
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gate_quality import delays_for  # noqa: E402  (beside this file: the same sizing of a slow-down)
+
 LEVELS = (0.02, budget.AB_VERDICTS, budget.AB_VERDICTS - budget.THROUGHPUT_AB_SHARE)
 RUN_PREFIX = "run-"
-
-
-def delays_for(level: float, aa_dirs: list[Path]) -> dict[str, int]:
-    """D per sub-experiment: mean over payloads of log(1 + D / median) = log(1 + level), the medians
-    those of the A/As' baseline arms, pooled over their rounds."""
-    table = pd.concat([read_rounds(d).table for d in aa_dirs])
-    medians = table[table[v.ARM] == "baseline"].groupby([s.EXPERIMENT_TYPE, s.BYTES])[s.MEDIAN].median()
-    target, delays = math.log1p(level), {}
-    for sub, per_payload in medians.groupby(level=0):
-        m = per_payload.to_numpy(float) * 1000  # us -> ns
-        delays[sub] = int(round(optimize.brentq(lambda d: np.mean(np.log1p(d / m)) - target, 0, 10 * m.max())))
-    return delays
 
 
 def run_ab(output: Path, build: str, delays: dict[str, int]) -> None:
@@ -131,7 +118,7 @@ def main() -> int:
     if not args.reuse:
         if not args.build or not args.delays_from:
             parser.error("--build and --delays-from are needed unless --reuse")
-        delays = delays_for(args.level, args.delays_from)
+        delays = delays_for(args.level, *args.delays_from)
         print(f"+{args.level:.0%} as echo delays: " + ", ".join(f"{k}={d} ns" for k, d in delays.items()),
               flush=True)
         args.output.mkdir(parents=True, exist_ok=True)

@@ -78,9 +78,10 @@ def run_ab(output: Path, rounds: int, samples: int | None, delays: dict[str, int
     return elapsed
 
 
-def delays_for(level: float, aa_dir: Path) -> dict[str, int]:
-    """D per sub-experiment: mean over payloads of log(1 + D/median) = log(1 + level)."""
-    table = read_rounds(aa_dir).table
+def delays_for(level: float, *aa_dirs: Path) -> dict[str, int]:
+    """D per sub-experiment: mean over payloads of log(1 + D/median) = log(1 + level), the medians those
+    of the A/A runs' baseline arms, pooled over their rounds."""
+    table = pd.concat([read_rounds(aa_dir).table for aa_dir in aa_dirs])
     baseline = table[table[v.ARM] == "baseline"].groupby([s.EXPERIMENT_TYPE, s.BYTES])[s.MEDIAN].median()
     delays = {}
     for sub, medians in baseline.groupby(level=0):
