@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import conftest
 from conftest import FASTDDS_FIXTURES
 from perfgate import files
 from perfgate import schema as s
@@ -16,6 +17,7 @@ from perfgate.ab import curtail
 from perfgate.ab import verdict as v
 from perfgate.ab.rounds import read_rounds
 from perfgate.ab.verdict import ROUND, STATISTIC
+from perfgate.model import KIND_AB, AbArm, CpuLatency, FastDDS, LoadAverage, Metadata, Platform, write_metadata
 
 SUBS = ["intraprocess_best_effort", "interprocess_best_effort"]
 PAYLOADS = (16, 256, 4096)
@@ -99,3 +101,21 @@ def synthetic_ratios(rng: np.random.Generator, rounds: int, shifts: dict[str, fl
 
 def statuses(decision: v.Decision) -> dict[tuple[str, str], str]:
     return {(r[s.EXPERIMENT_TYPE], r[STATISTIC]): r[s.STATUS] for _, r in decision.table.iterrows()}
+
+
+def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, commits=("a" * 40, "b" * 40),
+              cpu_latency: CpuLatency | None = None):
+    """A finished A/B of two builds that differ only in layout: rounds whose candidate is `slowdown`
+    slower (negative: faster), the metadata `perfgate ab` writes, and its verdict.json."""
+    write_rounds(folder, rounds, slowdown, seed=seed)
+    arms = {name: AbArm.record(spec=f"ws/installs/{commit[:7]}", fastdds=FastDDS.record(version="3.2.0", commit=commit))
+            for name, commit in zip(s.AB_ARMS, commits)}
+    write_metadata(folder, Metadata.record(label=folder.name, kind=KIND_AB, created_utc="2026-11-27T05:00:00.000000Z",
+                                           finished_utc="2026-11-27T05:20:00.000000Z", arms=arms, rounds=rounds,
+                                           samples=1000, requested_subexperiments=tuple(SUBS),
+                                           platform=Platform.record(id="vm-abc", cores=2),
+                                           load_average=LoadAverage.record(before=(1.1, 1.0, 0.9), after=(1.2, 1.0, 0.9)),
+                                           cpu_latency=cpu_latency))
+    done = conftest.perfgate_in_process("verdict", "--ab-directory", str(folder), "--no-plots")
+    assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
+    return folder

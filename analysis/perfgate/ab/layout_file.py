@@ -2,8 +2,9 @@
 
 `perfgate determine-layout-thresholds` reads finished latency A/B folders whose two arms differ only in
 code layout, derives each sub-experiment's threshold (ab.layout) and writes one JSON file with the
-thresholds and their provenance (which A/Bs, the arms' commits, dates, machine, load, each pair's
-figures; docs/formats.md "Layout thresholds"). `perfgate ab`, `perfgate verdict` and the gate read it
+thresholds and their provenance (which A/Bs, the arms' commits, dates, machine, load, each A/B's rounds'
+d and each pair's figures; docs/formats.md "Layout thresholds"). Since the rounds' d are kept, a later
+derivation takes the file's A/Bs again (--previous) and adds new ones without their folders. `perfgate ab`, `perfgate verdict` and the gate read it
 back: every value checked, since it is a file from the repository that a pull request may change.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .. import __version__, clock, files
@@ -30,9 +32,10 @@ from .throughput_report import is_throughput_ab
 
 LAYOUT_SUFFIX = "_layout.json"
 PLATFORM_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
-METHOD = ("per sub-experiment: the largest exp(|median d|) - 1 over the layout A/Bs and the tested statistics "
-          "(d: a round's mean over payloads of log(candidate / baseline), the verdict's own), raised to the next "
-          f"multiple of {layout.STEP:g} strictly above it")
+METHOD = ("per sub-experiment: over the layout pairs (the rounds of A/Bs of the same two builds pooled) and the "
+          "tested statistics, the largest upper confidence bound of the move's size |median d| (sign test, one-sided "
+          f"level {layout.BOUND_LEVEL:g} each way; d: a round's mean over payloads of log(candidate / baseline), the "
+          f"verdict's own), exp of it minus 1, raised to the next multiple of {layout.STEP:g} strictly above it")
 
 
 def layout_json(requirements_dir: Path, platform: str) -> Path:
@@ -110,8 +113,8 @@ def _require_finished(ab_dir: Path) -> None:
         raise InputError("the A/B is incomplete: its rounds cannot say how much layout moved it", path)
 
 
-def read_pair(ab_dir: Path, alpha: float = v.DEFAULT_ALPHA) -> tuple[dict, pd.DataFrame]:
-    """One layout A/B: (its provenance record, its shifts per sub-experiment and statistic)."""
+def read_pair(ab_dir: Path, alpha: float = v.DEFAULT_ALPHA) -> tuple[dict, layout.Moves]:
+    """One layout A/B: (its provenance record, its rounds' d per sub-experiment and statistic)."""
     ab_dir = Path(ab_dir)
     if not ab_dir.is_dir():
         raise InputError("not an A/B folder: not a folder", ab_dir)
@@ -141,7 +144,7 @@ def read_pair(ab_dir: Path, alpha: float = v.DEFAULT_ALPHA) -> tuple[dict, pd.Da
         few = ", ".join(f"{log_text(sub)} ({n})" for sub, n in decision.too_few_rounds.items())
         raise InputError(f"too few usable rounds for {few}: a layout A/B needs at least {decision.rounds_needed}",
                          ab_dir)
-    shifts = layout.pair_shifts(ratios, subs, alpha)
+    moves = layout.round_moves(ratios, subs)
     platform = meta.platform if meta else None
     record = {
         "ab_directory": str(ab_dir.resolve()),
@@ -154,9 +157,19 @@ def read_pair(ab_dir: Path, alpha: float = v.DEFAULT_ALPHA) -> tuple[dict, pd.Da
         "cpu_latency": _held_mode(meta),
         "rounds": len(rounds.round_names),
         "samples": meta.samples if meta else None,
-        "shifts": [{key: _finite(value) for key, value in row.items()} for row in shifts.to_dict("records")],
     }
-    return record, shifts
+    return _with_moves(record, moves), moves
+
+
+def _with_moves(record: dict, moves: layout.Moves) -> dict:
+    """The A/B's record with its own shifts (how far one A/B pins the move) and its rounds' d."""
+    return {**record, "shifts": _shift_rows(layout.shifts(moves)),
+            "moves": [{layout.SUBEXPERIMENT: sub, layout.STATISTIC: statistic, layout.D: [round(float(x), 9) for x in d]}
+                      for (sub, statistic), d in moves.items()]}
+
+
+def _shift_rows(table: pd.DataFrame) -> list[dict]:
+    return [{key: _finite(value) for key, value in row.items()} for row in table.to_dict("records")]
 
 
 def _held_mode(meta: Metadata | None) -> str:
@@ -164,59 +177,161 @@ def _held_mode(meta: Metadata | None) -> str:
     return cpu_latency.held_mode(entry.requested if entry else None, entry.held_us if entry else None)
 
 
-def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_ALPHA) -> dict:
-    """The layout file's content for these layout A/Bs (InputError for any that is not one)."""
+def read_previous(path: Path) -> list[tuple[dict, layout.Moves]]:
+    """The A/Bs of an earlier layout file, each (its provenance record, its rounds' d), checked: the file
+    comes from the repository, which a pull request may change. Only checked fields are carried over;
+    each A/B's shifts are computed again from its d. InputError naming the file for anything else."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such layout thresholds file", path)
+    data = files.read_json_object(path, "a layout thresholds file") or {}
+    try:
+        return [_previous_entry(record, index) for index, record in enumerate(_list((data.get("provenance") or {})
+                                                                                    .get("ab_directories"), "A/Bs"))]
+    except ValueError as error:
+        raise InputError(str(error), path) from None
+
+
+def _list(value, what: str) -> list:
+    if not isinstance(value, list):
+        raise ValueError(f"its provenance has no list of {what}")
+    return value
+
+
+def _text(value, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{what} is not a string")
+    return value
+
+
+def _previous_entry(record, index: int) -> tuple[dict, layout.Moves]:
+    where = f"A/B {index + 1} of its provenance"
+    if not isinstance(record, dict) or not isinstance(record.get("ab_directory"), str):
+        raise ValueError(f"{where} is not an object with an ab_directory")
+    if "moves" not in record:
+        raise ValueError(f"{where} was derived before the rounds' d were kept: give its folder with --ab-directory")
+    moves: layout.Moves = {}
+    for move in _list(record["moves"], f"moves in {where}"):
+        sub, statistic, d = (move.get(k) for k in (layout.SUBEXPERIMENT, layout.STATISTIC, layout.D)) \
+            if isinstance(move, dict) else (None, None, None)
+        if sub not in s.KNOWN_SUBEXPERIMENTS or statistic not in v.TESTED_STATISTICS or not isinstance(d, list) or \
+                (sub, statistic) in moves or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                    and math.isfinite(x) for x in d):
+            raise ValueError(f"{where} has a move that is not a known sub-experiment, a tested statistic and a list "
+                             f"of finite numbers, once each")
+        moves[(sub, statistic)] = np.asarray(d, float)
+    arms = {}
+    for arm in s.AB_ARMS:
+        entry = record.get(arm) if isinstance(record.get(arm), dict) else {}
+        arms[arm] = {key: _text(entry.get(key), f"{where}'s {arm} {key}") for key in ("spec", "fastdds_version", "commit")}
+    if record.get("cpu_latency") not in cpu_latency.CHOICES:
+        raise ValueError(f"{where}'s cpu_latency is not one of {', '.join(cpu_latency.CHOICES)}")
+    platform = record.get("platform") if isinstance(record.get("platform"), dict) else None
+    if platform is not None:
+        _text(platform.get("id"), f"{where}'s platform id")
+    checked = {"ab_directory": record["ab_directory"], **arms,
+               **{key: _text(record.get(key), f"{where}'s {key}") for key in ("created_utc", "finished_utc")},
+               "platform": platform, "load_average": record.get("load_average") if isinstance(
+                   record.get("load_average"), dict) else None, "cpu_latency": record["cpu_latency"],
+               "rounds": record.get("rounds") if isinstance(record.get("rounds"), int) else None,
+               "samples": record.get("samples") if isinstance(record.get("samples"), int) else None}
+    return _with_moves(checked, moves), moves
+
+
+def _pair_key(record: dict) -> tuple:
+    """The two builds of an A/B: commits where the arms have them, else their specs."""
+    return tuple((record[arm] or {}).get("commit") or (record[arm] or {}).get("spec") for arm in s.AB_ARMS)
+
+
+def _check_alike(record: dict, subs: set, earlier: list[tuple[dict, set]], where) -> None:
+    """Every layout A/B measures the same sub-experiments, on one machine, under one idle policy."""
+    if not earlier:
+        return
+    first_record, first_subs = earlier[0]
+    if subs != first_subs:
+        raise InputError("measures other sub-experiments than the first A/B: every layout A/B measures the same "
+                         "ones", where)
+    ids = {(r.get("platform") or {}).get("id") for r, _ in earlier + [(record, subs)]} - {None}
+    if len(ids) > 1:
+        raise InputError("measured on another machine (platform id) than the A/Bs before it: layout thresholds "
+                         "are per platform", where)
+    if record["cpu_latency"] != first_record["cpu_latency"]:
+        raise InputError(f"measured with --cpu-latency {record['cpu_latency']}, the A/Bs before it with "
+                         f"{first_record['cpu_latency']}: a layout move is another size under another idle "
+                         "policy", where)
+
+
+def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_ALPHA,
+           previous: Path | None = None) -> dict:
+    """The layout file's content for these layout A/Bs and those of a `previous` layout file (InputError for
+    any that is not one). A/Bs of the same two builds are one pair: their rounds are pooled."""
     if not PLATFORM_NAME.fullmatch(platform or ""):
         raise InputError(f"--platform {log_text(platform)!r} must be letters, digits, '.', '_' or '-'")
-    seen = set()
-    records, pairs = [], []
+    entries = [(record, moves, previous) for record, moves in (read_previous(previous) if previous else [])]
+    seen = {record["ab_directory"] for record, _, _ in entries}
+    earlier: list[tuple[dict, set]] = []
+    for record, moves, where in entries:
+        _check_alike(record, {sub for sub, _ in moves}, earlier, where)
+        earlier.append((record, {sub for sub, _ in moves}))
     for directory in ab_directories:
-        key = Path(directory).resolve()
+        key = str(Path(directory).resolve())
         if key in seen:
-            raise InputError("given twice: one A/B would count as two layouts", directory)
+            raise InputError("given twice (or already in --previous): one A/B would count as two", directory)
         seen.add(key)
-        record, shifts = read_pair(Path(directory), alpha)
-        if pairs and set(shifts[layout.SUBEXPERIMENT]) != set(pairs[0][layout.SUBEXPERIMENT]):
-            raise InputError("measures other sub-experiments than the first A/B: every layout A/B measures the same "
-                             "ones", directory)
-        ids = {(r["platform"] or {}).get("id") for r in records + [record]} - {None}
-        if len(ids) > 1:
-            raise InputError("measured on another machine (platform id) than the A/Bs before it: layout thresholds "
-                             "are per platform", directory)
-        if records and record["cpu_latency"] != records[0]["cpu_latency"]:
-            raise InputError(f"measured with --cpu-latency {record['cpu_latency']}, the A/Bs before it with "
-                             f"{records[0]['cpu_latency']}: a layout move is another size under another idle "
-                             "policy", directory)
-        records.append(record)
-        pairs.append(shifts)
+        record, moves = read_pair(Path(directory), alpha)
+        _check_alike(record, {sub for sub, _ in moves}, earlier, directory)
+        earlier.append((record, {sub for sub, _ in moves}))
+        entries.append((record, moves, directory))
+    groups: dict[tuple, list] = {}
+    for record, moves, _ in entries:
+        key = _pair_key(record)
+        if key[::-1] in groups and key not in groups:  # the same two builds, the arms the other way round
+            key, moves = key[::-1], {k: -d for k, d in moves.items()}
+        groups.setdefault(key, []).append((record, moves))
+    pair_records, tables = [], []
+    for (baseline, candidate), members in groups.items():
+        table = layout.shifts(layout.pooled([moves for _, moves in members]))
+        tables.append(table)
+        pair_records.append({"baseline": baseline, "candidate": candidate,
+                             "ab_directories": [record["ab_directory"] for record, _ in members],
+                             "shifts": _shift_rows(table)})
+    records = [record for record, _, _ in entries]
     return {
         "platform": platform,
         "method": METHOD,
         "step": layout.STEP,
         "cpu_latency": records[0]["cpu_latency"] if records else cpu_latency.LATENCY_SYSTEM,
-        "thresholds": layout.thresholds(pairs),
-        "largest_layout_change": {sub: _finite(x) for sub, x in layout.largest_sizes(pairs).items()},
+        "thresholds": layout.thresholds(tables) if tables else {},
+        "largest_layout_bound": {sub: _finite(x) for sub, x in layout.largest(tables).items()} if tables else {},
+        "largest_layout_change": ({sub: _finite(x) for sub, x in layout.largest(tables, layout.CHANGE).items()}
+                                  if tables else {}),
         "provenance": {"derived_utc": clock.utc_now(), "perfgate_version": __version__, "alpha": alpha,
-                       "ab_directories": records},
+                       "bound_level": layout.BOUND_LEVEL, "pairs": pair_records, "ab_directories": records},
     }
 
 
-def command_determine_layout_thresholds(*, ab_directory, platform, output) -> int:
+def command_determine_layout_thresholds(*, ab_directory, platform, output, previous=None) -> int:
     output = Path(output)
     if not output.parent.is_dir():
         raise InputError("the output's folder does not exist", output.parent)
-    content = derive([Path(d) for d in ab_directory], platform)
+    if not ab_directory and previous is None:
+        raise InputError("nothing to derive from: give --ab-directory or --previous")
+    content = derive([Path(d) for d in ab_directory or []], platform,
+                     previous=Path(previous) if previous is not None else None)
     files.write_text(output, json.dumps(content, indent=2, sort_keys=False, allow_nan=False,
                                         default=_json_value) + "\n")
     for sub, threshold in content["thresholds"].items():
-        print(f"perfgate determine-layout-thresholds: {log_text(sub)}: layout moved it up to "
-              f"{content['largest_layout_change'][sub]:.2%}, threshold +{threshold:.1%}")
-    unknown = [sub for sub in content["largest_layout_change"] if sub not in content["thresholds"]]
-    if unknown:  # a round where an arm measured nothing: its size is unknown, it gets no layout threshold
+        print(f"perfgate determine-layout-thresholds: {log_text(sub)}: layout moved it by up to "
+              f"{content['largest_layout_change'][sub]:.2%} (bound {content['largest_layout_bound'][sub]:.2%}), "
+              f"threshold +{threshold:.1%}")
+    unknown = [sub for sub in content["largest_layout_bound"] if sub not in content["thresholds"]]
+    if unknown:  # no rounds, or too few for a bound: its size is unknown, it gets no layout threshold
         print(f"perfgate determine-layout-thresholds: warning: no threshold for {log_text(', '.join(unknown))}: "
-              f"a round where one arm measured nothing", file=sys.stderr)
+              f"too few usable rounds to bound its move", file=sys.stderr)
+    provenance = content["provenance"]
     print(f"perfgate determine-layout-thresholds: {len(content['thresholds'])} threshold(s) from "
-          f"{len(ab_directory)} layout A/B(s) written to {log_text(output)}")
+          f"{len(provenance['ab_directories'])} layout A/B(s) of {len(provenance['pairs'])} pair(s) written to "
+          f"{log_text(output)}")
     return s.EXIT_OK
 
 

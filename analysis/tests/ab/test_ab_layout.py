@@ -13,6 +13,7 @@ import conftest
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from perfgate import schema as s
 from perfgate.ab import curtail, layout, layout_file
@@ -20,28 +21,11 @@ from perfgate.ab import verdict as v
 from perfgate.ab.verdict import ROUND, STATISTIC
 from perfgate.errors import InputError
 from perfgate.gate.plan import platform_layout_thresholds
-from perfgate.model import KIND_AB, AbArm, CpuLatency, FastDDS, LoadAverage, Metadata, Platform, write_metadata
+from perfgate.model import CpuLatency
 
 INTRA, INTER = ab_inputs.SUBS  # intraprocess_best_effort, interprocess_best_effort
+layout_ab = ab_inputs.layout_ab
 COMMAND = "determine-layout-thresholds"
-
-
-def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, commits=("a" * 40, "b" * 40),
-              cpu_latency: CpuLatency | None = None):
-    """A finished A/B of two builds that differ only in layout: rounds whose candidate is `slowdown`
-    slower (negative: faster), the metadata `perfgate ab` writes, and its verdict.json."""
-    ab_inputs.write_rounds(folder, rounds, slowdown, seed=seed)
-    arms = {name: AbArm.record(spec=f"ws/installs/{commit[:7]}", fastdds=FastDDS.record(version="3.2.0", commit=commit))
-            for name, commit in zip(s.AB_ARMS, commits)}
-    write_metadata(folder, Metadata.record(label=folder.name, kind=KIND_AB, created_utc="2026-11-27T05:00:00.000000Z",
-                                           finished_utc="2026-11-27T05:20:00.000000Z", arms=arms, rounds=rounds,
-                                           samples=1000, requested_subexperiments=tuple(ab_inputs.SUBS),
-                                           platform=Platform.record(id="vm-abc", cores=2),
-                                           load_average=LoadAverage.record(before=(1.1, 1.0, 0.9), after=(1.2, 1.0, 0.9)),
-                                           cpu_latency=cpu_latency))
-    done = conftest.perfgate_in_process("verdict", "--ab-directory", str(folder), "--no-plots")
-    assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
-    return folder
 
 
 def derive(tmp_path, *folders, platform="vm-2core-x64"):
@@ -57,7 +41,16 @@ def test_a_threshold_is_the_next_half_percent_strictly_above_the_move():
         [0.005, 0.005, 0.01, 0.03, 0.035, 0.035]
 
 
-def test_each_sub_experiment_gets_a_threshold_above_the_largest_move_of_any_layout_pair_with_provenance(tmp_path):
+def bound_of_size(d) -> float:
+    """The test's own upper confidence bound of |median d|: the sign test's order statistics at one-sided
+    0.02 each way (the rank from the binomial directly), exp of the larger side, minus 1."""
+    d = np.sort(np.asarray(d, float))
+    n = len(d)
+    k = max(j for j in range(1, n + 1) if stats.binom.cdf(j - 1, n, 0.5) <= 0.02)
+    return math.expm1(max(d[n - k], -d[k - 1]))
+
+
+def test_each_sub_experiment_gets_a_threshold_above_the_upper_bound_of_any_layout_pairs_move_with_provenance(tmp_path):
     # pair 1: intra 2.7 % faster (the other layout is 2.8 % slower), inter +0.4 %; pair 2: intra +1.2 %, inter -1.6 %
     first = layout_ab(tmp_path / "shift-lines", {INTRA: -0.027, INTER: 0.004}, seed=3)
     second = layout_ab(tmp_path / "link-order", {INTRA: 0.012, INTER: -0.016}, seed=4, commits=("c" * 40, "d" * 40))
@@ -65,23 +58,34 @@ def test_each_sub_experiment_gets_a_threshold_above_the_largest_move_of_any_layo
     assert done.returncode == s.EXIT_OK, done.stderr
     content = json.loads(output.read_text())
     assert content["platform"] == "vm-2core-x64"
-    largest = content["largest_layout_change"]
+    largest = content["largest_layout_change"]  # the estimates
     assert largest[INTRA] == pytest.approx(1 / (1 - 0.027) - 1, abs=0.003)  # the faster pair decides intra
     assert largest[INTER] == pytest.approx(1 / (1 - 0.016) - 1, abs=0.003)
-    assert content["thresholds"] == {INTRA: 0.03, INTER: 0.02}
     pairs = content["provenance"]["ab_directories"]
     assert [p["ab_directory"] for p in pairs] == [str(first.resolve()), str(second.resolve())]
     assert [(p["baseline"]["commit"], p["candidate"]["commit"]) for p in pairs] == \
         [("a" * 40, "b" * 40), ("c" * 40, "d" * 40)]
     assert pairs[0]["platform"]["id"] == "vm-abc" and pairs[0]["load_average"]["before"] == [1.1, 1.0, 0.9]
     assert pairs[0]["created_utc"] == "2026-11-27T05:00:00.000000Z" and pairs[0]["rounds"] == 16
+    # the rounds' d are kept, 16 per sub-experiment and statistic, and the bounds are computed from them
+    moves = {(m["subexperiment"], m["statistic"]): m["d"] for p in pairs for m in p["moves"]
+             if p["ab_directory"] == str(first.resolve())}
+    assert sorted(moves) == sorted((sub, st) for sub in ab_inputs.SUBS for st in v.TESTED_STATISTICS)
+    assert all(len(d) == 16 for d in moves.values())
+    assert np.median(moves[(INTRA, s.MEDIAN)]) == pytest.approx(math.log(1 - 0.027), abs=0.003)
+    bounds = {sub: max(bound_of_size(m["d"]) for p in pairs for m in p["moves"] if m["subexperiment"] == sub)
+              for sub in ab_inputs.SUBS}
+    assert content["largest_layout_bound"] == pytest.approx(bounds, abs=1e-6)
+    assert all(bounds[sub] > largest[sub] for sub in bounds)  # a bound, above the estimate ...
+    assert bounds[INTRA] < largest[INTRA] + 0.01  # ... by the rounds' small spread here (sd of d 0.6 %)
+    assert content["thresholds"] == {sub: layout.step_above(bounds[sub]) for sub in bounds}
+    assert content["thresholds"][INTRA] in (0.03, 0.035, 0.04)
     shifts = pd.DataFrame(pairs[0]["shifts"])
-    assert sorted(zip(shifts["subexperiment"], shifts["statistic"])) == \
-        sorted((sub, st) for sub in ab_inputs.SUBS for st in v.TESTED_STATISTICS)
     intra = shifts[shifts["subexperiment"] == INTRA]
     assert (intra["lower"] <= intra["change"]).all() and (intra["change"] <= intra["upper"]).all()
     assert intra["change"].between(-0.031, -0.023).all()
-    assert f"threshold +3.0%" in done.stdout
+    assert f"threshold +{content['thresholds'][INTRA]:.1%}" in done.stdout
+    assert "from 2 layout A/B(s) of 2 pair(s)" in done.stdout
 
 
 def write_layout_file(path, thresholds: dict, **more) -> str:

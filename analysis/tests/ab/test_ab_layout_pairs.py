@@ -1,0 +1,115 @@
+"""Layout pairs measured more than once (perfgate.ab.layout_file): the rounds of A/Bs of the same two builds
+pooled, either way round; an earlier layout file's A/Bs taken again from its provenance (--previous), so a
+pair can be measured again without the first folders; a hostile earlier file refused."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import ab_inputs
+import conftest
+import numpy as np
+import pytest
+
+from perfgate import schema as s
+from perfgate.ab import layout
+
+INTRA, INTER = ab_inputs.SUBS
+COMMAND = "determine-layout-thresholds"
+
+
+def derive(output, *folders, previous=None):
+    arguments = [a for f in folders for a in ("--ab-directory", str(f))]
+    if previous is not None:
+        arguments += ["--previous", str(previous)]
+    return conftest.perfgate_in_process(COMMAND, *arguments, "--platform", "vm-2core-x64", "--output", str(output))
+
+
+def content_of(done, output) -> dict:
+    assert done.returncode == s.EXIT_OK, done.stderr
+    return json.loads(output.read_text())
+
+
+def d_of(content: dict, folder, sub: str, statistic: str) -> np.ndarray:
+    record = next(r for r in content["provenance"]["ab_directories"] if r["ab_directory"] == str(folder.resolve()))
+    return np.array(next(m["d"] for m in record["moves"] if (m["subexperiment"], m["statistic"]) == (sub, statistic)))
+
+
+def test_two_abs_of_the_same_builds_are_one_pair_whose_rounds_are_pooled_the_other_way_round_negated(tmp_path):
+    first = ab_inputs.layout_ab(tmp_path / "first", {INTRA: 0.02}, seed=40, rounds=12)
+    again = ab_inputs.layout_ab(tmp_path / "again", {INTRA: 0.02}, seed=41, rounds=12)
+    # the same two builds with the arms swapped: the candidate is the faster one
+    swapped = ab_inputs.layout_ab(tmp_path / "swapped", {INTRA: -0.02}, seed=42, rounds=12, commits=("b" * 40, "a" * 40))
+    done = derive(tmp_path / "out.json", first, again, swapped)
+    content = content_of(done, tmp_path / "out.json")
+    assert "from 3 layout A/B(s) of 1 pair(s)" in done.stdout
+    (pair,) = content["provenance"]["pairs"]
+    assert (pair["baseline"], pair["candidate"]) == ("a" * 40, "b" * 40)
+    assert pair["ab_directories"] == [str(f.resolve()) for f in (first, again, swapped)]
+    rows = {(r["subexperiment"], r["statistic"]): r for r in pair["shifts"]}
+    assert rows[(INTRA, s.MEDIAN)]["rounds"] == 36
+    pooled = np.concatenate([d_of(content, first, INTRA, s.MEDIAN), d_of(content, again, INTRA, s.MEDIAN),
+                             -d_of(content, swapped, INTRA, s.MEDIAN)])
+    assert rows[(INTRA, s.MEDIAN)]["change"] == pytest.approx(np.expm1(np.median(pooled)), abs=1e-6)
+    assert rows[(INTRA, s.MEDIAN)]["change"] == pytest.approx(0.02, abs=0.004)  # all three agree: +2 %
+    # 36 rounds pin the move closer than any one A/B's 12 do
+    alone = {r["ab_directory"]: {(x["subexperiment"], x["statistic"]): x for x in r["shifts"]}
+             for r in content["provenance"]["ab_directories"]}
+    widths = [a[(INTRA, s.MEDIAN)]["upper"] - a[(INTRA, s.MEDIAN)]["lower"] for a in alone.values()]
+    assert rows[(INTRA, s.MEDIAN)]["upper"] - rows[(INTRA, s.MEDIAN)]["lower"] < min(widths)
+    assert content["thresholds"][INTRA] == layout.step_above(content["largest_layout_bound"][INTRA])
+
+
+def test_an_earlier_files_abs_count_again_without_their_folders(tmp_path):
+    first = ab_inputs.layout_ab(tmp_path / "first", {INTRA: 0.015, INTER: -0.01}, seed=43, rounds=12)
+    link = ab_inputs.layout_ab(tmp_path / "link", {INTRA: -0.03}, seed=44, rounds=12, commits=("c" * 40, "d" * 40))
+    again = ab_inputs.layout_ab(tmp_path / "again", {INTRA: 0.015, INTER: -0.01}, seed=45, rounds=12)
+    both = content_of(derive(tmp_path / "both.json", first, link, again), tmp_path / "both.json")
+    earlier = content_of(derive(tmp_path / "earlier.json", first, link), tmp_path / "earlier.json")
+    assert len(earlier["provenance"]["pairs"]) == 2
+    shutil.rmtree(first)
+    shutil.rmtree(link)
+    done = derive(tmp_path / "later.json", again, previous=tmp_path / "earlier.json")
+    later = content_of(done, tmp_path / "later.json")
+    for key in ("thresholds", "largest_layout_bound", "largest_layout_change", "cpu_latency"):
+        assert later[key] == both[key], key
+    assert later["provenance"]["pairs"] == both["provenance"]["pairs"]
+    assert "from 3 layout A/B(s) of 2 pair(s)" in done.stdout
+    # an A/B already in the earlier file, given again as a folder, would count twice
+    done = derive(tmp_path / "twice.json", again, previous=tmp_path / "later.json")
+    one_line_exit_2(done, "already in --previous", str(again))
+    assert not (tmp_path / "twice.json").exists()
+
+
+def one_line_exit_2(done, *words):
+    assert done.returncode == s.EXIT_USAGE, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda r: r.pop("moves"), "derived before the rounds' d were kept"),
+    (lambda r: r["moves"][0].update(d=[0.01, "0.02"]), "a list of finite numbers"),
+    (lambda r: r["moves"][0].update(d=[0.01, float("nan")]), "a list of finite numbers"),
+    (lambda r: r["moves"][0].update(subexperiment="<script>x</script>"), "not a known sub-experiment"),
+    (lambda r: r["moves"].append(dict(r["moves"][0])), "once each"),
+    (lambda r: r.update(cpu_latency="poll\n::error::x"), "cpu_latency is not one of"),
+    (lambda r: r["baseline"].update(commit=["x"]), "baseline commit is not a string"),
+    (lambda r: r.update(ab_directory=None), "not an object with an ab_directory"),
+])
+def test_a_hostile_earlier_file_is_exit_2_one_line_naming_it_and_nothing_is_written(tmp_path, change, problem):
+    ab = ab_inputs.layout_ab(tmp_path / "ab", {INTRA: 0.01}, seed=46, rounds=12)
+    content = content_of(derive(tmp_path / "earlier.json", ab), tmp_path / "earlier.json")
+    change(content["provenance"]["ab_directories"][0])
+    (tmp_path / "earlier.json").write_text(json.dumps(content))
+    done = derive(tmp_path / "out.json", previous=tmp_path / "earlier.json")
+    one_line_exit_2(done, problem, str(tmp_path / "earlier.json"))
+    assert "<script>" not in done.stderr and "::error::" not in done.stderr
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_nothing_to_derive_from_is_exit_2(tmp_path):
+    one_line_exit_2(derive(tmp_path / "out.json"), "give --ab-directory or --previous")
+    one_line_exit_2(derive(tmp_path / "out.json", previous=tmp_path / "missing.json"), "no such layout thresholds file")
+    assert not (tmp_path / "out.json").exists()
