@@ -268,9 +268,12 @@ def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_A
     if not PLATFORM_NAME.fullmatch(platform or ""):
         raise InputError(f"--platform {log_text(platform)!r} must be letters, digits, '.', '_' or '-'")
     entries = [(record, moves, previous) for record, moves in (read_previous(previous) if previous else [])]
-    seen = {record["ab_directory"] for record, _, _ in entries}
+    seen: set[str] = set()
     earlier: list[tuple[dict, set]] = []
     for record, moves, where in entries:
+        if record["ab_directory"] in seen:
+            raise InputError("lists one A/B twice: it would count as two", where)
+        seen.add(record["ab_directory"])
         _check_alike(record, {sub for sub, _ in moves}, earlier, where)
         earlier.append((record, {sub for sub, _ in moves}))
     for directory in ab_directories:
@@ -282,6 +285,8 @@ def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_A
         _check_alike(record, {sub for sub, _ in moves}, earlier, directory)
         earlier.append((record, {sub for sub, _ in moves}))
         entries.append((record, moves, directory))
+    if not entries:
+        raise InputError(f"{log_text(previous)} lists no layout A/B: nothing to derive from")
     groups: dict[tuple, list] = {}
     for record, moves, _ in entries:
         key = _pair_key(record)
@@ -301,10 +306,9 @@ def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_A
         "method": METHOD,
         "step": layout.STEP,
         "cpu_latency": records[0]["cpu_latency"] if records else cpu_latency.LATENCY_SYSTEM,
-        "thresholds": layout.thresholds(tables) if tables else {},
-        "largest_layout_bound": {sub: _finite(x) for sub, x in layout.largest(tables).items()} if tables else {},
-        "largest_layout_change": ({sub: _finite(x) for sub, x in layout.largest(tables, layout.CHANGE).items()}
-                                  if tables else {}),
+        "thresholds": layout.thresholds(tables),
+        "largest_layout_bound": {sub: _finite(x) for sub, x in layout.largest(tables).items()},
+        "largest_layout_change": {sub: _finite(x) for sub, x in layout.largest(tables, layout.CHANGE).items()},
         "provenance": {"derived_utc": clock.utc_now(), "perfgate_version": __version__, "alpha": alpha,
                        "bound_level": layout.BOUND_LEVEL, "pairs": pair_records, "ab_directories": records},
     }

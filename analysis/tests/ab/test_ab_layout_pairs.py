@@ -109,6 +109,18 @@ def test_a_hostile_earlier_file_is_exit_2_one_line_naming_it_and_nothing_is_writ
     assert not (tmp_path / "out.json").exists()
 
 
+def test_an_earlier_file_listing_one_ab_twice_or_none_is_exit_2(tmp_path):
+    ab = ab_inputs.layout_ab(tmp_path / "ab", {INTRA: 0.01}, seed=47, rounds=12)
+    content = content_of(derive(tmp_path / "earlier.json", ab), tmp_path / "earlier.json")
+    listed = content["provenance"]["ab_directories"]
+    for name, records, problem in (("twice", listed * 2, "lists one A/B twice"), ("none", [], "lists no layout A/B")):
+        content["provenance"]["ab_directories"] = records
+        (tmp_path / f"{name}.json").write_text(json.dumps(content))
+        one_line_exit_2(derive(tmp_path / "out.json", previous=tmp_path / f"{name}.json"), problem,
+                        str(tmp_path / f"{name}.json"))
+        assert not (tmp_path / "out.json").exists()
+
+
 def test_nothing_to_derive_from_is_exit_2(tmp_path):
     one_line_exit_2(derive(tmp_path / "out.json"), "give --ab-directory or --previous")
     one_line_exit_2(derive(tmp_path / "out.json", previous=tmp_path / "missing.json"), "no such layout thresholds file")
