@@ -365,7 +365,8 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     environment[run_environment.RUN_ID_ENV] = run_id
     arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], plan.echo_delay_ns)]
     platform = platform_info.this_machine()
-    notes = [*(platform.warnings or ()), layout_file.mode_warning(layout_thresholds, plan.options.cpu_latency)]
+    notes = [*(platform.warnings or ()), layout_file.mode_warning(layout_thresholds, plan.options.cpu_latency),
+             layout_file.platform_warning(layout_thresholds, platform.id)]
     for warning in filter(None, notes):
         print(f"perfgate ab: warning: {warning}", file=sys.stderr)
     for name in ignored:

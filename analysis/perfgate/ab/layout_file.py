@@ -78,6 +78,27 @@ def mode_warning(path: str | Path | None, requested: str) -> str | None:
             f"measures with {requested}: layout moves may be another size")
 
 
+def platform_warning(path: str | Path | None, this_platform_id: str | None) -> str | None:
+    """A line for stderr when the file's layout A/Bs were measured on other machines (platform ids) than
+    this one: how far layout moves a round trip is a property of the CPU (a platform name can cover VMs
+    on AMD and on Intel hosts). The thresholds are still applied, as requirements of another platform id
+    are (gate.plan.requirements_platform_warning). The ids and CPU models come from the file: escaped."""
+    if path is None or not this_platform_id:
+        return None
+    data = files.read_json_object(Path(path), "a layout thresholds file") or {}
+    records = (data.get("provenance") or {}).get("ab_directories") if isinstance(data.get("provenance"), dict) else None
+    machines = {}
+    for record in records if isinstance(records, list) else []:
+        platform = record.get("platform") if isinstance(record, dict) else None
+        if isinstance(platform, dict) and isinstance(platform.get("id"), str):
+            machines[platform["id"]] = platform.get("cpu_model") if isinstance(platform.get("cpu_model"), str) else None
+    if not machines or this_platform_id in machines:
+        return None
+    measured_on = ", ".join(f"{log_text(i)} ({log_text(model)})" if model else log_text(i) for i, model in machines.items())
+    return (f"the layout thresholds in {log_text(path)} were measured on platform id {measured_on}, this machine is "
+            f"{log_text(this_platform_id)}: layout moves may be another size here")
+
+
 def resolve_layout(given: str | Path | None, environment: dict | None = None,
                    requirements_dir: Path = Path(s.REQUIREMENTS_DIR)) -> tuple[dict[str, float], str | None]:
     """(thresholds, their file) for a verdict: --layout-thresholds FILE, else the platform's

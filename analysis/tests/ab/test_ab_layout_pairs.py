@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from perfgate import schema as s
-from perfgate.ab import layout
+from perfgate.ab import layout, layout_file
+from perfgate.escape.workflow import log_text
 
 INTRA, INTER = ab_inputs.SUBS
 COMMAND = "determine-layout-thresholds"
@@ -125,3 +126,24 @@ def test_nothing_to_derive_from_is_exit_2(tmp_path):
     one_line_exit_2(derive(tmp_path / "out.json"), "give --ab-directory or --previous")
     one_line_exit_2(derive(tmp_path / "out.json", previous=tmp_path / "missing.json"), "no such layout thresholds file")
     assert not (tmp_path / "out.json").exists()
+
+
+def test_an_ab_on_another_machine_than_the_layout_abs_is_warned_with_the_files_values_escaped(tmp_path):
+    ab = ab_inputs.layout_ab(tmp_path / "ab", {INTRA: 0.01}, seed=48, rounds=12)  # platform id vm-abc
+    content_of(derive(tmp_path / "layout.json", ab), tmp_path / "layout.json")
+    given = tmp_path / "layout.json"
+    assert layout_file.platform_warning(given, "vm-abc") is None
+    assert layout_file.platform_warning(None, "vm-xyz") is None and layout_file.platform_warning(given, None) is None
+    assert layout_file.platform_warning(given, "vm-xyz") == (
+        f"the layout thresholds in {given} were measured on platform id vm-abc, this machine is vm-xyz: layout "
+        "moves may be another size here")
+    content = json.loads(given.read_text())
+    content["provenance"]["ab_directories"][0]["platform"].update(id="x\n::error::y", cpu_model="AMD <b>EPYC</b>")
+    given.write_text(json.dumps(content))
+    line = layout_file.platform_warning(given, "vm-xyz")
+    assert line == (f"the layout thresholds in {given} were measured on platform id {log_text('x' + chr(10) + '::error::y')} "
+                    "(AMD <b>EPYC</b>), this machine is vm-xyz: layout moves may be another size here")
+    assert "\n" not in line  # one console line, and no workflow command can start in it
+    # a file from before the provenance named machines says nothing
+    given.write_text(json.dumps({"platform": "p", "thresholds": {INTRA: 0.03}}))
+    assert layout_file.platform_warning(given, "vm-xyz") is None
