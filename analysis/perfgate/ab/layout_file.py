@@ -4,8 +4,9 @@
 code layout, derives each sub-experiment's threshold (ab.layout) and writes one JSON file with the
 thresholds and their provenance (which A/Bs, the arms' commits, dates, machine, load, each A/B's rounds'
 d and each pair's figures; docs/formats.md "Layout thresholds"). Since the rounds' d are kept, a later
-derivation takes the file's A/Bs again (--previous) and adds new ones without their folders. `perfgate ab`, `perfgate verdict` and the gate read it
-back: every value checked, since it is a file from the repository that a pull request may change.
+derivation takes the file's A/Bs again (--previous) and adds new ones without their folders. `perfgate
+ab`, `perfgate verdict` and the gate read it back: every value checked, since it is a file from the
+repository that a pull request may change.
 """
 from __future__ import annotations
 
