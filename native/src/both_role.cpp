@@ -1,5 +1,6 @@
 #include "both_role.hpp"
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -9,6 +10,8 @@
 
 namespace perfgate {
 namespace {
+
+constexpr std::chrono::milliseconds kEndMarkerWait(2000);
 
 template<typename Publisher>
 void run_both_with(const LatencyOptions& options, StopRequest& stop,
@@ -32,6 +35,14 @@ void run_both_with(const LatencyOptions& options, StopRequest& stop,
     {
         publisher->write_outputs(error.what());
         throw;
+    }
+    // The publisher's writer must outlive our listeners' taking its end marker: Fast DDS drops what a
+    // reader received from a writer that went away but had not yet handed to its listener, and a
+    // listener can be behind (busy with the pings before it: an injected echo delay, a loaded
+    // machine). Bounded, so that a subscriber that will never see it does not hold the run.
+    for (auto& subscriber : subscribers)
+    {
+        subscriber->await_end_marker(kEndMarkerWait);
     }
     publisher->write_outputs("");
     publisher.reset();

@@ -89,7 +89,9 @@ bool PublisherState::wait_for_pong(Clock::time_point deadline, Clock::time_point
 {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait_until(lock, deadline, [this]() { return pong_arrived_ || !failure_.empty(); });
-    if (!pong_arrived_)
+    // A pong after the deadline is lost even when we look only later (descheduled in write() or
+    // before the wait on a loaded machine): lost means no pong within the sample timeout.
+    if (!pong_arrived_ || arrival_ > deadline)
     {
         return false;
     }

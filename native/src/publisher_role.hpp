@@ -31,7 +31,8 @@ public:
     // Throughput: a subscriber's report on test `test` (received samples, subscription time).
     void report_received(uint32_t subscriber_index, uint32_t test, uint64_t received, int64_t subscription_ns);
 
-    // Waits for the armed pong; returns its arrival time, or nothing at the deadline or a failure.
+    // Waits for the armed pong; returns its arrival time, or nothing at the deadline or a failure (a pong
+    // that arrived after the deadline counts as none).
     bool wait_for_pong(std::chrono::steady_clock::time_point deadline, std::chrono::steady_clock::time_point& arrival);
     bool wait_for_handshakes(uint32_t subscribers, std::chrono::steady_clock::time_point deadline);
     std::size_t handshakes() const;

@@ -55,6 +55,13 @@ SubscriberState::Outcome SubscriberState::wait_for_handshake(Clock::time_point d
     return handshake_ ? Outcome::handshake : Outcome::timeout;
 }
 
+bool SubscriberState::end_seen_by(Clock::time_point deadline)
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_until(lock, deadline, [this]() { return end_ || !failure_.empty(); });
+    return end_;
+}
+
 SubscriberState::Outcome SubscriberState::wait_for_end()
 {
     std::unique_lock<std::mutex> lock(mutex_);

@@ -27,6 +27,8 @@ public:
     Outcome wait_for_handshake(std::chrono::steady_clock::time_point deadline);
     // Waits, without deadline, for the end marker or a failure.
     Outcome wait_for_end();
+    // Whether the end marker was taken by the deadline (false sooner on a failure).
+    bool end_seen_by(std::chrono::steady_clock::time_point deadline);
 
 private:
     bool handshake_ = false;
@@ -70,6 +72,9 @@ public:
     // Returns once the publisher sent its end marker; throws RunError on a discovery timeout,
     // a lost publisher or incompatible QoS. announce("matched") once the handshake arrived.
     void run(const std::function<void(const std::string&)>& announce);
+    // Waits up to `limit` for our listener to take the end marker (one process running both roles:
+    // the publisher must outlive that, see both_role.cpp).
+    void await_end_marker(std::chrono::milliseconds limit) { state_.end_seen_by(std::chrono::steady_clock::now() + limit); }
 
 private:
     std::unique_ptr<Endpoints> create_endpoints();
