@@ -119,3 +119,11 @@ def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, c
     done = conftest.perfgate_in_process("verdict", "--ab-directory", str(folder), "--no-plots")
     assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
     return folder
+
+
+def one_line_exit_2(done, *words):
+    """A command's bad-input exit: code 2, one line on stderr naming `words`, no traceback."""
+    assert done.returncode == s.EXIT_USAGE, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr

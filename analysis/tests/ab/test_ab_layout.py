@@ -23,6 +23,7 @@ from perfgate.errors import InputError
 from perfgate.gate.plan import platform_layout_thresholds
 from perfgate.model import CpuLatency
 
+one_line_exit_2 = ab_inputs.one_line_exit_2
 INTRA, INTER = ab_inputs.SUBS  # intraprocess_best_effort, interprocess_best_effort
 layout_ab = ab_inputs.layout_ab
 COMMAND = "determine-layout-thresholds"
@@ -233,13 +234,6 @@ def test_curtailed_verdicts_equal_full_ones_at_layout_thresholds():
 
 
 # --- bad input ---------------------------------------------------------------------------------------------
-def one_line_exit_2(done, *words):
-    assert done.returncode == s.EXIT_USAGE, done.stdout + done.stderr
-    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
-    for word in words:
-        assert word in done.stderr, done.stderr
-
-
 def test_a_folder_that_is_no_ab_is_exit_2_and_nothing_is_written(tmp_path):
     good = layout_ab(tmp_path / "good", {INTRA: 0.01}, seed=5)
     (tmp_path / "empty").mkdir()

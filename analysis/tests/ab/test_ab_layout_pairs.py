@@ -15,6 +15,7 @@ from perfgate import schema as s
 from perfgate.ab import layout, layout_file
 from perfgate.escape.workflow import log_text
 
+one_line_exit_2 = ab_inputs.one_line_exit_2
 INTRA, INTER = ab_inputs.SUBS
 COMMAND = "determine-layout-thresholds"
 
@@ -80,13 +81,6 @@ def test_an_earlier_files_abs_count_again_without_their_folders(tmp_path):
     done = derive(tmp_path / "twice.json", again, previous=tmp_path / "later.json")
     one_line_exit_2(done, "already in --previous", str(again))
     assert not (tmp_path / "twice.json").exists()
-
-
-def one_line_exit_2(done, *words):
-    assert done.returncode == s.EXIT_USAGE, done.stdout + done.stderr
-    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
-    for word in words:
-        assert word in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("change, problem", [
