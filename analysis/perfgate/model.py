@@ -355,16 +355,16 @@ class Metadata(Record):
     rounds: int | None = None
     order: str | None = None
     turn_samples: int | None = None
+    layouts: int | None = None  # an A/B's rounds rotating through this many layouts of each arm
     failures: tuple[str, ...] | None = None
     _KINDS: ClassVar = {
         "label": STR, "created_utc": STR, "finished_utc": STR, "kind": STR, "perfgate_version": STR,
         "run_id": STR, "interrupted": BOOL, "fastdds": FastDDS, "harness": Harness, "latency_definition": STR,
-        "samples": INT, "payloads": LIST, "warmup": INT, "requested_subexperiments": LIST,
+        "samples": INT, "payloads": LIST, "warmup": INT, "requested_subexperiments": LIST, "layouts": INT, "failures": LIST,
         "subexperiments": (SubexperimentOutcome,), "platform": Platform, "load_average": LoadAverage,
         "cpu_pinning": CpuPinning, "cpu_latency": CpuLatency, "environment": Environment,
         "resource_sampling": OBJECT, "throughput": ThroughputRecord, "build_failed": BuildFailure,
-        "injected_echo_delay_ns": OBJECT, "arms": (AbArm,), "rounds": INT, "order": STR, "turn_samples": INT,
-        "failures": LIST}
+        "injected_echo_delay_ns": OBJECT, "arms": (AbArm,), "rounds": INT, "order": STR, "turn_samples": INT}
 
     @property
     def platform_id(self) -> str | None:

@@ -104,7 +104,7 @@ def statuses(decision: v.Decision) -> dict[tuple[str, str], str]:
 
 
 def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, commits=("a" * 40, "b" * 40),
-              cpu_latency: CpuLatency | None = None):
+              cpu_latency: CpuLatency | None = None, layouts: int | None = None):
     """A finished A/B of two builds that differ only in layout: rounds whose candidate is `slowdown`
     slower (negative: faster), the metadata `perfgate ab` writes, and its verdict.json."""
     write_rounds(folder, rounds, slowdown, seed=seed)
@@ -115,7 +115,7 @@ def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, c
                                            samples=1000, requested_subexperiments=tuple(SUBS),
                                            platform=Platform.record(id="vm-abc", cores=2),
                                            load_average=LoadAverage.record(before=(1.1, 1.0, 0.9), after=(1.2, 1.0, 0.9)),
-                                           cpu_latency=cpu_latency))
+                                           cpu_latency=cpu_latency, layouts=layouts))
     done = conftest.perfgate_in_process("verdict", "--ab-directory", str(folder), "--no-plots")
     assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
     return folder

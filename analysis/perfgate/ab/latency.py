@@ -8,32 +8,32 @@ often, within every round. Each arm's round is an ordinary experiment folder
 (rounds/<NN>/<arm>/: raw CSVs, summaries, metadata.json), so `perfgate verdict` can decide again
 from the stored rounds alone.
 
-An arm is `system` (the system's Fast DDS), a colcon install prefix, or a `perfgate build`
-workspace; the harness is built once per arm against that Fast DDS.
+The arms (ab/arms.py) are `system`, a colcon install prefix, or a `perfgate build` workspace or
+kept install; with --layouts, the rounds rotate through each kept install's layouts.
 """
 from __future__ import annotations
 
 import os
 import sys
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from .. import __version__, claims, clock, files
 from . import curtail, layout as layout_bounds, layout_file, report as ab_report, turns as ab_turns, verdict as v
+from .arms import Arm, ArmSpec, parse_arm, prepare_arm
+from ..fastdds.layouts import check_layouts
 from .rounds import read_rounds
-from ..fastdds import build, harness as native_harness
 from ..measure import cpu_latency, platform_info, scratch
 from ..latency import process, run
 from .. import schema as s
 from ..errors import InputError
 from ..escape.workflow import log_text
-from ..fastdds.harness import HarnessPaths
 from ..measure import commands, subexperiment
 from ..measure import environment as run_environment
 from ..measure import options as run_options
-from ..model import (KIND_AB, AbArm, CpuLatency, CpuPinning, Environment, FastDDS, LoadAverage, Metadata, Platform,
+from ..model import (KIND_AB, AbArm, CpuLatency, CpuPinning, Environment, LoadAverage, Metadata, Platform,
                      write_metadata)
 
 # 16 rounds: with 20 tests at a family-wise 2 %, one round in which one arm hit a bad machine state
@@ -48,59 +48,6 @@ QUICK_WARMUP = 10
 # the fewest rounds with which 20 tests at 2 % can reject at all: every round must agree, so one bad
 # round can hide a regression here; for trying things out and the README, not for gating
 QUICK_ROUNDS = 10
-
-
-@dataclass(frozen=True)
-class ArmSpec:
-    name: str  # baseline | candidate
-    spec: str  # as given: system, a prefix, a workspace
-    fastdds_prefix: Path | None
-    harness: Path | None  # a workspace's own harness; None: built from native/ for the prefix
-    build_record: dict | None = None
-
-
-@dataclass(frozen=True)
-class Arm:
-    spec: ArmSpec
-    paths: HarnessPaths
-    version: str
-    fastdds: FastDDS  # the `fastdds` part of metadata.json, as `perfgate run` writes it for this Fast DDS
-    echo_delay_ns: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-
-def fastdds_entry(spec: ArmSpec, version: str) -> FastDDS:
-    if spec.build_record is not None:
-        return build.fastdds_metadata(spec.build_record)
-    prefix = spec.fastdds_prefix
-    return FastDDS.record(version=version, commit=run.fastdds_commit(prefix),
-                          source=s.FASTDDS_SOURCE_SYSTEM if prefix is None else s.FASTDDS_SOURCE_COLCON,
-                          prefix=str(prefix) if prefix is not None else "/usr")
-
-
-# --- options --------------------------------------------------------------------------------------
-def parse_arm(name: str, spec: str) -> ArmSpec:
-    """`system`, a `perfgate build` workspace or an install it kept (WS/installs/<commit> or a name
-    linked to one: either has perfgate-build.json, whose harness is used as it is), or a colcon install
-    prefix."""
-    text = str(spec).strip()
-    if text == s.FASTDDS_SYSTEM_SPEC:
-        return ArmSpec(name, text, None, None)
-    path = Path(text)
-    if not path.is_dir():
-        raise InputError(f"--{name}: not 'system' and not a folder (a colcon install prefix or a "
-                         f"`perfgate build` workspace)", path)
-    if (path / s.BUILD_RECORD_FILE).is_file():
-        record = build.read_record(path)
-        harness, prefix = build.harness_paths(record, path)
-        return ArmSpec(name, text, prefix.resolve(), harness.resolve(), record)
-    if not any((path / sub).is_dir() for sub in ("lib", "lib64", "share")):
-        raise InputError(f"--{name}: neither a `perfgate build` workspace ({s.BUILD_RECORD_FILE}) nor an install "
-                         f"prefix (lib/, share/)", path)
-    return ArmSpec(name, text, path.resolve(), None)
 
 
 def parse_delays(text: str | None, subs: tuple[s.SubExperiment, ...]) -> dict[str, int]:
@@ -134,6 +81,7 @@ class AbPlan:
     arms: tuple[ArmSpec, ArmSpec]
     echo_delay_ns: dict[str, int]
     turn_samples: int  # 0: the arms' runs one after the other; else both at once, in turns (ab/turns.py)
+    layouts: int = 0  # 0: each arm's own build; N: round r runs layout r mod N of both (ab/arms.py)
 
 
 MAX_ROUNDS = 1000  # each round measures both builds (a minute or more): more is weeks, a typo, not a plan
@@ -148,7 +96,7 @@ def plan_ab(*, output: Path, baseline: str, candidate: str, rounds: int | None =
             quick: bool = False, subexperiments: list[str] | None = None, payloads: list[int] | None = None,
             pin_cpus: str | None = None, inject_delay_ns: str | None = None, label: str | None = None,
             warmup: int | None = None, timeout: float | None = None, cpu_latency_request: str | None = None,
-            turn_samples: int | None = None) -> AbPlan:
+            turn_samples: int | None = None, layouts: int | None = None) -> AbPlan:
     """Validate everything before anything is built or measured (InputError: exit 2). Rounds, samples
     and warm-up not given are the quick A/B's with quick, else the full one's."""
     output = Path(output)
@@ -160,7 +108,8 @@ def plan_ab(*, output: Path, baseline: str, candidate: str, rounds: int | None =
     turn_samples = ab_turns.DEFAULT_TURN_SAMPLES if turn_samples is None else turn_samples
     if turn_samples < 0:
         raise InputError(f"--turn-samples must be 0 (whole runs one after the other) or more, got {turn_samples}")
-    arms = (parse_arm(s.AB_ARMS[0], baseline), parse_arm(s.AB_ARMS[1], candidate))
+    layouts = check_layouts(layouts)
+    arms = (parse_arm(s.AB_ARMS[0], baseline, layouts), parse_arm(s.AB_ARMS[1], candidate, layouts))
     # the ten of the contract by default: the floor measures the machine, which both arms share
     options = run_options.resolve_options(output=output, samples=samples, payloads=payloads,
                                   subexperiments=subexperiments or list(s.DEFAULT_SUBEXPERIMENT_NAMES),
@@ -168,17 +117,10 @@ def plan_ab(*, output: Path, baseline: str, candidate: str, rounds: int | None =
                                   timeout=timeout, command="ab", cpu_latency_request=(
                                       cpu_latency.AB_DEFAULT if cpu_latency_request is None else cpu_latency_request))
     delays = parse_delays(inject_delay_ns, options.subexperiments)
-    return AbPlan(output, options.label, int(rounds), options, arms, delays, int(turn_samples))
+    return AbPlan(output, options.label, int(rounds), options, arms, delays, int(turn_samples), layouts)
 
 
 # --- measuring --------------------------------------------------------------------------------------
-def prepare_arm(spec: ArmSpec, delays: dict[str, int]) -> Arm:
-    paths = (HarnessPaths(spec.harness, spec.harness.parent / native_harness.FLOOR_EXECUTABLE, spec.harness.parent)
-             if spec.harness is not None else native_harness.ensure_harness(fastdds_prefix=spec.fastdds_prefix))
-    version = native_harness.fastdds_version(paths)
-    return Arm(spec, paths, version, fastdds_entry(spec, version), delays)
-
-
 def first_arm(round_index: int, sub_index: int) -> int:
     """0 (baseline) or 1 (candidate): alternating per round and per sub-experiment."""
     return (round_index + sub_index) % 2
@@ -206,6 +148,7 @@ def ab_metadata(plan: AbPlan, arms: list[Arm], platform: Platform, ignored: list
                "alternates per round and per sub-experiment") if plan.turn_samples else
               "arms alternate per round and per sub-experiment; the same sub-experiment back to back",
         turn_samples=plan.turn_samples,
+        layouts=plan.layouts or None,
         samples=plan.options.samples,
         payloads=tuple(plan.options.payloads),
         warmup=plan.options.warmup,
@@ -300,14 +243,15 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
             cpu_latency.warn(f"perfgate {steps.program}", awake)
             for r in range(total):
                 round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(r, total)
+                round_arms = [arm.in_round(r) for arm in arms]
                 opened = {name: (options, replace(arm_meta, cpu_latency=metadata.cpu_latency)) for name, (options, arm_meta)
-                          in steps.open_round(plan, arms, round_dir, platform, metadata.run_id).items()}
+                          in steps.open_round(plan, round_arms, round_dir, platform, metadata.run_id).items()}
                 for i, sub in enumerate(subs):
                     if sub.name in stopped or r >= planned[sub.name]:
                         continue
                     measured[sub.name] = r + 1
                     first = first_arm(r, i)
-                    ordered = (arms[first], arms[1 - first])
+                    ordered = (round_arms[first], round_arms[1 - first])
                     results = steps.measure_pair(plan, sub, ordered, opened, environment, Path(workdir))
                     for arm, result in zip(ordered, results):
                         options, arm_meta = opened[arm.name]
@@ -341,11 +285,11 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
 def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=False, subexperiments=None,
                payloads=None, pin_cpus=None, inject_delay_ns=None, threshold=None, alpha=None, no_plots=False,
                label=None, warmup=None, timeout=None, cpu_latency_request=None, turn_samples=None,
-               all_rounds=False, layout_thresholds=None) -> int:
+               all_rounds=False, layout_thresholds=None, layouts=None) -> int:
     plan = plan_ab(output=Path(output), baseline=baseline, candidate=candidate, rounds=rounds, samples=samples,
                    quick=quick, subexperiments=subexperiments, payloads=payloads, pin_cpus=pin_cpus,
                    inject_delay_ns=inject_delay_ns, label=label, warmup=warmup, timeout=timeout,
-                   cpu_latency_request=cpu_latency_request, turn_samples=turn_samples)
+                   cpu_latency_request=cpu_latency_request, turn_samples=turn_samples, layouts=layouts)
     ab_report.require_parameters(threshold, alpha)
     # --layout-thresholds, else the platform's requirements/<$PERFGATE_PLATFORM>_layout.json: read before measuring
     _, layout_source = layout_file.resolve_layout(layout_thresholds)
@@ -365,7 +309,8 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     environment[run_environment.RUN_ID_ENV] = run_id
     arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], plan.echo_delay_ns)]
     platform = platform_info.this_machine()
-    notes = [*(platform.warnings or ()), layout_file.mode_warning(layout_thresholds, plan.options.cpu_latency),
+    notes = [*(platform.warnings or ()),
+             layout_file.mode_warning(layout_thresholds, plan.options.cpu_latency, plan.layouts),
              layout_file.platform_warning(layout_thresholds, platform.id)]
     for warning in filter(None, notes):
         print(f"perfgate ab: warning: {warning}", file=sys.stderr)
@@ -377,6 +322,7 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
           f"(Fast DDS {arms[0].version}), candidate {arms[1].spec.spec} (Fast DDS {arms[1].version}); "
           + (f"pinned publisher CPU {pin[0]}, subscriber CPU {pin[1]}" if pin else "not pinned")
           + (f"; in turns of {plan.turn_samples} round trips" if plan.turn_samples else "; arms one after the other")
+          + (f"; rounds rotating through {plan.layouts} layouts" if plan.layouts else "")
           + (f"; injected echo delay {plan.echo_delay_ns} ns" if plan.echo_delay_ns else ""), flush=True)
     bound, level = v.require_parameters(threshold, alpha)  # the verdict's, which curtailing must share
     planned = layout_bounds.planned_rounds(plan.rounds, bound, layout, [x.name for x in plan.options.subexperiments])

@@ -68,15 +68,21 @@ def layout_cpu_latency(path: Path) -> str:
     return mode
 
 
-def mode_warning(path: str | Path | None, requested: str) -> str | None:
-    """A line for stderr when an A/B measures under another idle policy than its layout thresholds."""
+def mode_warning(path: str | Path | None, requested: str, layouts: int = 0) -> str | None:
+    """A line for stderr when an A/B measures under another idle policy, or over another number of code
+    layouts, than its layout thresholds' A/Bs did (a file without `layouts` was derived from single builds)."""
     if path is None:
         return None
     measured = layout_cpu_latency(Path(path))
-    if measured == requested:
-        return None
-    return (f"the layout thresholds in {log_text(path)} were measured with --cpu-latency {measured}, this A/B "
-            f"measures with {requested}: layout moves may be another size")
+    if measured != requested:
+        return (f"the layout thresholds in {log_text(path)} were measured with --cpu-latency {measured}, this A/B "
+                f"measures with {requested}: layout moves may be another size")
+    data = files.read_json_object(Path(path), "a layout thresholds file") or {}
+    derived = data.get("layouts", 0)
+    if derived != layouts:
+        return (f"the layout thresholds in {log_text(path)} were measured with --layouts {log_text(str(derived))}, this "
+                f"A/B measures with --layouts {layouts}: layout moves may be another size")
+    return None
 
 
 def platform_warning(path: str | Path | None, this_platform_id: str | None) -> str | None:
@@ -177,6 +183,7 @@ def read_pair(ab_dir: Path, alpha: float = v.DEFAULT_ALPHA) -> tuple[dict, layou
         "platform": as_json(platform) if platform else None,
         "load_average": as_json(meta.load_average) if meta and meta.load_average else None,
         "cpu_latency": _held_mode(meta),
+        "layouts": (meta.layouts or 0) if meta else 0,
         "rounds": len(rounds.round_names),
         "samples": meta.samples if meta else None,
     }
@@ -248,6 +255,9 @@ def _previous_entry(record, index: int) -> tuple[dict, layout.Moves]:
         arms[arm] = {key: _text(entry.get(key), f"{where}'s {arm} {key}") for key in ("spec", "fastdds_version", "commit")}
     if record.get("cpu_latency") not in cpu_latency.CHOICES:
         raise ValueError(f"{where}'s cpu_latency is not one of {', '.join(cpu_latency.CHOICES)}")
+    layouts = record.get("layouts", 0)
+    if isinstance(layouts, bool) or not isinstance(layouts, int) or layouts < 0:
+        raise ValueError(f"{where}'s layouts is not a whole number of 0 or more")
     platform = record.get("platform") if isinstance(record.get("platform"), dict) else None
     if platform is not None:
         _text(platform.get("id"), f"{where}'s platform id")
@@ -255,6 +265,7 @@ def _previous_entry(record, index: int) -> tuple[dict, layout.Moves]:
                **{key: _text(record.get(key), f"{where}'s {key}") for key in ("created_utc", "finished_utc")},
                "platform": platform, "load_average": record.get("load_average") if isinstance(
                    record.get("load_average"), dict) else None, "cpu_latency": record["cpu_latency"],
+               "layouts": layouts,
                "rounds": record.get("rounds") if isinstance(record.get("rounds"), int) else None,
                "samples": record.get("samples") if isinstance(record.get("samples"), int) else None}
     return _with_moves(checked, moves), moves
@@ -281,6 +292,9 @@ def _check_alike(record: dict, subs: set, earlier: list[tuple[dict, set]], where
         raise InputError(f"measured with --cpu-latency {record['cpu_latency']}, the A/Bs before it with "
                          f"{first_record['cpu_latency']}: a layout move is another size under another idle "
                          "policy", where)
+    if record["layouts"] != first_record["layouts"]:
+        raise InputError(f"measured with --layouts {record['layouts']}, the A/Bs before it with "
+                         f"{first_record['layouts']}: averaged over layouts, a layout move is another size", where)
 
 
 def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_ALPHA,
@@ -328,6 +342,7 @@ def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_A
         "method": METHOD,
         "step": layout.STEP,
         "cpu_latency": records[0]["cpu_latency"] if records else cpu_latency.LATENCY_SYSTEM,
+        "layouts": records[0]["layouts"] if records else 0,
         "thresholds": layout.thresholds(tables),
         "largest_layout_bound": {sub: _finite(x) for sub, x in layout.largest(tables).items()},
         "largest_layout_change": {sub: _finite(x) for sub, x in layout.largest(tables, layout.CHANGE).items()},

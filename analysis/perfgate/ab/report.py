@@ -172,6 +172,8 @@ def setting_lines(report: VerdictReport) -> list[str]:
         load = ((meta.load_average.before if meta.load_average else None) or ["?"])[0]
         turns = meta.turn_samples  # absent: an A/B from before turns existed
         order = f"both arms in turns of {turns} round trips" if turns else "the arms one after the other"
+        if meta.layouts:
+            order += f", rounds rotating through {meta.layouts} code layouts of each build"
         samples = meta.samples if meta.samples is not None else "?"
         idle = idle_text(meta.cpu_latency)
         idle = f", idle CPUs {idle}" if idle else ""

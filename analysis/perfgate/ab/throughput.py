@@ -23,8 +23,9 @@ from .. import claims, clock, files
 from ..measure import platform_info
 from .. import schema as s
 from . import curtail, verdict as v
-from .latency import (Arm, ArmSpec, RoundSteps, measure_rounds, measuring_fields, parse_arm, prepare_arm,
-                      require_rounds)
+from .arms import Arm, ArmSpec, parse_arm, prepare_arm
+from ..fastdds.layouts import check_layouts
+from .latency import RoundSteps, measure_rounds, measuring_fields, require_rounds
 from ..measure import subexperiment
 from ..measure import environment as run_environment
 from ..measure import options as run_options
@@ -53,13 +54,14 @@ class ThroughputAbPlan:
     rounds: int
     options: run_options.RunOptions  # output and Fast DDS prefix are set per arm and round
     arms: tuple[ArmSpec, ArmSpec]
+    layouts: int = 0  # as the latency A/B's (ab/arms.py)
 
 
 def plan_ab_throughput(*, output: Path, baseline: str, candidate: str, rounds: int | None = None, quick: bool = False,
                        subexperiments: list[str] | None = None, payloads: list[int] | None = None,
                        demands: list[int] | None = None, recovery_times: list[int] | None = None,
                        time: float | None = None, pin_cpus: str | None = None, label: str | None = None,
-                       cpu_latency_request: str | None = None) -> ThroughputAbPlan:
+                       cpu_latency_request: str | None = None, layouts: int | None = None) -> ThroughputAbPlan:
     """Validate everything before anything is built or measured (InputError: exit 2). Rounds and test
     time not given are the quick A/B's with quick, else the full one's."""
     rounds = (QUICK_ROUNDS if quick else DEFAULT_ROUNDS) if rounds is None else rounds
@@ -70,13 +72,14 @@ def plan_ab_throughput(*, output: Path, baseline: str, candidate: str, rounds: i
     refuse_without_throughput(names)
     settings = plan_settings(demands or DEFAULT_DEMANDS,
                              DEFAULT_RECOVERY_TIMES_MS if recovery_times is None else recovery_times, time)
-    arms = (parse_arm(s.AB_ARMS[0], baseline), parse_arm(s.AB_ARMS[1], candidate))
+    layouts = check_layouts(layouts)
+    arms = (parse_arm(s.AB_ARMS[0], baseline, layouts), parse_arm(s.AB_ARMS[1], candidate, layouts))
     options = run_options.resolve_options(output=Path(output), samples=2, payloads=payloads or list(s.QUICK_THROUGHPUT_PAYLOADS),
                                           subexperiments=names, label=label, warmup=0, harness=None,
                                           fastdds_prefix=None, pin_cpus=pin_cpus, timeout=None,
                                           cpu_latency_request=cpu_latency_request, command="ab-throughput")
     options = replace(options, throughput=settings, timeout_s=settings.timeout_s(len(options.payloads)))
-    return ThroughputAbPlan(Path(output), options.label, int(rounds), options, arms)
+    return ThroughputAbPlan(Path(output), options.label, int(rounds), options, arms, layouts)
 
 
 def ab_metadata(plan: ThroughputAbPlan, arms: list[Arm], platform: Platform, ignored: list[str],
@@ -90,6 +93,7 @@ def ab_metadata(plan: ThroughputAbPlan, arms: list[Arm], platform: Platform, ign
               for arm in arms},
         rounds=plan.rounds,
         order="arms alternate per round and per sub-experiment; the same sub-experiment back to back",
+        layouts=plan.layouts or None,
         payloads=tuple(plan.options.payloads),
         throughput=ThroughputRecord.record(demands=tuple(settings.demands),
                                            recovery_times_ms=tuple(settings.recovery_times_ms), time_s=settings.time_s),
@@ -137,11 +141,11 @@ THROUGHPUT_ROUNDS = RoundSteps("ab-throughput", open_round, measure_pair, write_
 
 def command_ab_throughput(*, output, baseline, candidate, rounds=None, quick=False, subexperiments=None, payloads=None,
                           demands=None, recovery_times=None, time=None, pin_cpus=None, threshold=None, alpha=None,
-                          no_plots=False, label=None, cpu_latency_request=None, all_rounds=False) -> int:
+                          no_plots=False, label=None, cpu_latency_request=None, all_rounds=False, layouts=None) -> int:
     plan = plan_ab_throughput(output=Path(output), baseline=baseline, candidate=candidate, rounds=rounds, quick=quick,
                               subexperiments=subexperiments, payloads=payloads, demands=demands,
                               recovery_times=recovery_times, time=time, pin_cpus=pin_cpus, label=label,
-                              cpu_latency_request=cpu_latency_request)
+                              cpu_latency_request=cpu_latency_request, layouts=layouts)
     require_parameters(threshold, alpha)
     return measure_ab_throughput(plan, threshold=threshold, alpha=alpha, draw=not no_plots, curtailed=not all_rounds)
 

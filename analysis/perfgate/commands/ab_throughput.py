@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--recovery-times", type=millisecond_list, default=None, metavar="MS", help="as for throughput (default 0)")
     option(parser, "--time", type=positive_float, default=None, metavar="SECONDS", help="per test (default 1; --quick 0.5)")
     option(parser, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB", help="as for ab")
+    option(parser, "--layouts", type=int, default=None, metavar="N",
+           help="rotate the rounds through the first N layouts of each arm's kept install (`perfgate build "
+                "--layouts`), the same in both arms of a round: the verdict over N code layouts, not one (default 0)")
     option(parser, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
            help=CPU_LATENCY_HELP)
     option(parser, "--threshold", type=non_negative_float, default=None,

@@ -36,3 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--keep-as", default=None, metavar="NAME",
            help="also make WS/installs/NAME (a plain name, e.g. baseline) point at this commit's kept install; "
                 "pruning keeps what a name points to")
+    option(parser, "--layouts", type=int, default=None, metavar="N",
+           help="also link the Fast DDS library N more times with its object files in other orders, kept as "
+                "WS/installs/<commit>/layouts/1..N, for `perfgate ab --layouts N` (default 0; needs --keep-installs)")
+    option(parser, "--align-functions", type=int, default=None, metavar="N",
+           help="compile every function aligned to N bytes (-falign-functions=N, e.g. 64: the cache line), so that "
+                "code added or removed elsewhere moves a function by whole lines only (default 0: the compiler's own)")

@@ -70,6 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
            help="decide by an A/B against this Fast DDS ('system', a colcon install prefix or a `perfgate build` "
                 "workspace): interleaved pinned rounds, exact paired test (perfgate ab); the requirement checks "
                 "still run as a gross-failure check")
+    option(parser, "--layouts", type=int, default=None, metavar="N",
+           help="with --baseline-build: the A/Bs rotate their rounds through N code layouts of both builds (kept by "
+                "`perfgate build --layouts N`; perfgate ab --layouts)")
     option(parser, "--label", type=label, default=None, help="experiment label (default: <output name>-<UTC time>)")
     option(parser, "--summary-markdown", default=None, metavar="F",
            help="append the Markdown summary to F (e.g. $GITHUB_STEP_SUMMARY)")

@@ -4,7 +4,7 @@ performance tests, with perfgate's harness (native/) built in the same workspace
     perfgate build --workspace WS (--source DIR | --git-url URL --commit REF)
                    [--fastcdr-source DIR | --fastcdr-url URL] [--foonathan-memory-source DIR] [--jobs N]
                    [--no-ccache] [--junit F]
-                   [--keep-installs N] [--keep-as NAME]
+                   [--keep-installs N] [--keep-as NAME] [--layouts N] [--align-functions N]
 
 REF is a commit, tag or branch, `parent:<rev>` (the first parent of <rev>) or
 `merge-base:<rev>,<other>` (where <rev> branched off <other>), resolved with git in the checkout.
@@ -15,7 +15,8 @@ workspace's Fast DDS package, never a system copy: checked with ldd after the bu
 
 A build of a commit (no uncommitted changes) is kept in WS/installs/<commit>/ (the last N, a copy of
 the install with its own record), and a commit kept with the same harness sources and CMake arguments
-is not built again (fastdds_build/kept.py).
+is not built again (fastdds_build/kept.py); with --layouts, the library linked again in N other
+object orders is kept beside it (fastdds/layouts.py).
 
 The record is written for failed builds too: `perfgate run --workspace` and `perfgate gate
 --workspace` read it, so every experiment names the Fast DDS commit, version and build options, and a
@@ -37,6 +38,7 @@ from ..escape.workflow import log_text
 from .colcon import (build_environment, check_tools, cmake_arguments, cmake_version, colcon_build_command,
                      failed_packages, harness_link_problem, linked_fastdds_library, run_colcon, write_warnings_launcher)
 from . import kept
+from .layouts import LAYOUTS_DIR, check_alignment, check_count
 from .git import check_git_url, parse_revision
 from .logs import log_tail
 # ab and run read a workspace's build record through this module
@@ -82,7 +84,7 @@ def _check_outputs(workspace: Path, junit, sources: list[Path | None]) -> None:
 
 def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_source=None,
                   foonathan_memory_source=None, jobs=None, no_ccache=False, junit=None,
-                  keep_installs=None, keep_as=None, fastcdr_url=None) -> int:
+                  keep_installs=None, keep_as=None, fastcdr_url=None, layouts=None, align_functions=None) -> int:
     # "" (an unset CI variable) would build in, or mirror over, the working folder
     outputs.require_paths(workspace=workspace, source=source, git_url=git_url, commit=commit, fastcdr_url=fastcdr_url,
                           fastcdr_source=fastcdr_source, foonathan_memory_source=foonathan_memory_source, junit=junit)
@@ -93,6 +95,8 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
     git_url = check_git_url(git_url, "--git-url") if git_url is not None else None
     fastcdr_url = check_git_url(fastcdr_url, "--fastcdr-url") if fastcdr_url is not None else None
     kept.check_options(keep_installs, keep_as)
+    layouts = check_count(layouts, keep_installs)
+    align_functions = check_alignment(align_functions)
     kept.check_workspace(workspace)
     kept.check_name(workspace, keep_as, keep_installs)
     if source is not None:
@@ -108,7 +112,8 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
         record_path(workspace).unlink(missing_ok=True)  # no stale record survives a build that breaks
         try:
             reused = _build(workspace, source, git_url, commit, fastcdr, foonathan, jobs, ccache, record,
-                            reuse=keep_installs > 0, fastcdr_url=fastcdr_url)
+                            reuse=keep_installs > 0, fastcdr_url=fastcdr_url, layouts=layouts,
+                            align_functions=align_functions)
             if reused is not None:  # the workspace's record names the kept copy: WS/install may hold another commit
                 asked = record["fastdds"].get("requested_ref")
                 record.clear()
@@ -131,18 +136,24 @@ def command_build(*, workspace, source=None, git_url=None, commit=None, fastcdr_
                 files.write_text(record_path(workspace), json.dumps(record, indent=2, sort_keys=True) + "\n")
                 if junit is not None:
                     files.write_text(Path(junit), build_junit_xml(record, junit_properties(record)))
-        folder = _keep(workspace, record, reused, keep_installs, keep_as)
+        folder = _keep(workspace, record, reused, keep_installs, keep_as, layouts)
     fastdds = record["fastdds"]
+    if layouts and folder is None:
+        print(f"perfgate build: error: --layouts {layouts}: the build was not kept, so neither were its layouts",
+              file=sys.stderr, flush=True)
+        return s.EXIT_INCOMPLETE
     if reused is not None:
         print(f"perfgate build: {log_text(fastdds['commit'])} already built, kept in {log_text(reused)}")
         return s.EXIT_OK
     print(f"perfgate build: Fast DDS {log_text(fastdds['version'])} ({log_text(fastdds['package'])}, commit "
           f"{log_text(fastdds.get('commit') or 'unknown')}) built in {record['duration_s']:.0f} s; prefix {record['prefix']}; "
-          f"harness {record['harness']}" + (f"; kept in {folder}" if folder is not None else ""))
+          f"harness {record['harness']}" + (f"; kept in {folder}" if folder is not None else "")
+          + (f" with {layouts} layouts ({folder / LAYOUTS_DIR}/1..{layouts})" if folder is not None and layouts else ""))
     return s.EXIT_OK
 
 
-def _keep(workspace: Path, record: dict, reused: Path | None, keep_installs: int, keep_as: str | None) -> Path | None:
+def _keep(workspace: Path, record: dict, reused: Path | None, keep_installs: int, keep_as: str | None,
+          layouts: int = 0) -> Path | None:
     """After a finished build: keep its install (or mark the reused one as used), point keep_as at it,
     prune beyond keep_installs. Returns the kept folder."""
     folder = reused
@@ -150,7 +161,7 @@ def _keep(workspace: Path, record: dict, reused: Path | None, keep_installs: int
         if reused is not None:
             kept.touch(reused)
         elif keep_installs > 0:
-            folder = kept.keep(workspace, record)
+            folder = kept.keep(workspace, record, layouts)
             if folder is None and kept.keepable_commit(record) is None:
                 fastdds = record["fastdds"]
                 why = "the source has uncommitted changes" if fastdds.get("uncommitted_changes") else "no commit is known"
@@ -165,7 +176,7 @@ def _keep(workspace: Path, record: dict, reused: Path | None, keep_installs: int
 
 def _build(workspace: Path, source: Path | None, git_url: str | None, commit: str | None, fastcdr: Path | None,
            foonathan: Path | None, jobs: int | None, ccache: bool, record: dict, reuse: bool,
-           fastcdr_url: str | None = None) -> Path | None:
+           fastcdr_url: str | None = None, layouts: int = 0, align_functions: int = 0) -> Path | None:
     """Build into the workspace, filling `record`; or, when `reuse` finds this commit kept with the same
     harness sources and CMake arguments, build nothing and return its kept folder."""
     origin = prepare_sources(workspace, source, git_url, commit, {FOONATHAN_DIR: foonathan})
@@ -188,13 +199,13 @@ def _build(workspace: Path, source: Path | None, git_url: str | None, commit: st
               + " ".join(f"-D{name}={value}" for name, value in source_options.items())
               + " (docs/build.md \"A source without the bundled SQLite\")", flush=True)
     cmake_args = cmake_arguments(ccache, identity.package, cmake_version(), write_warnings_launcher(workspace),
-                                 source_options)
+                                 source_options, align_functions)
     command = colcon_build_command(workspace, cmake_args)
     environment = build_environment(dict(os.environ), workspace, jobs, ccache)
     record.update(cmake_args=cmake_args, colcon_command=command, jobs=jobs, harness_source=source_digest(NATIVE_DIR),
                   ccache={"enabled": ccache, "dir": environment.get("CCACHE_DIR") if ccache else None})
     if reuse and kept.keepable_commit({**record, "status": s.BUILD_OK}) is not None:
-        found = kept.reusable(workspace, record["fastdds"]["commit"], record["harness_source"], cmake_args)
+        found = kept.reusable(workspace, record["fastdds"]["commit"], record["harness_source"], cmake_args, layouts)
         if found is not None:
             return found
     print(f"perfgate build: Fast DDS {log_text(identity.version)} ({log_text(identity.package)}) in {log_text(workspace)}; Fast CDR "

@@ -49,12 +49,16 @@ _FAILED_LINE = re.compile(r"^Failed\s+<<<\s+(\S+)", re.MULTILINE)
 
 # --- the colcon command -------------------------------------------------------------------------
 def cmake_arguments(ccache: bool, package: str | None = None, cmake_version: tuple[int, ...] | None = None,
-                    warnings_launcher: Path | None = None, source_options: dict[str, str] | None = None) -> list[str]:
+                    warnings_launcher: Path | None = None, source_options: dict[str, str] | None = None,
+                    align_functions: int = 0) -> list[str]:
     """colcon's --cmake-args: CMAKE_OPTIONS and the options the source needs (fastdds_source.
     source_cmake_options); the Fast DDS package the harness must build against (native/CMakeLists.txt:
     never a system copy of another major); warnings not fatal (see above: --compile-no-warning-as-error
-    where CMake knows it, and the launcher); ccache."""
+    where CMake knows it, and the launcher); ccache; every function aligned to `align_functions` bytes
+    when given (docs/verdict.md "Functions aligned to the cache line")."""
     options = {**CMAKE_OPTIONS, **(source_options or {})}
+    if align_functions:  # Fast DDS 3.0-3.4 append their -Werror to these: given here, not replaced there
+        options.update({f"CMAKE_{language}_FLAGS": f"-falign-functions={align_functions}" for language in ("C", "CXX")})
     args = [f"-D{name}={value}" for name, value in options.items()]
     if package is not None:
         args.append(f"-DPERFGATE_FASTDDS_PACKAGE={package}")

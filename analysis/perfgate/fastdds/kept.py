@@ -22,10 +22,11 @@ from pathlib import Path
 from .. import files
 from .. import schema as s
 from ..clock import utc_now
-from ..errors import InputError
+from ..errors import IncompleteError, InputError
 from ..escape.workflow import log_text
 from .harness import LATENCY_EXECUTABLE
 from .colcon import linked_libraries
+from .layouts import make_layouts
 
 INSTALLS_DIR = "installs"
 DEFAULT_KEEP = 3
@@ -120,9 +121,10 @@ def kept_record(record: dict, folder: Path, workspace: Path, library: str | None
             "kept_from": str(workspace), "kept_utc": utc_now()}
 
 
-def keep(workspace: Path, record: dict) -> Path | None:
-    """Copy WS/install to WS/installs/<commit>/ with its record; None (and a warning) when the copy would
-    not load its own libraries. A copy is written beside and renamed into place: never half there."""
+def keep(workspace: Path, record: dict, layouts: int = 0) -> Path | None:
+    """Copy WS/install to WS/installs/<commit>/ with its record and `layouts` layouts (fastdds/layouts.py);
+    None (and a warning) when the copy would not load its own libraries or a layout cannot be linked. A
+    copy is written beside and renamed into place: never half there."""
     commit = keepable_commit(record)
     if commit is None:
         return None
@@ -139,15 +141,17 @@ def keep(workspace: Path, record: dict) -> Path | None:
             print(f"perfgate build: warning: {commit} not kept in {log_text(folder)}: {log_text(problem)}", file=sys.stderr, flush=True)
             return None
         library = _library_in(folder, partial, libraries, record)
-        files.write_text(partial / s.BUILD_RECORD_FILE,
-                         json.dumps(kept_record(record, folder, workspace, library), indent=2, sort_keys=True) + "\n")
+        own = kept_record(record, folder, workspace, library)
+        if layouts:
+            own["layouts"] = make_layouts(workspace, record, partial, folder, layouts, kept_record)
+        files.write_text(partial / s.BUILD_RECORD_FILE, json.dumps(own, indent=2, sort_keys=True) + "\n")
         old = installs / f"{_OLD}{commit}"
         if folder.is_dir():  # the same commit built again (other harness sources or options): replaced
             _remove(old)
             folder.rename(old)
         partial.rename(folder)
         _remove(old)
-    except OSError as error:  # a full disk: the build itself stands
+    except (OSError, IncompleteError) as error:  # a full disk, a layout not linked: the build itself stands
         _remove(partial)
         print(f"perfgate build: warning: {commit} not kept in {log_text(folder)}: {log_text(error)}", file=sys.stderr, flush=True)
         return None
@@ -178,9 +182,10 @@ def touch(folder: Path) -> None:
 
 
 # --- reuse ------------------------------------------------------------------------------------------
-def reusable(workspace: Path, commit: str | None, harness_source: str, cmake_args: list[str]) -> Path | None:
+def reusable(workspace: Path, commit: str | None, harness_source: str, cmake_args: list[str],
+             layouts: int = 0) -> Path | None:
     """The kept folder of this commit when it was built from the same harness sources with the same CMake
-    arguments (and its harness is there); else None.
+    arguments (and its harness is there) and kept at least `layouts` layouts; else None.
 
     Only a folder perfgate kept counts: WS/installs/<commit> that is a symbolic link (perfgate makes
     none under a commit's name: --keep-as refuses one) is not reused but built over, with a warning.
@@ -199,8 +204,21 @@ def reusable(workspace: Path, commit: str | None, harness_source: str, cmake_arg
         return None
     same = (isinstance(record, dict) and record.get("status") == s.BUILD_OK
             and (record.get("fastdds") or {}).get("commit") == commit
-            and record.get("harness_source") == harness_source and record.get("cmake_args") == cmake_args)
+            and record.get("harness_source") == harness_source and record.get("cmake_args") == cmake_args
+            and ((record.get("layouts") or {}).get("count") or 0) >= layouts)
     return folder if same and (folder / "bin" / LATENCY_EXECUTABLE).is_file() else None
+
+
+def install_of(folder: Path) -> Path:
+    """A workspace's own install for its record's commit when that commit is kept (WS/installs/<commit>:
+    its layouts are there), else the folder itself."""
+    try:
+        record = json.loads((Path(folder) / s.BUILD_RECORD_FILE).read_text())
+        commit = record["fastdds"]["commit"] if isinstance(record, dict) and "layouts" not in record else None
+    except (OSError, ValueError, KeyError, TypeError):
+        commit = None
+    kept = installs_dir(folder) / commit if isinstance(commit, str) and _COMMIT.fullmatch(commit) else None
+    return kept if kept is not None and (kept / s.BUILD_RECORD_FILE).is_file() and not kept.is_symlink() else Path(folder)
 
 
 # --- names and pruning -------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from ..latency import experiments
 from .. import files, outputs
 from ..store import check as store_check, experiments as results_store
 from .. import schema as s
-from ..ab.latency import parse_arm
+from ..ab.arms import parse_arm
+from ..fastdds.layouts import check_layouts
 from ..ab.layout_file import layout_json, read_layout
 from ..store.baseline import require_folder_name, require_platform_name
 from ..errors import InputError
@@ -54,6 +55,7 @@ class GatePlan:
     store: Path | None
     pin_cpus: str | None = None  # as given to `perfgate run --pin-cpus`, validated
     baseline_build: str | None = None  # the A/B's baseline Fast DDS (perfgate ab --baseline), validated
+    layouts: int = 0  # the A/Bs' (perfgate ab --layouts)
     cpu_latency_request: str | None = None  # as given to `perfgate run --cpu-latency`, validated
     warnings: tuple[str, ...] = ()  # printed and shown in the reports; never a failure
     experiments: tuple[str, ...] = DEFAULT_EXPERIMENTS
@@ -278,10 +280,12 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         shown = ", ".join(uncovered[:5]) + (f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else "")
         raise InputError(f"the requirements do not cover {shown}", requirements_path)
     _require_nonzero_requirements(requirement_table, requirements_path)
+    if request.layouts and baseline_build is None:
+        raise InputError("--layouts is for the A/B of a gate with --baseline-build")
     if baseline_build is not None:  # the A/B decides; a stored baseline would be a second, weaker verdict
         if baseline is not None:
             raise InputError("--baseline-build and --baseline are two ways to compare: give one")
-        parse_arm(s.AB_ARMS[0], baseline_build)
+        parse_arm(s.AB_ARMS[0], baseline_build, check_layouts(request.layouts))
         baseline_path, baseline_note = None, f"decided by an A/B against the baseline build {baseline_build}"
         margins, margins_warning = gross_margins(requirements_path)
     else:
@@ -312,6 +316,7 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         store=store_path,
         pin_cpus=pin_cpus,
         baseline_build=baseline_build,
+        layouts=check_layouts(request.layouts),
         cpu_latency_request=cpu_latency_request,
         experiments=chosen_experiments,
         throughput_requirements=throughput_path,

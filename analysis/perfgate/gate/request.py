@@ -29,6 +29,7 @@ class GateRequest:
     baseline: str | None = None
     fail_threshold: float = DEFAULT_FAIL_THRESHOLD
     baseline_build: str | None = None
+    layouts: int | None = None  # the A/Bs' rounds through this many layouts of each build (perfgate ab --layouts)
     store: str | None = None
     history: bool | None = None  # None: add to the store when there is one
     fastdds: str | None = None

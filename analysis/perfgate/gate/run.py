@@ -211,7 +211,8 @@ def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | N
                                                 quick=quick, rounds=rounds, subexperiments=gated,
                                                 payloads=plan.payloads, pin_cpus=plan.pin_cpus,
                                                 label=f"{plan.label}-ab",
-                                                cpu_latency_request=plan.cpu_latency_request), alpha=level,
+                                                cpu_latency_request=plan.cpu_latency_request,
+                                                layouts=plan.layouts), alpha=level,
                                     layout_thresholds=plan.layout_thresholds))
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "A/B verdict")
     return str(record["headline"]) if record and "headline" in record else None
@@ -278,7 +279,7 @@ def run_throughput_ab(plan: GatePlan, steps: Steps, quick: bool, subs: list[str]
                    rounds=budget.rounds_for(len(subs), level, ab_throughput.QUICK_ROUNDS if quick
                                             else ab_throughput.DEFAULT_ROUNDS, one_round_against=not quick),
                    pin_cpus=plan.pin_cpus, label=f"{plan.label}-throughput-ab",
-                   cpu_latency_request=plan.cpu_latency_request), alpha=level))
+                   cpu_latency_request=plan.cpu_latency_request, layouts=plan.layouts), alpha=level))
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "throughput A/B verdict")
     return str(record["headline"]) if record and "headline" in record else f"{outcome.INCOMPLETE}: no verdict"
 

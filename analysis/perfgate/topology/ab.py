@@ -23,7 +23,8 @@ import pandas as pd
 from .. import claims, clock, files
 from .. import schema as s
 from ..ab import verdict as v
-from ..ab.latency import ArmSpec, first_arm, parse_arm, prepare_arm, require_rounds, round_name
+from ..ab.arms import ArmSpec, parse_arm, prepare_arm
+from ..ab.latency import first_arm, require_rounds, round_name
 from ..errors import IncompleteError, InputError
 from . import ab_verdict
 from . import names as n

@@ -15,6 +15,7 @@ import pytest
 from ab_inputs import PAYLOADS, SUBS, write_rounds
 from conftest import live_processes_of
 from perfgate.ab import latency as ab
+from perfgate.ab import arms as ab_arms
 from perfgate import cli, files
 from perfgate.measure import commands, cpu_latency
 from perfgate.measure import options as run_options
@@ -28,10 +29,10 @@ def perfgate(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
 
 # --- options --------------------------------------------------------------------------------------
 def test_arm_specs(tmp_path):
-    assert ab.parse_arm("baseline", "system").fastdds_prefix is None
+    assert ab_arms.parse_arm("baseline", "system").fastdds_prefix is None
     prefix = tmp_path / "install"
     (prefix / "lib").mkdir(parents=True)
-    assert ab.parse_arm("candidate", str(prefix)).fastdds_prefix == prefix.resolve()
+    assert ab_arms.parse_arm("candidate", str(prefix)).fastdds_prefix == prefix.resolve()
 
 
 @pytest.mark.parametrize("arguments, message", [

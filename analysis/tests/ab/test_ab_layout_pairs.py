@@ -92,6 +92,8 @@ def test_an_earlier_files_abs_count_again_without_their_folders(tmp_path):
     (lambda r: r.update(cpu_latency="poll\n::error::x"), "cpu_latency is not one of"),
     (lambda r: r["baseline"].update(commit=["x"]), "baseline commit is not a string"),
     (lambda r: r.update(ab_directory=None), "not an object with an ab_directory"),
+    (lambda r: r.update(layouts="12\n::error::x"), "layouts is not a whole number of 0 or more"),
+    (lambda r: r.update(layouts=-1), "layouts is not a whole number of 0 or more"),
 ])
 def test_a_hostile_earlier_file_is_exit_2_one_line_naming_it_and_nothing_is_written(tmp_path, change, problem):
     ab = ab_inputs.layout_ab(tmp_path / "ab", {INTRA: 0.01}, seed=46, rounds=12)
@@ -141,3 +143,20 @@ def test_an_ab_on_another_machine_than_the_layout_abs_is_warned_with_the_files_v
     # a file from before the provenance named machines says nothing
     given.write_text(json.dumps({"platform": "p", "thresholds": {INTRA: 0.03}}))
     assert layout_file.platform_warning(given, "vm-xyz") is None
+
+
+def test_abs_over_layouts_are_kept_apart_from_abs_of_single_builds_and_an_ab_of_the_other_kind_is_warned(tmp_path):
+    rotated = ab_inputs.layout_ab(tmp_path / "rotated", {INTRA: 0.01}, seed=49, rounds=12, layouts=12)
+    single = ab_inputs.layout_ab(tmp_path / "single", {INTRA: 0.01}, seed=50, rounds=12)
+    content = content_of(derive(tmp_path / "rotated.json", rotated), tmp_path / "rotated.json")
+    assert content["layouts"] == 12 and content["provenance"]["ab_directories"][0]["layouts"] == 12
+    assert content_of(derive(tmp_path / "single.json", single), tmp_path / "single.json")["layouts"] == 0
+    one_line_exit_2(derive(tmp_path / "mixed.json", rotated, single), "measured with --layouts 0, the A/Bs before it "
+                    "with 12: averaged over layouts, a layout move is another size", str(single))
+    assert not (tmp_path / "mixed.json").exists()
+    awake = content["cpu_latency"]  # the A/Bs' own: only --layouts differs below
+    assert layout_file.mode_warning(tmp_path / "rotated.json", awake, 12) is None
+    assert layout_file.mode_warning(tmp_path / "rotated.json", awake, 0) == (
+        f"the layout thresholds in {tmp_path / 'rotated.json'} were measured with --layouts 12, this A/B measures "
+        "with --layouts 0: layout moves may be another size")
+    assert layout_file.mode_warning(tmp_path / "single.json", awake, 0) is None

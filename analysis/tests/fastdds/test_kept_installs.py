@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BROKEN, PACKAGE_XML, git_in, make_source, stand_in_fastdds_cmake, system_fastrtps
-from perfgate.ab import latency as ab
+from perfgate.ab import arms as ab_arms
 from perfgate.fastdds import source as fastdds_source
 from perfgate.fastdds import harness as native_harness
 from perfgate import schema as s
@@ -88,7 +88,7 @@ def test_a_kept_install_loads_its_own_libraries_and_carries_its_record(tmp_path)
     # read as a workspace is: its own harness and prefix, the workspace it came from in the metadata
     assert build_record.harness_paths(build_record.read_record(folder), folder) == (harness, folder)
     assert build_record.fastdds_metadata(written).build["kept_from"] == str(workspace)
-    arm = ab.parse_arm("baseline", str(folder))
+    arm = ab_arms.parse_arm("baseline", str(folder))
     assert (arm.harness, arm.fastdds_prefix, arm.build_record["fastdds"]["commit"]) == (harness, folder, sha(1))
     # measured, never built in: its workspace is where to build
     done = perfgate("build", "--workspace", str(folder))
@@ -298,7 +298,7 @@ def test_a_built_commit_is_kept_and_its_copy_runs_on_its_own_library(builds):
     assert colcon.linked_fastdds_library(harness) == str(folder / "lib" / "libfastrtps.so.2.9")
     assert native_harness.fastdds_version(native_harness.HarnessPaths(harness, harness, folder)) == "2.9.1"
     assert (folder / "share" / "fastrtps" / "note.txt").read_text() == "c1\n"  # c1's install, whatever WS holds now
-    arm = ab.parse_arm("baseline", str(workspace / "installs" / "baseline"))
+    arm = ab_arms.parse_arm("baseline", str(workspace / "installs" / "baseline"))
     assert arm.harness == harness and arm.build_record["fastdds"]["commit"] == commits["c1"]
     assert arm.build_record["kept_from"] == str(workspace) and arm.build_record["harness_source"] == \
         native_harness.source_digest()

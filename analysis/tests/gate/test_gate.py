@@ -157,6 +157,10 @@ def test_a_baseline_of_another_latency_definition_stops_the_gate_before_measurin
 @pytest.mark.parametrize("extra, message", [
     (["--baseline-build", "no-such-build"], "--baseline: not 'system' and not a folder"),
     (["--baseline-build", "system", "--baseline", "baselines/bench"], "--baseline-build and --baseline are two ways"),
+    (["--layouts", "12"], "--layouts is for the A/B of a gate with --baseline-build"),
+    (["--baseline-build", "system", "--layouts", "12"], "--baseline: --layouts 12 needs an install `perfgate build "
+                                                        "--layouts 12` kept, not the system's Fast DDS"),
+    (["--baseline-build", "system", "--layouts", "100"], "--layouts must be from 0 to 64, got 100"),
 ])
 def test_a_bad_baseline_build_stops_the_gate_before_measuring(workspace, capsys, extra, message):
     write_requirements(workspace / "requirements" / "bench.csv", GATED, PAYLOADS)

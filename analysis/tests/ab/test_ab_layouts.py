@@ -1,0 +1,63 @@
+"""`perfgate ab --layouts N`: round r of both arms runs layout r mod N of its kept install (ab/arms.py).
+
+The layouts here are folders as `perfgate build --layouts` keeps them (bin/, a build record with its
+`layout`), each with the real harness on the system's Fast DDS: what is tested is which folder each
+round ran; linking them is tested in tests/fastdds/test_layouts.py."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from perfgate import files
+from perfgate import schema as s
+from perfgate.fastdds import colcon, layouts
+from perfgate.fastdds import harness as native_harness
+
+SUB = "intraprocess_best_effort"
+
+
+def perfgate(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True, timeout=600)
+
+
+def kept_with_layouts(root: Path, commit: str, count: int, harness: native_harness.HarnessPaths) -> Path:
+    folder = root / commit
+    for seed, where in enumerate([folder] + [folder / layouts.LAYOUTS_DIR / str(k) for k in range(1, count + 1)]):
+        (where / "bin").mkdir(parents=True)
+        for executable in (harness.latency, harness.floor):
+            shutil.copy2(executable, where / "bin" / executable.name)
+        record = {"status": s.BUILD_OK, "workspace": str(root), "prefix": str(where),
+                  "harness": str(where / "bin" / native_harness.LATENCY_EXECUTABLE),
+                  "fastdds": {"package": "fastrtps", "version": "2.9.1", "commit": commit, "kind": "git"},
+                  "cmake_args": colcon.cmake_arguments(ccache=False), "harness_source": "sources-1"}
+        record.update({"layout": {"seed": seed, "of": count, "order": layouts.ORDER}} if seed else
+                      {"layouts": {"count": count, "order": layouts.ORDER}})
+        files.write_text(where / s.BUILD_RECORD_FILE, json.dumps(record))
+    return folder
+
+
+def test_the_rounds_rotate_through_the_layouts_the_same_in_both_arms(harness_paths, tmp_path):
+    baseline = kept_with_layouts(tmp_path / "installs", "b" * 40, 3, harness_paths)
+    candidate = kept_with_layouts(tmp_path / "installs", "c" * 40, 2, harness_paths)
+    out = tmp_path / "ab"
+    done = perfgate("ab", "--output", str(out), "--baseline", str(baseline), "--candidate", str(candidate),
+                    "--layouts", "2", "--subexperiments", SUB, "--payloads", "16", "--rounds", "10",
+                    "--samples", "50", "--all-rounds", "--no-plots")
+    assert done.returncode == s.EXIT_OK, done.stdout + done.stderr
+    assert "; rounds rotating through 2 layouts" in done.stdout
+    metadata = files.read_metadata(out)
+    assert metadata["layouts"] == 2 and metadata["arms"]["baseline"]["spec"] == str(baseline)
+    rounds = sorted((out / s.AB_ROUNDS_DIR).iterdir())
+    assert len(rounds) == 10
+    for index, round_dir in enumerate(rounds):
+        seed = index % 2 + 1
+        for arm, folder in (("baseline", baseline), ("candidate", candidate)):
+            ran = files.read_metadata(round_dir / arm)
+            layout = folder / layouts.LAYOUTS_DIR / str(seed)
+            assert ran["fastdds"]["prefix"] == str(layout)
+            assert ran["harness"]["path"] == str(layout / "bin" / native_harness.LATENCY_EXECUTABLE)
+            assert ran["fastdds"]["commit"] == folder.name
+            assert files.read_raw(round_dir / arm / s.raw_csv_name(SUB)).shape[0] == 50
