@@ -48,6 +48,8 @@ def test_the_rounds_rotate_through_the_layouts_the_same_in_both_arms(harness_pat
                     "--samples", "50", "--all-rounds", "--no-plots")
     assert done.returncode == s.EXIT_OK, done.stdout + done.stderr
     assert "; rounds rotating through 2 layouts" in done.stdout
+    assert ("perfgate ab: warning: up to 10 rounds through 2 layouts: the rounds after the first 2 measure their "
+            "layouts again, which tells less than new ones (perfgate build --layouts as many as the rounds)") in done.stderr
     metadata = files.read_metadata(out)
     assert metadata["layouts"] == 2 and metadata["arms"]["baseline"]["spec"] == str(baseline)
     rounds = sorted((out / s.AB_ROUNDS_DIR).iterdir())
