@@ -330,8 +330,9 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     if wide:
         print(f"perfgate ab: {max(wide.values())} rounds for the sub-experiments with a layout bound above "
               f"+{layout_bounds.WIDE_BOUND:.0%}: {', '.join(wide)}", flush=True)
-    if plan.layouts and curtail.most_planned(planned) > plan.layouts:  # one layout pair gives one move, again
-        print(f"perfgate ab: warning: up to {curtail.most_planned(planned)} rounds through {plan.layouts} layouts: the "
+    most = curtail.most_planned(planned)
+    if plan.layouts and most > plan.layouts:  # one layout pair gives one move, again
+        print(f"perfgate ab: warning: up to {most} rounds through {plan.layouts} layouts: the "
               f"rounds after the first {plan.layouts} measure their layouts again, which tells less than new ones "
               "(perfgate build --layouts as many as the rounds)", file=sys.stderr)
     plan.output.mkdir(parents=True, exist_ok=True)

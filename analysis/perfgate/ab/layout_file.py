@@ -61,7 +61,10 @@ def layout_cpu_latency(path: Path) -> str:
     """The idle policy the file's layout A/Bs measured under (its `cpu_latency`): a layout move is a share
     of a round trip, so it is another size when wake-ups are in the round trip. A file without the entry
     was derived before it existed, from A/Bs under the system's policy."""
-    data = files.read_json_object(Path(path), "a layout thresholds file") or {}
+    return _cpu_latency_in(files.read_json_object(Path(path), "a layout thresholds file") or {}, path)
+
+
+def _cpu_latency_in(data: dict, path: Path) -> str:
     mode = data.get("cpu_latency", cpu_latency.LATENCY_SYSTEM)
     if mode not in cpu_latency.CHOICES:
         raise InputError(f"'cpu_latency' is not one of {', '.join(cpu_latency.CHOICES)}", path)
@@ -73,11 +76,11 @@ def mode_warning(path: str | Path | None, requested: str, layouts: int = 0) -> s
     layouts, than its layout thresholds' A/Bs did (a file without `layouts` was derived from single builds)."""
     if path is None:
         return None
-    measured = layout_cpu_latency(Path(path))
+    data = files.read_json_object(Path(path), "a layout thresholds file") or {}
+    measured = _cpu_latency_in(data, Path(path))
     if measured != requested:
         return (f"the layout thresholds in {log_text(path)} were measured with --cpu-latency {measured}, this A/B "
                 f"measures with {requested}: layout moves may be another size")
-    data = files.read_json_object(Path(path), "a layout thresholds file") or {}
     derived = data.get("layouts", 0)
     if derived != layouts:
         return (f"the layout thresholds in {log_text(path)} were measured with --layouts {log_text(str(derived))}, this "

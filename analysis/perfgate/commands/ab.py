@@ -6,7 +6,7 @@ from typing import Callable
 
 from ..cli_types import label, name_list, non_negative_float, payload_list, pin_request, positive_int
 from ..measure import cpu_latency
-from .common import CPU_LATENCY_AB_HELP, no_plots
+from .common import CPU_LATENCY_AB_HELP, LAYOUTS_AB_HELP, no_plots
 
 NAME = "ab"
 HANDLER = "perfgate.ab.latency:command_ab"
@@ -41,9 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--layout-thresholds", default=None, metavar="FILE",
            help="per-sub-experiment thresholds above what code layout moves (default: "
                 "requirements/<$PERFGATE_PLATFORM>_layout.json when it exists); each is tested at the larger bound")
-    option(parser, "--layouts", type=int, default=None, metavar="N",
-           help="rotate the rounds through the first N layouts of each arm's kept install (`perfgate build "
-                "--layouts`), the same in both arms of a round: the verdict over N code layouts, not one (default 0)")
+    option(parser, "--layouts", type=int, default=None, metavar="N", help=LAYOUTS_AB_HELP)
     option(parser, "--all-rounds", action="store_true",
            help="measure every sub-experiment in every round (default: stop measuring one once its tests are "
                 "decided, which gives the same verdict)")

@@ -7,7 +7,7 @@ from typing import Callable
 from ..cli_types import (demand_list, label, millisecond_list, name_list, non_negative_float, payload_list,
                          pin_request, positive_float, positive_int)
 from ..measure import cpu_latency
-from .common import CPU_LATENCY_HELP, no_plots
+from .common import CPU_LATENCY_HELP, LAYOUTS_AB_HELP, no_plots
 
 NAME = "ab-throughput"
 HANDLER = "perfgate.ab.throughput:command_ab_throughput"
@@ -26,9 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--recovery-times", type=millisecond_list, default=None, metavar="MS", help="as for throughput (default 0)")
     option(parser, "--time", type=positive_float, default=None, metavar="SECONDS", help="per test (default 1; --quick 0.5)")
     option(parser, "--pin-cpus", type=pin_request, default=None, metavar="auto|none|PUB,SUB", help="as for ab")
-    option(parser, "--layouts", type=int, default=None, metavar="N",
-           help="rotate the rounds through the first N layouts of each arm's kept install (`perfgate build "
-                "--layouts`), the same in both arms of a round: the verdict over N code layouts, not one (default 0)")
+    option(parser, "--layouts", type=int, default=None, metavar="N", help=LAYOUTS_AB_HELP)
     option(parser, "--cpu-latency", dest="cpu_latency_request", choices=cpu_latency.CHOICES, default=None,
            help=CPU_LATENCY_HELP)
     option(parser, "--threshold", type=non_negative_float, default=None,

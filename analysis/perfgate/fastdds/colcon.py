@@ -55,7 +55,7 @@ def cmake_arguments(ccache: bool, package: str | None = None, cmake_version: tup
     source_cmake_options); the Fast DDS package the harness must build against (native/CMakeLists.txt:
     never a system copy of another major); warnings not fatal (see above: --compile-no-warning-as-error
     where CMake knows it, and the launcher); ccache; every function aligned to `align_functions` bytes
-    when given (docs/verdict.md "Functions aligned to the cache line")."""
+    when given (docs/verdict.md "Code layout averaged, and pinned")."""
     options = {**CMAKE_OPTIONS, **(source_options or {})}
     if align_functions:  # Fast DDS 3.0-3.4 append their -Werror to these: given here, not replaced there
         options.update({f"CMAKE_{language}_FLAGS": f"-falign-functions={align_functions}" for language in ("C", "CXX")})

@@ -217,8 +217,8 @@ def install_of(folder: Path) -> Path:
         commit = record["fastdds"]["commit"] if isinstance(record, dict) and "layouts" not in record else None
     except (OSError, ValueError, KeyError, TypeError):
         commit = None
-    kept = installs_dir(folder) / commit if isinstance(commit, str) and _COMMIT.fullmatch(commit) else None
-    return kept if kept is not None and (kept / s.BUILD_RECORD_FILE).is_file() and not kept.is_symlink() else Path(folder)
+    own = installs_dir(folder) / commit if isinstance(commit, str) and _COMMIT.fullmatch(commit) else None
+    return own if own is not None and (own / s.BUILD_RECORD_FILE).is_file() and not own.is_symlink() else Path(folder)
 
 
 # --- names and pruning -------------------------------------------------------------------------------

@@ -280,12 +280,13 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         shown = ", ".join(uncovered[:5]) + (f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else "")
         raise InputError(f"the requirements do not cover {shown}", requirements_path)
     _require_nonzero_requirements(requirement_table, requirements_path)
-    if request.layouts and baseline_build is None:
+    layouts = check_layouts(request.layouts)
+    if layouts and baseline_build is None:
         raise InputError("--layouts is for the A/B of a gate with --baseline-build")
     if baseline_build is not None:  # the A/B decides; a stored baseline would be a second, weaker verdict
         if baseline is not None:
             raise InputError("--baseline-build and --baseline are two ways to compare: give one")
-        parse_arm(s.AB_ARMS[0], baseline_build, check_layouts(request.layouts))
+        parse_arm(s.AB_ARMS[0], baseline_build, layouts)
         baseline_path, baseline_note = None, f"decided by an A/B against the baseline build {baseline_build}"
         margins, margins_warning = gross_margins(requirements_path)
     else:
@@ -316,7 +317,7 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         store=store_path,
         pin_cpus=pin_cpus,
         baseline_build=baseline_build,
-        layouts=check_layouts(request.layouts),
+        layouts=layouts,
         cpu_latency_request=cpu_latency_request,
         experiments=chosen_experiments,
         throughput_requirements=throughput_path,
