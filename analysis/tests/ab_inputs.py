@@ -17,6 +17,7 @@ from perfgate.ab import curtail
 from perfgate.ab import verdict as v
 from perfgate.ab.rounds import read_rounds
 from perfgate.ab.verdict import ROUND, STATISTIC
+from perfgate.fastdds import colcon
 from perfgate.model import KIND_AB, AbArm, CpuLatency, FastDDS, LoadAverage, Metadata, Platform, write_metadata
 
 SUBS = ["intraprocess_best_effort", "interprocess_best_effort"]
@@ -104,12 +105,16 @@ def statuses(decision: v.Decision) -> dict[tuple[str, str], str]:
 
 
 def layout_ab(folder, slowdown: dict[str, float], seed: int, rounds: int = 16, commits=("a" * 40, "b" * 40),
-              cpu_latency: CpuLatency | None = None, layouts: int | None = None):
+              cpu_latency: CpuLatency | None = None, layouts: int | None = None, aligned: tuple[int, int] | None = None):
     """A finished A/B of two builds that differ only in layout: rounds whose candidate is `slowdown`
-    slower (negative: faster), the metadata `perfgate ab` writes, and its verdict.json."""
+    slower (negative: faster), the metadata `perfgate ab` writes, and its verdict.json. `aligned`: the
+    arms are `perfgate build --align-functions` builds of these alignments (their records' CMake arguments)."""
     write_rounds(folder, rounds, slowdown, seed=seed)
-    arms = {name: AbArm.record(spec=f"ws/installs/{commit[:7]}", fastdds=FastDDS.record(version="3.2.0", commit=commit))
-            for name, commit in zip(s.AB_ARMS, commits)}
+    builds = [{"cmake_args": colcon.cmake_arguments(ccache=True, align_functions=n)} for n in aligned] if aligned \
+        else [None, None]
+    arms = {name: AbArm.record(spec=f"ws/installs/{commit[:7]}",
+                               fastdds=FastDDS.record(version="3.2.0", commit=commit, build=build))
+            for name, commit, build in zip(s.AB_ARMS, commits, builds)}
     write_metadata(folder, Metadata.record(label=folder.name, kind=KIND_AB, created_utc="2026-11-27T05:00:00.000000Z",
                                            finished_utc="2026-11-27T05:20:00.000000Z", arms=arms, rounds=rounds,
                                            samples=1000, requested_subexperiments=tuple(SUBS),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import schema as s
 from ..errors import InputError
-from ..fastdds import build, harness as native_harness, kept
+from ..fastdds import build, colcon, harness as native_harness, kept
 from ..fastdds.harness import HarnessPaths
 from ..fastdds.layouts import layout_folders
 from ..latency import run
@@ -27,6 +27,12 @@ class ArmSpec:
     harness: Path | None  # a workspace's own harness; None: built from native/ for the prefix
     build_record: dict | None = None
     layouts: tuple["ArmSpec", ...] = ()  # --layouts: the install's layouts, in the order the rounds take them
+
+    @property
+    def align_functions(self) -> int | None:
+        """A `perfgate build` arm's --align-functions (its layouts share it); None for the system's or a prefix."""
+        record = self.layouts[0].build_record if self.layouts else self.build_record
+        return None if record is None else colcon.function_alignment(record.get("cmake_args"))
 
 
 @dataclass(frozen=True)

@@ -309,8 +309,13 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     environment[run_environment.RUN_ID_ENV] = run_id
     arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], plan.echo_delay_ns)]
     platform = platform_info.this_machine()
+    alignments = {arm.align_functions for arm in plan.arms}  # None: not a perfgate build, not known
+    alignment = next(iter(alignments)) if len(alignments) == 1 else None
     notes = [*(platform.warnings or ()),
-             layout_file.mode_warning(layout_thresholds, plan.options.cpu_latency, plan.layouts),
+             None if len(alignments) == 1 or None in alignments else  # an A/B of the flag itself, say, is told
+             f"the arms were built with --align-functions {' and '.join(map(str, sorted(alignments)))}: the A/B "
+             "measures that alignment's own layout move too",
+             layout_file.mode_warning(layout_thresholds, plan.options.cpu_latency, plan.layouts, alignment),
              layout_file.platform_warning(layout_thresholds, platform.id)]
     for warning in filter(None, notes):
         print(f"perfgate ab: warning: {warning}", file=sys.stderr)

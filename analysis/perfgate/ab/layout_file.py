@@ -1,42 +1,25 @@
-"""ab.layout_file: the layout thresholds' file, requirements/<platform>_layout.json, derived and read.
+"""ab.layout_file: the layout thresholds' file, requirements/<platform>_layout.json, read back.
 
-`perfgate determine-layout-thresholds` reads finished latency A/B folders whose two arms differ only in
-code layout, derives each sub-experiment's threshold (ab.layout) and writes one JSON file with the
-thresholds and their provenance (which A/Bs, the arms' commits, dates, machine, load, each A/B's rounds'
-d and each pair's figures; docs/formats.md "Layout thresholds"). Since the rounds' d are kept, a later
-derivation takes the file's A/Bs again (--previous) and adds new ones without their folders. `perfgate
-ab`, `perfgate verdict` and the gate read it back: every value checked, since it is a file from the
-repository that a pull request may change.
+`perfgate ab`, `perfgate verdict`, the gate and bisect read it (ab.layout_derivation writes it;
+docs/formats.md "Layout thresholds"): every value checked, since it is a file from the repository that
+a pull request may change, and every value it prints escaped. It also says when an A/B measures
+otherwise than its A/Bs did: another idle policy, number of layouts, function alignment or machine.
 """
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
-import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from .. import __version__, clock, files
+from .. import files
 from .. import schema as s
-from ..errors import IncompleteError, InputError
+from ..errors import InputError
 from ..escape.workflow import log_text
 from ..measure import cpu_latency
-from ..model import Metadata, as_json
-from ..outcome import INCOMPLETE, PASS, REGRESSION
-from . import curtail, layout, verdict as v
-from .rounds import read_rounds
-from .throughput_report import is_throughput_ab
+from . import layout
 
 LAYOUT_SUFFIX = "_layout.json"
 PLATFORM_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
-METHOD = ("per sub-experiment: over the layout pairs (the rounds of A/Bs of the same two builds pooled) and the "
-          "tested statistics, the largest upper confidence bound of the move's size |median d| (sign test, one-sided "
-          f"level {layout.BOUND_LEVEL:g} each way; d: a round's mean over payloads of log(candidate / baseline), the "
-          f"verdict's own), exp of it minus 1, raised to the next multiple of {layout.STEP:g} strictly above it")
 
 
 def layout_json(requirements_dir: Path, platform: str) -> Path:
@@ -71,9 +54,12 @@ def _cpu_latency_in(data: dict, path: Path) -> str:
     return mode
 
 
-def mode_warning(path: str | Path | None, requested: str, layouts: int = 0) -> str | None:
-    """A line for stderr when an A/B measures under another idle policy, or over another number of code
-    layouts, than its layout thresholds' A/Bs did (a file without `layouts` was derived from single builds)."""
+def mode_warning(path: str | Path | None, requested: str, layouts: int = 0,
+                 align_functions: int | None = None) -> str | None:
+    """A line for stderr when an A/B measures under another idle policy, over another number of code
+    layouts, or builds of another function alignment (None: not known, not compared) than its layout
+    thresholds' A/Bs did (a file without `layouts` or `align_functions` was derived from single builds of
+    the compiler's own alignment)."""
     if path is None:
         return None
     data = files.read_json_object(Path(path), "a layout thresholds file") or {}
@@ -85,6 +71,11 @@ def mode_warning(path: str | Path | None, requested: str, layouts: int = 0) -> s
     if derived != layouts:
         return (f"the layout thresholds in {log_text(path)} were measured with --layouts {log_text(str(derived))}, this "
                 f"A/B measures with --layouts {layouts}: layout moves may be another size")
+    derived = data.get("align_functions", 0)
+    if align_functions is not None and derived != align_functions:
+        return (f"the layout thresholds in {log_text(path)} were measured on builds with --align-functions "
+                f"{log_text(str(derived))}, this A/B's builds have --align-functions {align_functions}: layout moves "
+                f"may be another size")
     return None
 
 
@@ -120,273 +111,3 @@ def resolve_layout(given: str | Path | None, environment: dict | None = None,
         return {}, None
     path = layout_json(requirements_dir, platform)
     return (read_layout(path), str(path)) if path.exists() else ({}, None)
-
-
-# --- deriving (perfgate determine-layout-thresholds) ---------------------------------------------------------
-def _arm_record(metadata: Metadata | None, name: str) -> dict:
-    arm = (metadata.arms or {}).get(name) if metadata is not None else None
-    fastdds = arm.fastdds if arm is not None else None
-    return {"spec": arm.spec if arm else None, "fastdds_version": fastdds.version if fastdds else None,
-            "commit": fastdds.commit if fastdds else None}
-
-
-def _require_finished(ab_dir: Path) -> None:
-    """A layout A/B is a finished one: its verdict.json is there, an object with a known status, not
-    INCOMPLETE (the figures are computed again from the rounds; nothing else of the file is used)."""
-    path = ab_dir / s.VERDICT_JSON
-    record = files.read_json_object(path, "an A/B verdict")
-    if record is None:
-        raise InputError(f"not a finished A/B folder: no {s.VERDICT_JSON} (decide it with `perfgate verdict`)", ab_dir)
-    status = record.get("status")
-    if status not in (PASS, REGRESSION, INCOMPLETE):
-        raise InputError("'status' is not one of PASS, REGRESSION, INCOMPLETE", path)
-    if status == INCOMPLETE:
-        raise InputError("the A/B is incomplete: its rounds cannot say how much layout moved it", path)
-
-
-def read_pair(ab_dir: Path, alpha: float = v.DEFAULT_ALPHA) -> tuple[dict, layout.Moves]:
-    """One layout A/B: (its provenance record, its rounds' d per sub-experiment and statistic)."""
-    ab_dir = Path(ab_dir)
-    if not ab_dir.is_dir():
-        raise InputError("not an A/B folder: not a folder", ab_dir)
-    if is_throughput_ab(ab_dir):
-        raise InputError("a throughput A/B: layout thresholds are derived from latency A/Bs (perfgate ab)", ab_dir)
-    try:
-        rounds = read_rounds(ab_dir)
-    except IncompleteError as error:  # no rounds: bad input here, not a measurement to finish
-        raise InputError(f"not a usable A/B folder: {error.message}", ab_dir) from None
-    _require_finished(ab_dir)
-    subs = rounds.subexperiments
-    if len(subs) < 2:
-        raise InputError(f"an A/B of one sub-experiment only ({log_text(subs[0])}): a layout A/B measures every "
-                         f"sub-experiment the gate tests, so that one layout's moves are seen side by side", ab_dir)
-    planned, stopped = curtail.read_record(ab_dir, subs, len(rounds.round_names))
-    if stopped:
-        raise InputError("a curtailed A/B: its stopped sub-experiments' few rounds do not estimate a shift; "
-                         "measure layout A/Bs with --all-rounds", ab_dir)
-    meta = rounds.metadata
-    delays = [name for name in s.AB_ARMS
-              if meta and meta.arms and meta.arms.get(name) and meta.arms[name].injected_echo_delay_ns]
-    if delays:
-        raise InputError("an A/B with an injected echo delay is not a layout change", ab_dir)
-    ratios = v.log_ratios(rounds.table)
-    decision = v.decide(ratios, alpha=alpha, order=subs)
-    if decision.too_few_rounds:
-        few = ", ".join(f"{log_text(sub)} ({n})" for sub, n in decision.too_few_rounds.items())
-        raise InputError(f"too few usable rounds for {few}: a layout A/B needs at least {decision.rounds_needed}",
-                         ab_dir)
-    moves = layout.round_moves(ratios, subs)
-    platform = meta.platform if meta else None
-    record = {
-        "ab_directory": str(ab_dir.resolve()),
-        "baseline": _arm_record(meta, s.AB_ARMS[0]),
-        "candidate": _arm_record(meta, s.AB_ARMS[1]),
-        "created_utc": meta.created_utc if meta else None,
-        "finished_utc": meta.finished_utc if meta else None,
-        "platform": as_json(platform) if platform else None,
-        "load_average": as_json(meta.load_average) if meta and meta.load_average else None,
-        "cpu_latency": _held_mode(meta),
-        "layouts": (meta.layouts or 0) if meta else 0,
-        "rounds": len(rounds.round_names),
-        "samples": meta.samples if meta else None,
-    }
-    return _with_moves(record, moves), moves
-
-
-def _with_moves(record: dict, moves: layout.Moves) -> dict:
-    """The A/B's record with its own shifts (how far one A/B pins the move) and its rounds' d."""
-    return {**record, "shifts": _shift_rows(layout.shifts(moves)),
-            "moves": [{layout.SUBEXPERIMENT: sub, layout.STATISTIC: statistic, layout.D: [round(float(x), 9) for x in d]}
-                      for (sub, statistic), d in moves.items()]}
-
-
-def _shift_rows(table: pd.DataFrame) -> list[dict]:
-    return [{key: _finite(value) for key, value in row.items()} for row in table.to_dict("records")]
-
-
-def _held_mode(meta: Metadata | None) -> str:
-    entry = meta.cpu_latency if meta is not None else None
-    return cpu_latency.held_mode(entry.requested if entry else None, entry.held_us if entry else None)
-
-
-def read_previous(path: Path) -> list[tuple[dict, layout.Moves]]:
-    """The A/Bs of an earlier layout file, each (its provenance record, its rounds' d), checked: the file
-    comes from the repository, which a pull request may change. Only checked fields are carried over;
-    each A/B's shifts are computed again from its d. InputError naming the file for anything else."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("no such layout thresholds file", path)
-    data = files.read_json_object(path, "a layout thresholds file") or {}
-    try:
-        return [_previous_entry(record, index) for index, record in enumerate(_list((data.get("provenance") or {})
-                                                                                    .get("ab_directories"), "A/Bs"))]
-    except ValueError as error:
-        raise InputError(str(error), path) from None
-
-
-def _list(value, what: str) -> list:
-    if not isinstance(value, list):
-        raise ValueError(f"its provenance has no list of {what}")
-    return value
-
-
-def _text(value, what: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"{what} is not a string")
-    return value
-
-
-def _previous_entry(record, index: int) -> tuple[dict, layout.Moves]:
-    where = f"A/B {index + 1} of its provenance"
-    if not isinstance(record, dict) or not isinstance(record.get("ab_directory"), str):
-        raise ValueError(f"{where} is not an object with an ab_directory")
-    if "moves" not in record:
-        raise ValueError(f"{where} was derived before the rounds' d were kept: give its folder with --ab-directory")
-    moves: layout.Moves = {}
-    for move in _list(record["moves"], f"moves in {where}"):
-        sub, statistic, d = (move.get(k) for k in (layout.SUBEXPERIMENT, layout.STATISTIC, layout.D)) \
-            if isinstance(move, dict) else (None, None, None)
-        if sub not in s.KNOWN_SUBEXPERIMENTS or statistic not in v.TESTED_STATISTICS or not isinstance(d, list) or \
-                (sub, statistic) in moves or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                    and math.isfinite(x) for x in d):
-            raise ValueError(f"{where} has a move that is not a known sub-experiment, a tested statistic and a list "
-                             f"of finite numbers, once each")
-        moves[(sub, statistic)] = np.asarray(d, float)
-    arms = {}
-    for arm in s.AB_ARMS:
-        entry = record.get(arm) if isinstance(record.get(arm), dict) else {}
-        arms[arm] = {key: _text(entry.get(key), f"{where}'s {arm} {key}") for key in ("spec", "fastdds_version", "commit")}
-    if record.get("cpu_latency") not in cpu_latency.CHOICES:
-        raise ValueError(f"{where}'s cpu_latency is not one of {', '.join(cpu_latency.CHOICES)}")
-    layouts = record.get("layouts", 0)
-    if isinstance(layouts, bool) or not isinstance(layouts, int) or layouts < 0:
-        raise ValueError(f"{where}'s layouts is not a whole number of 0 or more")
-    platform = record.get("platform") if isinstance(record.get("platform"), dict) else None
-    if platform is not None:
-        _text(platform.get("id"), f"{where}'s platform id")
-    checked = {"ab_directory": record["ab_directory"], **arms,
-               **{key: _text(record.get(key), f"{where}'s {key}") for key in ("created_utc", "finished_utc")},
-               "platform": platform, "load_average": record.get("load_average") if isinstance(
-                   record.get("load_average"), dict) else None, "cpu_latency": record["cpu_latency"],
-               "layouts": layouts,
-               "rounds": record.get("rounds") if isinstance(record.get("rounds"), int) else None,
-               "samples": record.get("samples") if isinstance(record.get("samples"), int) else None}
-    return _with_moves(checked, moves), moves
-
-
-def _pair_key(record: dict) -> tuple:
-    """The two builds of an A/B: commits where the arms have them, else their specs."""
-    return tuple((record[arm] or {}).get("commit") or (record[arm] or {}).get("spec") for arm in s.AB_ARMS)
-
-
-def _check_alike(record: dict, subs: set, earlier: list[tuple[dict, set]], where) -> None:
-    """Every layout A/B measures the same sub-experiments, on one machine, under one idle policy."""
-    if not earlier:
-        return
-    first_record, first_subs = earlier[0]
-    if subs != first_subs:
-        raise InputError("measures other sub-experiments than the first A/B: every layout A/B measures the same "
-                         "ones", where)
-    ids = {(r.get("platform") or {}).get("id") for r, _ in earlier + [(record, subs)]} - {None}
-    if len(ids) > 1:
-        raise InputError("measured on another machine (platform id) than the A/Bs before it: layout thresholds "
-                         "are per platform", where)
-    if record["cpu_latency"] != first_record["cpu_latency"]:
-        raise InputError(f"measured with --cpu-latency {record['cpu_latency']}, the A/Bs before it with "
-                         f"{first_record['cpu_latency']}: a layout move is another size under another idle "
-                         "policy", where)
-    if record["layouts"] != first_record["layouts"]:
-        raise InputError(f"measured with --layouts {record['layouts']}, the A/Bs before it with "
-                         f"{first_record['layouts']}: averaged over layouts, a layout move is another size", where)
-
-
-def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_ALPHA,
-           previous: Path | None = None) -> dict:
-    """The layout file's content for these layout A/Bs and those of a `previous` layout file (InputError for
-    any that is not one). A/Bs of the same two builds are one pair: their rounds are pooled."""
-    if not PLATFORM_NAME.fullmatch(platform or ""):
-        raise InputError(f"--platform {log_text(platform)!r} must be letters, digits, '.', '_' or '-'")
-    entries = [(record, moves, previous) for record, moves in (read_previous(previous) if previous else [])]
-    seen: set[str] = set()
-    earlier: list[tuple[dict, set]] = []
-    for record, moves, where in entries:
-        if record["ab_directory"] in seen:
-            raise InputError("lists one A/B twice: it would count as two", where)
-        seen.add(record["ab_directory"])
-        _check_alike(record, {sub for sub, _ in moves}, earlier, where)
-        earlier.append((record, {sub for sub, _ in moves}))
-    for directory in ab_directories:
-        key = str(Path(directory).resolve())
-        if key in seen:
-            raise InputError("given twice (or already in --previous): one A/B would count as two", directory)
-        seen.add(key)
-        record, moves = read_pair(Path(directory), alpha)
-        _check_alike(record, {sub for sub, _ in moves}, earlier, directory)
-        earlier.append((record, {sub for sub, _ in moves}))
-        entries.append((record, moves, directory))
-    if not entries:
-        raise InputError(f"{log_text(previous)} lists no layout A/B: nothing to derive from")
-    groups: dict[tuple, list] = {}
-    for record, moves, _ in entries:
-        key = _pair_key(record)
-        if key[::-1] in groups and key not in groups:  # the same two builds, the arms the other way round
-            key, moves = key[::-1], {k: -d for k, d in moves.items()}
-        groups.setdefault(key, []).append((record, moves))
-    pair_records, tables = [], []
-    for (baseline, candidate), members in groups.items():
-        table = layout.shifts(layout.pooled([moves for _, moves in members]))
-        tables.append(table)
-        pair_records.append({"baseline": baseline, "candidate": candidate,
-                             "ab_directories": [record["ab_directory"] for record, _ in members],
-                             "shifts": _shift_rows(table)})
-    records = [record for record, _, _ in entries]
-    return {
-        "platform": platform,
-        "method": METHOD,
-        "step": layout.STEP,
-        "cpu_latency": records[0]["cpu_latency"] if records else cpu_latency.LATENCY_SYSTEM,
-        "layouts": records[0]["layouts"] if records else 0,
-        "thresholds": layout.thresholds(tables),
-        "largest_layout_bound": {sub: _finite(x) for sub, x in layout.largest(tables).items()},
-        "largest_layout_change": {sub: _finite(x) for sub, x in layout.largest(tables, layout.CHANGE).items()},
-        "provenance": {"derived_utc": clock.utc_now(), "perfgate_version": __version__, "alpha": alpha,
-                       "bound_level": layout.BOUND_LEVEL, "pairs": pair_records, "ab_directories": records},
-    }
-
-
-def command_determine_layout_thresholds(*, ab_directory, platform, output, previous=None) -> int:
-    output = Path(output)
-    if not output.parent.is_dir():
-        raise InputError("the output's folder does not exist", output.parent)
-    if not ab_directory and previous is None:
-        raise InputError("nothing to derive from: give --ab-directory or --previous")
-    content = derive([Path(d) for d in ab_directory or []], platform,
-                     previous=Path(previous) if previous is not None else None)
-    files.write_text(output, json.dumps(content, indent=2, sort_keys=False, allow_nan=False,
-                                        default=_json_value) + "\n")
-    for sub, threshold in content["thresholds"].items():
-        print(f"perfgate determine-layout-thresholds: {log_text(sub)}: layout moved it by up to "
-              f"{content['largest_layout_change'][sub]:.2%} (bound {content['largest_layout_bound'][sub]:.2%}), "
-              f"threshold +{threshold:.1%}")
-    unknown = [sub for sub in content["largest_layout_bound"] if sub not in content["thresholds"]]
-    if unknown:  # no rounds, or too few for a bound: its size is unknown, it gets no layout threshold
-        print(f"perfgate determine-layout-thresholds: warning: no threshold for {log_text(', '.join(unknown))}: "
-              f"too few usable rounds to bound its move", file=sys.stderr)
-    provenance = content["provenance"]
-    print(f"perfgate determine-layout-thresholds: {len(content['thresholds'])} threshold(s) from "
-          f"{len(provenance['ab_directories'])} layout A/B(s) of {len(provenance['pairs'])} pair(s) written to "
-          f"{log_text(output)}")
-    return s.EXIT_OK
-
-
-def _finite(value):
-    """A figure for JSON: rounded, or null when not finite (a round where one arm measured nothing)."""
-    if isinstance(value, float):
-        return round(value, 6) if math.isfinite(value) else None
-    return value
-
-
-def _json_value(value):
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"not JSON: {type(value)}")

@@ -7,7 +7,7 @@ from typing import Callable
 from ..cli_types import path_name
 
 NAME = "determine-layout-thresholds"
-HANDLER = "perfgate.ab.layout_file:command_determine_layout_thresholds"
+HANDLER = "perfgate.ab.layout_derivation:command_determine_layout_thresholds"
 HELP = ("derive per-sub-experiment regression thresholds above what code layout alone moves, from A/Bs of "
         "builds that differ only in layout")
 

@@ -38,6 +38,7 @@ CMAKE_OPTIONS = {
 # regenerations keep it). perfgate's own harness adds -Werror only when asked (PERFGATE_WERROR,
 # ci/test.sh's build), never in a workspace.
 NO_WARNING_AS_ERROR_SINCE = (3, 24)
+ALIGN_FUNCTIONS_FLAG = "-falign-functions="
 WARNINGS_LAUNCHER = "no-warning-as-error"  # WS/perfgate/<this>
 WARNINGS_LAUNCHER_SCRIPT = """#!/bin/sh
 # Written by `perfgate build` (docs/build.md "Warnings are never errors"): runs the compiler command
@@ -58,7 +59,7 @@ def cmake_arguments(ccache: bool, package: str | None = None, cmake_version: tup
     when given (docs/verdict.md "Code layout averaged, and pinned")."""
     options = {**CMAKE_OPTIONS, **(source_options or {})}
     if align_functions:  # Fast DDS 3.0-3.4 append their -Werror to these: given here, not replaced there
-        options.update({f"CMAKE_{language}_FLAGS": f"-falign-functions={align_functions}" for language in ("C", "CXX")})
+        options.update({f"CMAKE_{language}_FLAGS": f"{ALIGN_FUNCTIONS_FLAG}{align_functions}" for language in ("C", "CXX")})
     args = [f"-D{name}={value}" for name, value in options.items()]
     if package is not None:
         args.append(f"-DPERFGATE_FASTDDS_PACKAGE={package}")
@@ -69,6 +70,16 @@ def cmake_arguments(ccache: bool, package: str | None = None, cmake_version: tup
         args += [f"-DCMAKE_C_COMPILER_LAUNCHER={';'.join(launchers)}",
                  f"-DCMAKE_CXX_COMPILER_LAUNCHER={';'.join(launchers)}"]
     return args
+
+
+def function_alignment(cmake_args) -> int:
+    """The --align-functions a build was made with, read back from its CMake arguments (the build
+    record's `cmake_args`): 0 for the compiler's own, or for arguments that are not a list of strings."""
+    prefix = f"-DCMAKE_CXX_FLAGS={ALIGN_FUNCTIONS_FLAG}"
+    for argument in cmake_args if isinstance(cmake_args, list) else []:
+        if isinstance(argument, str) and argument.startswith(prefix) and argument[len(prefix):].isdigit():
+            return int(argument[len(prefix):])
+    return 0
 
 
 def write_warnings_launcher(workspace: Path) -> Path:

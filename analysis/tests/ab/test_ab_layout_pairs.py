@@ -94,6 +94,8 @@ def test_an_earlier_files_abs_count_again_without_their_folders(tmp_path):
     (lambda r: r.update(ab_directory=None), "not an object with an ab_directory"),
     (lambda r: r.update(layouts="12\n::error::x"), "layouts is not a whole number of 0 or more"),
     (lambda r: r.update(layouts=-1), "layouts is not a whole number of 0 or more"),
+    (lambda r: r.update(align_functions="64\n::error::x"), "align_functions is not a whole number of 0 or more"),
+    (lambda r: r.update(align_functions=True), "align_functions is not a whole number of 0 or more"),
 ])
 def test_a_hostile_earlier_file_is_exit_2_one_line_naming_it_and_nothing_is_written(tmp_path, change, problem):
     ab = ab_inputs.layout_ab(tmp_path / "ab", {INTRA: 0.01}, seed=46, rounds=12)
@@ -160,3 +162,35 @@ def test_abs_over_layouts_are_kept_apart_from_abs_of_single_builds_and_an_ab_of_
         f"the layout thresholds in {tmp_path / 'rotated.json'} were measured with --layouts 12, this A/B measures "
         "with --layouts 0: layout moves may be another size")
     assert layout_file.mode_warning(tmp_path / "single.json", awake, 0) is None
+
+
+def test_abs_of_aligned_builds_are_kept_apart_from_abs_of_the_compilers_alignment_and_an_ab_of_other_builds_is_warned(
+        tmp_path):
+    aligned = ab_inputs.layout_ab(tmp_path / "aligned", {INTRA: 0.01}, seed=51, rounds=12, aligned=(64, 64))
+    plain = ab_inputs.layout_ab(tmp_path / "plain", {INTRA: 0.01}, seed=52, rounds=12, aligned=(0, 0))
+    content = content_of(derive(tmp_path / "aligned.json", aligned), tmp_path / "aligned.json")
+    assert content["align_functions"] == 64 and content["provenance"]["ab_directories"][0]["align_functions"] == 64
+    assert content_of(derive(tmp_path / "plain.json", plain), tmp_path / "plain.json")["align_functions"] == 0
+    one_line_exit_2(derive(tmp_path / "mixed.json", aligned, plain), "measured on builds with --align-functions 0, the "
+                    "A/Bs before it with 64: aligned, a layout move is another size", str(plain))
+    assert not (tmp_path / "mixed.json").exists()
+    # --previous carries the alignment: an aligned A/B added to the aligned file's, not to the plain one's
+    more = ab_inputs.layout_ab(tmp_path / "more", {INTRA: 0.01}, seed=53, rounds=12, aligned=(64, 64))
+    assert content_of(derive(tmp_path / "both.json", more, previous=tmp_path / "aligned.json"),
+                      tmp_path / "both.json")["align_functions"] == 64
+    one_line_exit_2(derive(tmp_path / "no.json", more, previous=tmp_path / "plain.json"), "--align-functions 64, the "
+                    "A/Bs before it with 0", str(more))
+    # an A/B of two alignments measures the flag's own move too: it is no layout pair of one alignment
+    flag = ab_inputs.layout_ab(tmp_path / "flag", {INTRA: 0.01}, seed=54, rounds=12, aligned=(0, 64))
+    one_line_exit_2(derive(tmp_path / "flag.json", flag), "its arms were built with --align-functions 0 and 64", str(flag))
+    awake = content["cpu_latency"]
+    assert layout_file.mode_warning(tmp_path / "aligned.json", awake, 0, 64) is None
+    assert layout_file.mode_warning(tmp_path / "aligned.json", awake, 0, None) is None  # not known: not compared
+    assert layout_file.mode_warning(tmp_path / "aligned.json", awake, 0, 0) == (
+        f"the layout thresholds in {tmp_path / 'aligned.json'} were measured on builds with --align-functions 64, this "
+        "A/B's builds have --align-functions 0: layout moves may be another size")
+    # a file from before the entry was derived from the compiler's own alignment
+    (tmp_path / "older.json").write_text(json.dumps({"platform": "p", "thresholds": {INTRA: 0.03}}))
+    assert layout_file.mode_warning(tmp_path / "older.json", "system", 0, 0) is None
+    assert "--align-functions 0, this A/B's builds have --align-functions 64" in \
+        layout_file.mode_warning(tmp_path / "older.json", "system", 0, 64)

@@ -23,7 +23,8 @@ def perfgate(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True, timeout=600)
 
 
-def kept_with_layouts(root: Path, commit: str, count: int, harness: native_harness.HarnessPaths) -> Path:
+def kept_with_layouts(root: Path, commit: str, count: int, harness: native_harness.HarnessPaths,
+                      align_functions: int = 0) -> Path:
     folder = root / commit
     for seed, where in enumerate([folder] + [folder / layouts.LAYOUTS_DIR / str(k) for k in range(1, count + 1)]):
         (where / "bin").mkdir(parents=True)
@@ -32,7 +33,8 @@ def kept_with_layouts(root: Path, commit: str, count: int, harness: native_harne
         record = {"status": s.BUILD_OK, "workspace": str(root), "prefix": str(where),
                   "harness": str(where / "bin" / native_harness.LATENCY_EXECUTABLE),
                   "fastdds": {"package": "fastrtps", "version": "2.9.1", "commit": commit, "kind": "git"},
-                  "cmake_args": colcon.cmake_arguments(ccache=False), "harness_source": "sources-1"}
+                  "cmake_args": colcon.cmake_arguments(ccache=False, align_functions=align_functions),
+                  "harness_source": "sources-1"}
         record.update({"layout": {"seed": seed, "of": count, "order": layouts.ORDER}} if seed else
                       {"layouts": {"count": count, "order": layouts.ORDER}})
         files.write_text(where / s.BUILD_RECORD_FILE, json.dumps(record))
@@ -63,3 +65,25 @@ def test_the_rounds_rotate_through_the_layouts_the_same_in_both_arms(harness_pat
             assert ran["harness"]["path"] == str(layout / "bin" / native_harness.LATENCY_EXECUTABLE)
             assert ran["fastdds"]["commit"] == folder.name
             assert files.read_raw(round_dir / arm / s.raw_csv_name(SUB)).shape[0] == 50
+
+
+def test_builds_of_another_alignment_than_the_layout_file_and_arms_of_two_alignments_are_warned(harness_paths, tmp_path):
+    aligned = [kept_with_layouts(tmp_path / "installs", c * 40, 0, harness_paths, align_functions=64) for c in "ad"]
+    plain = kept_with_layouts(tmp_path / "installs", "e" * 40, 0, harness_paths)
+    layout_file = tmp_path / "layout.json"  # derived before the entry: the compiler's own alignment; awake, as the A/B
+    layout_file.write_text(json.dumps({"platform": "test", "thresholds": {SUB: 0.03}, "cpu_latency": "awake"}))
+    warnings = {}
+    for name, baseline, candidate in (("aligned", *aligned), ("mixed", aligned[0], plain)):
+        done = perfgate("ab", "--output", str(tmp_path / name), "--baseline", str(baseline), "--candidate", str(candidate),
+                        "--layout-thresholds", str(layout_file), "--subexperiments", SUB, "--payloads", "16",
+                        "--rounds", "6", "--samples", "50", "--all-rounds", "--no-plots")
+        assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stdout + done.stderr
+        warnings[name] = [line for line in done.stderr.splitlines() if "align-functions" in line]
+        metadata = files.read_metadata(tmp_path / name)  # the arms' CMake arguments say it again, for later readers
+        assert [colcon.function_alignment(metadata["arms"][arm]["fastdds"]["build"]["cmake_args"])
+                for arm in s.AB_ARMS] == ([64, 64] if name == "aligned" else [64, 0])
+    assert warnings["aligned"] == [
+        f"perfgate ab: warning: the layout thresholds in {layout_file} were measured on builds with --align-functions 0, "
+        "this A/B's builds have --align-functions 64: layout moves may be another size"]
+    assert warnings["mixed"] == ["perfgate ab: warning: the arms were built with --align-functions 0 and 64: the A/B "
+                                 "measures that alignment's own layout move too"]

@@ -208,6 +208,15 @@ def text_addresses(binary: Path) -> dict[str, int]:
             if len(parts) == 3 and parts[1] in "Tt"}
 
 
+def test_a_builds_alignment_is_read_back_from_its_cmake_arguments_and_anything_else_is_the_compilers_own():
+    for value in (0, 16, 64, 4096):
+        assert colcon.function_alignment(colcon.cmake_arguments(ccache=True, align_functions=value)) == value
+    # a record's arguments come from a file: what is not a list of such strings is no alignment
+    for hostile in (None, "-DCMAKE_CXX_FLAGS=-falign-functions=64", [64], ["-DCMAKE_CXX_FLAGS=-falign-functions=x64"],
+                    ["-DCMAKE_C_FLAGS=-falign-functions=64"]):
+        assert colcon.function_alignment(hostile) == 0
+
+
 @pytest.mark.compiles
 def test_align_functions_compiles_every_function_of_the_build_on_the_line(tmp_path):
     library = system_fastrtps()
@@ -225,6 +234,7 @@ def test_align_functions_compiles_every_function_of_the_build_on_the_line(tmp_pa
     assert done.returncode == s.EXIT_OK, done.stdout[-3000:] + done.stderr[-3000:]
     record = json.loads((workspace / s.BUILD_RECORD_FILE).read_text())
     assert {"-DCMAKE_C_FLAGS=-falign-functions=64", "-DCMAKE_CXX_FLAGS=-falign-functions=64"} <= set(record["cmake_args"])
+    assert colcon.function_alignment(record["cmake_args"]) == 64  # what an A/B and a layout file read back
     # the package's own C library: every function starts a 64-byte line
     units = text_addresses(workspace / "install" / "lib" / "libstandin_unit.so")
     unit_functions = {name: address for name, address in units.items() if name.startswith("unit_")}
