@@ -41,4 +41,5 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
                 "WS/installs/<commit>/layouts/1..N, for `perfgate ab --layouts N` (default 0; needs --keep-installs)")
     option(parser, "--align-functions", type=int, default=None, metavar="N",
            help="compile every function aligned to N bytes (-falign-functions=N, e.g. 64: the cache line), so that "
-                "code added or removed elsewhere moves a function by whole lines only (default 0: the compiler's own)")
+                "code added or removed elsewhere moves a function by whole lines only (default 64; 0: the compiler's "
+                "own alignment)")

@@ -33,6 +33,10 @@ MAX_LAYOUTS = 64  # each is a 15 MB library; more rounds than any A/B has
 ORDER = "object files sorted by sha256 of '<seed>:<object path>', linked again with the build's own command"
 _RPATH = "-Wl,-rpath,"
 LINK_TIMEOUT_S = 600
+# The cache line: code a commit adds or removes elsewhere moves every later function by whole lines, so a
+# layout-only change no longer moves TCP 7 % on the Intel host (docs/verdict.md "Code layout averaged, and
+# pinned"); the platforms' layout files are derived from builds made so.
+DEFAULT_ALIGN_FUNCTIONS = 64
 
 
 def check_layouts(layouts: int | None) -> int:
@@ -44,8 +48,9 @@ def check_layouts(layouts: int | None) -> int:
 
 
 def check_alignment(align_functions: int | None) -> int:
-    """`perfgate build --align-functions N`: 0 (the compiler's own) or a power of two from 16 to 4096."""
-    value = 0 if align_functions is None else int(align_functions)
+    """`perfgate build --align-functions N`: DEFAULT_ALIGN_FUNCTIONS when not given, 0 (the compiler's own) or
+    a power of two from 16 to 4096."""
+    value = DEFAULT_ALIGN_FUNCTIONS if align_functions is None else int(align_functions)
     if value and not (16 <= value <= 4096 and value & (value - 1) == 0):
         raise InputError(f"--align-functions must be 0 or a power of two from 16 to 4096, got {value}")
     return value
