@@ -147,47 +147,50 @@ def test_an_ab_on_another_machine_than_the_layout_abs_is_warned_with_the_files_v
     assert layout_file.platform_warning(given, "vm-xyz") is None
 
 
-def test_abs_over_layouts_are_kept_apart_from_abs_of_single_builds_and_an_ab_of_the_other_kind_is_warned(tmp_path):
-    rotated = ab_inputs.layout_ab(tmp_path / "rotated", {INTRA: 0.01}, seed=49, rounds=12, layouts=12)
-    single = ab_inputs.layout_ab(tmp_path / "single", {INTRA: 0.01}, seed=50, rounds=12)
-    content = content_of(derive(tmp_path / "rotated.json", rotated), tmp_path / "rotated.json")
-    assert content["layouts"] == 12 and content["provenance"]["ab_directories"][0]["layouts"] == 12
-    assert content_of(derive(tmp_path / "single.json", single), tmp_path / "single.json")["layouts"] == 0
-    one_line_exit_2(derive(tmp_path / "mixed.json", rotated, single), "measured with --layouts 0, the A/Bs before it "
-                    "with 12: averaged over layouts, a layout move is another size", str(single))
+def kept_apart(tmp_path, key: str, first: dict, second: dict, values: tuple[int, int], problem: str) -> dict:
+    """Layout A/Bs of two values of a build property (`key`): each alone derives a file of its value, the two
+    together are exit 2 naming the second, and nothing is written. The first's file content."""
+    one, two = (ab_inputs.layout_ab(tmp_path / f"{key}-{i}", {INTRA: 0.01}, seed=49 + i, rounds=12, **kind)
+                for i, kind in enumerate((first, second)))
+    content = content_of(derive(tmp_path / f"{key}-0.json", one), tmp_path / f"{key}-0.json")
+    assert content[key] == values[0] and content["provenance"]["ab_directories"][0][key] == values[0]
+    assert content_of(derive(tmp_path / f"{key}-1.json", two), tmp_path / f"{key}-1.json")[key] == values[1]
+    one_line_exit_2(derive(tmp_path / "mixed.json", one, two), problem, str(two))
     assert not (tmp_path / "mixed.json").exists()
+    return content
+
+
+def test_abs_over_layouts_are_kept_apart_from_abs_of_single_builds_and_an_ab_of_the_other_kind_is_warned(tmp_path):
+    content = kept_apart(tmp_path, "layouts", {"layouts": 12}, {}, (12, 0), "measured with --layouts 0, the A/Bs "
+                         "before it with 12: averaged over layouts, a layout move is another size")
+    rotated, single = tmp_path / "layouts-0.json", tmp_path / "layouts-1.json"
     awake = content["cpu_latency"]  # the A/Bs' own: only --layouts differs below
-    assert layout_file.mode_warning(tmp_path / "rotated.json", awake, 12) is None
-    assert layout_file.mode_warning(tmp_path / "rotated.json", awake, 0) == (
-        f"the layout thresholds in {tmp_path / 'rotated.json'} were measured with --layouts 12, this A/B measures "
+    assert layout_file.mode_warning(rotated, awake, 12) is None
+    assert layout_file.mode_warning(rotated, awake, 0) == (
+        f"the layout thresholds in {rotated} were measured with --layouts 12, this A/B measures "
         "with --layouts 0: layout moves may be another size")
-    assert layout_file.mode_warning(tmp_path / "single.json", awake, 0) is None
+    assert layout_file.mode_warning(single, awake, 0) is None
 
 
 def test_abs_of_aligned_builds_are_kept_apart_from_abs_of_the_compilers_alignment_and_an_ab_of_other_builds_is_warned(
         tmp_path):
-    aligned = ab_inputs.layout_ab(tmp_path / "aligned", {INTRA: 0.01}, seed=51, rounds=12, aligned=(64, 64))
-    plain = ab_inputs.layout_ab(tmp_path / "plain", {INTRA: 0.01}, seed=52, rounds=12, aligned=(0, 0))
-    content = content_of(derive(tmp_path / "aligned.json", aligned), tmp_path / "aligned.json")
-    assert content["align_functions"] == 64 and content["provenance"]["ab_directories"][0]["align_functions"] == 64
-    assert content_of(derive(tmp_path / "plain.json", plain), tmp_path / "plain.json")["align_functions"] == 0
-    one_line_exit_2(derive(tmp_path / "mixed.json", aligned, plain), "measured on builds with --align-functions 0, the "
-                    "A/Bs before it with 64: aligned, a layout move is another size", str(plain))
-    assert not (tmp_path / "mixed.json").exists()
+    content = kept_apart(tmp_path, "align_functions", {"aligned": (64, 64)}, {"aligned": (0, 0)}, (64, 0),
+                         "measured on builds with --align-functions 0, the A/Bs before it with 64: aligned, a layout "
+                         "move is another size")
+    aligned, plain = tmp_path / "align_functions-0.json", tmp_path / "align_functions-1.json"
     # --previous carries the alignment: an aligned A/B added to the aligned file's, not to the plain one's
     more = ab_inputs.layout_ab(tmp_path / "more", {INTRA: 0.01}, seed=53, rounds=12, aligned=(64, 64))
-    assert content_of(derive(tmp_path / "both.json", more, previous=tmp_path / "aligned.json"),
-                      tmp_path / "both.json")["align_functions"] == 64
-    one_line_exit_2(derive(tmp_path / "no.json", more, previous=tmp_path / "plain.json"), "--align-functions 64, the "
-                    "A/Bs before it with 0", str(more))
+    assert content_of(derive(tmp_path / "both.json", more, previous=aligned), tmp_path / "both.json")["align_functions"] == 64
+    one_line_exit_2(derive(tmp_path / "no.json", more, previous=plain), "--align-functions 64, the A/Bs before it with 0",
+                    str(more))
     # an A/B of two alignments measures the flag's own move too: it is no layout pair of one alignment
     flag = ab_inputs.layout_ab(tmp_path / "flag", {INTRA: 0.01}, seed=54, rounds=12, aligned=(0, 64))
     one_line_exit_2(derive(tmp_path / "flag.json", flag), "its arms were built with --align-functions 0 and 64", str(flag))
     awake = content["cpu_latency"]
-    assert layout_file.mode_warning(tmp_path / "aligned.json", awake, 0, 64) is None
-    assert layout_file.mode_warning(tmp_path / "aligned.json", awake, 0, None) is None  # not known: not compared
-    assert layout_file.mode_warning(tmp_path / "aligned.json", awake, 0, 0) == (
-        f"the layout thresholds in {tmp_path / 'aligned.json'} were measured on builds with --align-functions 64, this "
+    assert layout_file.mode_warning(aligned, awake, 0, 64) is None
+    assert layout_file.mode_warning(aligned, awake, 0, None) is None  # not known: not compared
+    assert layout_file.mode_warning(aligned, awake, 0, 0) == (
+        f"the layout thresholds in {aligned} were measured on builds with --align-functions 64, this "
         "A/B's builds have --align-functions 0: layout moves may be another size")
     # a file from before the entry was derived from the compiler's own alignment
     (tmp_path / "older.json").write_text(json.dumps({"platform": "p", "thresholds": {INTRA: 0.03}}))
