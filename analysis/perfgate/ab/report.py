@@ -26,6 +26,7 @@ from ..model import AbArm, FastDDS, Metadata, as_json
 from ..outcome import INCOMPLETE, exit_code, verdict_of
 from ..errors import InputError
 from ..escape.workflow import log_text
+from ..fastdds import colcon
 from ..report import CSS, Column, _e, _html_table, _md, _md_table
 from ..report.bounds import bound_text
 from ..report.columns import idle_text
@@ -191,8 +192,10 @@ def setting_lines(report: VerdictReport) -> list[str]:
         arm = arms.get(name) or AbArm()
         fastdds = arm.fastdds or FastDDS()
         delay = arm.injected_echo_delay_ns or {}
+        alignment = colcon.function_alignment((fastdds.build or {}).get("cmake_args"))
         lines.append(f"{name}: {arm.spec or '?'} (Fast DDS {fastdds.version or '?'}"
-                     + (f", commit {fastdds.commit[:12]}" if fastdds.commit else "") + ")"
+                     + (f", commit {fastdds.commit[:12]}" if fastdds.commit else "")
+                     + (f", functions aligned to {alignment} bytes" if alignment else "") + ")"
                      + (", injected echo delay " + ", ".join(f"{sub} {ns} ns" for sub, ns in delay.items())
                         if delay else ""))
     return lines

@@ -82,6 +82,10 @@ def test_builds_of_another_alignment_than_the_layout_file_and_arms_of_two_alignm
         metadata = files.read_metadata(tmp_path / name)  # the arms' CMake arguments say it again, for later readers
         assert [colcon.function_alignment(metadata["arms"][arm]["fastdds"]["build"]["cmake_args"])
                 for arm in s.AB_ARMS] == ([64, 64] if name == "aligned" else [64, 0])
+        # and the report says it beside each aligned arm
+        report = (tmp_path / name / "report.md").read_text()
+        assert report.count(", functions aligned to 64 bytes)") == (2 if name == "aligned" else 1)
+        assert "functions aligned to 0" not in report
     assert warnings["aligned"] == [
         f"perfgate ab: warning: the layout thresholds in {layout_file} were measured on builds with --align-functions 0, "
         "this A/B's builds have --align-functions 64: layout moves may be another size"]
