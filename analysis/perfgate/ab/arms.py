@@ -53,6 +53,18 @@ class Arm:
         return self.layouts[round_index % len(self.layouts)] if self.layouts else self
 
 
+def common_alignment(specs) -> tuple[int | None, str | None]:
+    """The arms' one --align-functions (None when an arm's is not known or they differ), and a line for
+    stderr when two `perfgate build` arms differ: the A/B then measures the flag's own layout move too."""
+    alignments = {spec.align_functions for spec in specs}
+    if len(alignments) == 1:
+        return next(iter(alignments)), None
+    if None in alignments:
+        return None, None
+    return None, (f"the arms were built with --align-functions {' and '.join(map(str, sorted(alignments)))}: the A/B "
+                  "measures that alignment's own layout move too")
+
+
 def fastdds_entry(spec: ArmSpec, version: str) -> FastDDS:
     if spec.build_record is not None:
         return build.fastdds_metadata(spec.build_record)

@@ -22,7 +22,7 @@ from typing import Callable
 
 from .. import __version__, claims, clock, files
 from . import curtail, layout as layout_bounds, layout_file, report as ab_report, turns as ab_turns, verdict as v
-from .arms import Arm, ArmSpec, parse_arm, prepare_arm
+from .arms import Arm, ArmSpec, common_alignment, parse_arm, prepare_arm
 from ..fastdds.layouts import check_layouts
 from .rounds import read_rounds
 from ..measure import cpu_latency, platform_info, scratch
@@ -309,12 +309,8 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     environment[run_environment.RUN_ID_ENV] = run_id
     arms = [prepare_arm(plan.arms[0], {}), prepare_arm(plan.arms[1], plan.echo_delay_ns)]
     platform = platform_info.this_machine()
-    alignments = {arm.align_functions for arm in plan.arms}  # None: not a perfgate build, not known
-    alignment = next(iter(alignments)) if len(alignments) == 1 else None
-    notes = [*(platform.warnings or ()),
-             None if len(alignments) == 1 or None in alignments else  # an A/B of the flag itself, say, is told
-             f"the arms were built with --align-functions {' and '.join(map(str, sorted(alignments)))}: the A/B "
-             "measures that alignment's own layout move too",
+    alignment, mixed_alignments = common_alignment(plan.arms)
+    notes = [*(platform.warnings or ()), mixed_alignments,
              layout_file.mode_warning(layout_thresholds, plan.options.cpu_latency, plan.layouts, alignment),
              layout_file.platform_warning(layout_thresholds, platform.id)]
     for warning in filter(None, notes):
