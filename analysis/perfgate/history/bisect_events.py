@@ -86,6 +86,9 @@ def command_bisect_events(*, events, workspace, git_url, output, max_events, tim
             continue
         print(f"{PREFIX} {event.folder}: bisecting {size} commit(s), {log_text(' '.join(event.subexperiments))} "
               f"(+{event.change:.1f} %)", flush=True)
+        if event.build_change:  # the bisect builds both ends with today's options: its first A/B tells
+            print(f"{PREFIX} {event.folder}: the runs' build options changed beside it ({log_text(event.build_change)}): "
+                  "both ends are built alike here, so a step that was the build's does not regress", flush=True)
         try:
             code = driver.command_bisect(
                 workspace=workspace, git_url=url, good=event.good, bad=event.bad, output=output / event.folder,

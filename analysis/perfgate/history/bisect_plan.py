@@ -4,7 +4,9 @@ events.csv comes from a results store (untrusted): every commit must be 7 to 40 
 change a number, every sub-experiment one a run writes, every payload a whole number; anything else
 is refused with one line naming the file and the row. Only regressions are bisected (latency higher
 after), the largest first; the events of one commit range (several sub-experiments that moved
-together) are one bisect of all of them. An event is bisected once: its folder
+together) are one bisect of all of them. An event beside a change of the runs' build options is
+bisected too: both ends are built alike, so the bisect's first A/B tells whether its commits regressed
+or the step was the build's. An event is bisected once: its folder
 (<output>/<good 12>-<bad 12>/, see `folder_name`) is the record; one that exists is done.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ from . import names as event_names
 
 SHA = re.compile(r"[0-9a-f]{7,40}")
 SHORT = 12  # hex digits of each commit in a bisect's folder name
+BUILD_CHANGE_CHARACTERS = 300  # of an event's build options change, as the bisect's line repeats it
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class Planned:
     subexperiments: tuple[str, ...]
     payloads: tuple[int, ...]  # what moved (empty: every payload)
     change: float  # the largest Change [%] of its events
+    build_change: str = ""  # where the runs' build options changed beside it (events.csv), if they did
 
     @property
     def folder(self) -> str:
@@ -90,7 +94,10 @@ def regressions(events: pd.DataFrame, path: Path) -> list[Planned]:
         moved = [row[event_names.EVENT_PAYLOADS].split() for row in rows]
         # one event of the range that names no payload moved in the whole series: every payload
         payloads = () if any(not parts for parts in moved) else tuple(sorted({int(p) for parts in moved for p in parts}))
-        planned.append(Planned(good, bad, subs, payloads, max(float(row[event_names.EVENT_CHANGE]) for row in rows)))
+        build_change = next((cell for cell in (row[event_names.EVENT_BUILD_CHANGE] for row in rows)
+                             if isinstance(cell, str) and cell), "")
+        planned.append(Planned(good, bad, subs, payloads, max(float(row[event_names.EVENT_CHANGE]) for row in rows),
+                               build_change[:BUILD_CHANGE_CHARACTERS]))
     return sorted(planned, key=lambda event: -event.change)
 
 

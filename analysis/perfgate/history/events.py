@@ -17,7 +17,9 @@ of each other into one event, and describes it:
   payload and statistic of the sub-experiment tested at the event's split on the same window
   (two-sided Mann-Whitney, Holm over those cells at alpha). The split was chosen from the data, so
   the drill-down describes; it raises no alarm of its own;
-- p-value: the smallest adjusted p-value of its change points (comparable with alpha).
+- p-value: the smallest adjusted p-value of its change points (comparable with alpha);
+- Build options changed: where the runs' build options changed within NEARBY_RUNS of the event, and
+  how (history.build_options): a step there may be the build's, not Fast DDS's. Empty otherwise.
 
 Regressions first (latency: higher after), largest change first. Pure: DataFrames in, DataFrame out.
 """
@@ -30,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import mannwhitneyu, norm
 
+from . import build_options as options
 from . import change_points as cp
 from . import whole
 from .. import schema as s
@@ -132,6 +135,8 @@ def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, ex
         whole_series = whole.whole_values(kept.assign(**{s.BYTES: cells, cp.STATISTIC: whole_statistics[0]}),
                                           (whole_statistics[0],))
     count = len(experiments)
+    built = experiments[options.BUILD_OPTIONS].tolist() if options.BUILD_OPTIONS in experiments else []
+    option_changes = options.option_changes(built)
     rows = []
     for members, lead in zip(groups, leads):
         sub, split = lead[s.EXPERIMENT_TYPE], int(lead[cp.INDEX])
@@ -148,11 +153,14 @@ def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, ex
         named = {stat for _, stat in moved}
         statistics = [statistic for statistic in statistic_order if statistic in named] + \
             sorted(named - set(statistic_order))
+        option_change = options.near(option_changes, split, NEARBY_RUNS)
         rows.append({s.EXPERIMENT_TYPE: sub, event_names.EVENT_INDEX: split, s.LABEL: experiments.at[split, s.LABEL],
                      event_names.EVENT_COMMIT: lead[cp.COMMIT], event_names.EVENT_PREVIOUS_COMMIT: lead[cp.PREVIOUS_COMMIT],
                      event_names.EVENT_CHANGE: change, event_names.EVENT_LOWER_BOUND: 100.0 * math.expm1(bound) if not math.isnan(bound)
                      else math.nan, event_names.EVENT_PAYLOADS: " ".join(str(payload) for payload in payloads),
-                     event_names.EVENT_STATISTICS: " ".join(statistics), event_names.EVENT_P_VALUE: float(members[cp.P_VALUE].min())})
+                     event_names.EVENT_STATISTICS: " ".join(statistics), event_names.EVENT_P_VALUE: float(members[cp.P_VALUE].min()),
+                     event_names.EVENT_BUILD_CHANGE: option_change.text(str(experiments.at[option_change.position, s.LABEL]))
+                     if option_change else ""})
     table = pd.DataFrame(rows, columns=list(event_names.EVENT_COLUMNS))
     if table.empty:
         return table

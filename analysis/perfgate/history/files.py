@@ -55,40 +55,45 @@ def format_events(table: pd.DataFrame) -> str:
     out[event_names.EVENT_P_VALUE] = out[event_names.EVENT_P_VALUE].map(lambda value: f"{value:.6g}")
     for column in (event_names.EVENT_CHANGE, event_names.EVENT_LOWER_BOUND):
         out[column] = out[column].map(lambda value: "" if pd.isna(value) else f"{value:.3f}")
-    for column in (s.LABEL, event_names.EVENT_COMMIT, event_names.EVENT_PREVIOUS_COMMIT):  # from the store: never a formula
+    for column in (s.LABEL, event_names.EVENT_COMMIT, event_names.EVENT_PREVIOUS_COMMIT,
+                   event_names.EVENT_BUILD_CHANGE):  # from the store: never a formula
         out[column] = spreadsheet.cells(out[column].fillna(""))
     return files.format_csv(out)
 
 
 def event_texts(table: pd.DataFrame, higher_is_worse: bool = True) -> list[tuple[str, ...]]:
-    """Per event, raw (unescaped) parts: kind, sub-experiment, change, commits, run, what moved, p."""
+    """Per event, raw (unescaped) parts: kind, sub-experiment, change, commits, run, what moved, p, and
+    the build options' change beside it ('' when none)."""
     parts = []
     for row in table.itertuples(index=False):
-        sub, index, label, commit, previous, change, bound, payloads, statistics, p_value = row
+        sub, index, label, commit, previous, change, bound, payloads, statistics, p_value, build_change = row
         kind = "REGRESSION" if (change > 0) == higher_is_worse else "improvement"
         size = f"{change:+.1f} %" + ("" if pd.isna(bound) else f" (at least {bound:+.1f} %)")
         commits = f"{_short(previous)}..{_short(commit)}" if commit else f"experiment {label}"
         moved = f"payloads {payloads or '-'}; {statistics or '-'}"
-        parts.append((kind, str(sub), size, commits, f"#{index} {label}", moved, f"p {p_value:.2g}"))
+        built = f"build options changed at {build_change}: the step may be the build's" \
+            if isinstance(build_change, str) and build_change else ""
+        parts.append((kind, str(sub), size, commits, f"#{index} {label}", moved, f"p {p_value:.2g}", built))
     return parts
 
 
 def event_lines(table: pd.DataFrame, higher_is_worse: bool = True) -> list[str]:
     """One line per event for the terminal (unescaped: the caller escapes for the log); throughput:
     higher_is_worse False (a drop is the regression)."""
-    return [f"  {kind}: {sub} {size} from {commits} ({run}); {moved}; {p}"
-            for kind, sub, size, commits, run, moved, p in event_texts(table, higher_is_worse)]
+    return [f"  {kind}: {sub} {size} from {commits} ({run}); {moved}; {p}" + (f"; {built}" if built else "")
+            for kind, sub, size, commits, run, moved, p, built in event_texts(table, higher_is_worse)]
 
 
 def events_markdown(table: pd.DataFrame, alpha: float, bisects: dict | None = None) -> str:
     """The nightly step summary's head: one list item per event, store text escaped for Markdown; an
     event that was bisected (`bisects`: row position -> history.bisect_links.BisectLink) links its report."""
     lines = [f"### perfgate history: {len(table)} event(s) at a family-wise false-alarm level of {alpha:g}", ""]
-    for position, (kind, sub, size, commits, run, moved, p) in enumerate(event_texts(table)):
+    for position, (kind, sub, size, commits, run, moved, p, built) in enumerate(event_texts(table)):
         link = (bisects or {}).get(position)
         bisect = f"; bisect: [{markdown.text(link.text)}]({link.markdown_href})" if link else ""
+        built = f"; {markdown.text(built)}" if built else ""
         lines.append(f"- **{kind}**: {markdown.text(sub)} {size} from {markdown.text(commits)} "
-                     f"({markdown.text(run)}); {moved}; {p}{bisect}")
+                     f"({markdown.text(run)}); {moved}; {p}{built}{bisect}")
     return "\n".join(lines) + "\n"
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..latency import experiments as ex
+from . import build_options
 from . import change_points as cp
 from . import events as history_events
 from . import whole
@@ -224,9 +225,12 @@ def in_commit_order(experiments: list[ex.Experiment]) -> tuple[list[ex.Experimen
 
 
 def describe(experiments: list[ex.Experiment]) -> pd.DataFrame:
-    """Label, Fast DDS commit and creation time by position (the change points' and Otava's rows)."""
+    """Label, Fast DDS commit, creation time and build options by position (the change points', the
+    events' and Otava's rows)."""
     return pd.DataFrame({s.LABEL: [e.label for e in experiments], cp.COMMIT: [e.commit for e in experiments],
-                         hf.CREATED: [e.created for e in experiments]})
+                         hf.CREATED: [e.created for e in experiments],
+                         build_options.BUILD_OPTIONS: [build_options.build_options(
+                             e.metadata.fastdds.build if e.metadata and e.metadata.fastdds else None) for e in experiments]})
 
 
 def _history(requirement_table: pd.DataFrame, requirements: Path, experiments_results: Path, plots: Path, draw: bool,

@@ -257,7 +257,10 @@ def events_table(events: pd.DataFrame | None, bisects: dict | None = None) -> st
         return ""
     if events.empty:
         return "<h2>Events</h2>\n<p>No event in this history.</p>\n"
-    header = "".join(f"<th>{html_text(column)}</th>" for column in event_names.EVENT_COLUMNS)
+    # the build options' column only when some event sits beside a change of them
+    columns = [column for column in event_names.EVENT_COLUMNS if column != event_names.EVENT_BUILD_CHANGE
+               or events[column].fillna("").astype(str).str.len().gt(0).any()]
+    header = "".join(f"<th>{html_text(column)}</th>" for column in columns)
     header += "<th>Bisect</th>" if bisects else ""
     rows = []
     for position, (_, event) in enumerate(events.iterrows()):
@@ -265,7 +268,7 @@ def events_table(events: pd.DataFrame | None, bisects: dict | None = None) -> st
         kind = "regression" if change > 0 else "improvement" if change < 0 else "event"
         target = event_chart(event[s.EXPERIMENT_TYPE], event[EVENT_STATISTICS])
         cells = [f'<td><a href="#{html_text(target)}">{html_text(event[s.EXPERIMENT_TYPE])}</a></td>']
-        cells += [f"<td>{_cell(column, event[column])}</td>" for column in event_names.EVENT_COLUMNS[1:]]
+        cells += [f"<td>{_cell(column, event[column])}</td>" for column in columns[1:]]
         if bisects:
             link = bisects.get(position)
             cells.append(f'<td class="bisect"><a href="{html_text(link.href)}">{html_text(link.text)}</a></td>'

@@ -18,11 +18,13 @@ from perfgate.history import names as event_names
 SUBS = s.DEFAULT_SUBEXPERIMENT_NAMES
 
 
-def events_csv(path, ranges: list[tuple[str, str, float]]) -> None:
+def events_csv(path, ranges: list[tuple[str, str, float]], build_changes: dict | None = None) -> None:
+    """`build_changes`: (good, bad) -> the event's Build options changed cell (else empty)."""
     rows = [{s.EXPERIMENT_TYPE: SUBS[0], event_names.EVENT_INDEX: "3", s.LABEL: "nightly", event_names.EVENT_COMMIT: bad,
              event_names.EVENT_PREVIOUS_COMMIT: good, event_names.EVENT_CHANGE: str(change),
              event_names.EVENT_LOWER_BOUND: "1.0", event_names.EVENT_PAYLOADS: "16",
-             event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: "0.001"} for good, bad, change in ranges]
+             event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: "0.001",
+             event_names.EVENT_BUILD_CHANGE: (build_changes or {}).get((good, bad), "")} for good, bad, change in ranges]
     pd.DataFrame(rows, columns=list(event_names.EVENT_COLUMNS)).to_csv(path, index=False)
 
 
@@ -38,7 +40,8 @@ def test_one_commit_ranges_are_skipped_longer_ones_bisected_once(tmp_path, fastd
     events_csv(events, [(commits["A"], commits["B"], 9.0),  # one commit: B itself
                         (commits["F1"], commits["M"], 8.0),  # F1 is not on M's first parents
                         (commits["A"], commits["C"], 5.0),  # B, C: bisected
-                        (commits["B"], commits["M"], 1.0)])  # C, M: beyond --max 1
+                        (commits["B"], commits["M"], 1.0)],  # C, M: beyond --max 1
+               {(commits["A"], commits["C"]): "#3 nightly: added -DCMAKE_CXX_FLAGS=-falign-functions=64\n::error::x"})
     output = tmp_path / "plots" / "bisect"
     done = run(tmp_path, origin, events, 1)
     one = bisect_plan.folder_name(commits["A"], commits["B"])
@@ -47,6 +50,10 @@ def test_one_commit_ranges_are_skipped_longer_ones_bisected_once(tmp_path, fastd
     assert f"{one}: one commit" in done.stdout
     assert "not bisectable" in done.stdout and "first-parent" in done.stdout
     assert f"{two}: bisecting 2 commit(s)" in done.stdout
+    # beside a change of the runs' build options: bisected all the same, the change said (escaped for the log)
+    assert (f"{two}: the runs' build options changed beside it (#3 nightly: added -DCMAKE_CXX_FLAGS=-falign-functions=64"
+            "\\n::error::x): both ends are built alike here") in done.stdout
+    assert f"{one}: the runs' build options" not in done.stdout
     assert "1 bisect(s) started" in done.stdout and f"left for a later run: {later}" in done.stdout
     # the stand-in holds no Fast DDS: good is no Fast DDS source, skipped as a build that fails, so that
     # bisect cannot decide: exit 3, said so, its folder and bisect.json kept as the record, which the

@@ -14,10 +14,13 @@ import yaml
 
 from perfgate import files
 from perfgate import schema as s
+from perfgate.escape import markdown
+from perfgate.history import build_options
 from perfgate.history import change_points as cp
 from perfgate.history import events as history_events
 from perfgate.history import files as hf
 from perfgate.history import latency as history
+from perfgate.history import page as hp
 from perfgate.history import whole
 from perfgate.history import names as event_names
 
@@ -107,7 +110,8 @@ def test_the_lower_bound_is_the_confidence_end_nearer_zero():
 
 
 # --- the command ----------------------------------------------------------------------------------
-def write_nightly_store(root: Path, runs: int, step_at: int, subs=SUBS[:2]) -> None:
+def write_nightly_store(root: Path, runs: int, step_at: int, subs=SUBS[:2], cmake_args=None) -> None:
+    """`cmake_args`: run index -> the build record's arguments (none: runs without a build record)."""
     values = nightly_values(9, runs, step_at)
     for index in range(runs):
         folder = root / s.STORE_EXPERIMENTS_DIR / f"run-{index:03d}"
@@ -123,7 +127,8 @@ def write_nightly_store(root: Path, runs: int, step_at: int, subs=SUBS[:2]) -> N
                 s.P9999: median * 5}).loc[:, list(s.SUMMARY_COLUMNS)])
         files.write_metadata(folder, {
             "label": f"nightly-{index:03d}", "created_utc": f"2026-01-{1 + index // 24:02d}T{index % 24:02d}:00:00+00:00",
-            "fastdds": {"version": "3.6.2", "commit": f"{index:02x}" + "a" * 38, "source": "colcon_build"},
+            "fastdds": {"version": "3.6.2", "commit": f"{index:02x}" + "a" * 38, "source": "colcon_build",
+                        **({"build": {"cmake_args": cmake_args(index)}} if cmake_args else {})},
             "latency_definition": s.ROUND_TRIP, "platform": {"id": "0123456789abcdef"}})
 
 
@@ -142,7 +147,7 @@ def test_history_writes_events_and_leads_the_console_with_them(nightly, capsys):
     assert history.command_history(str(requirements), str(store), str(plots), no_plots=True) == 0
     lines = (plots / event_names.EVENTS_CSV).read_text().splitlines()
     assert lines[0] == ("Experiment type,Index,Label,Fast DDS commit,Previous commit,Change [%],Lower bound [%],"
-                        "Payloads,Statistics,p-value")
+                        "Payloads,Statistics,p-value,Build options changed")
     assert len(lines) == 2 and lines[1].startswith(f"{SUBS[1]},")
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("history: 1 event(s), 1 regression(s), family-wise false-alarm level 0.01: ")
@@ -197,3 +202,83 @@ def test_the_step_summary_shows_store_text_as_text():
     for raw in ("<img", "](javascript", "@team", "#12", "`c`"):
         assert raw not in summary
     assert summary.splitlines()[2].startswith("- **REGRESSION**: ") and "+6.0 % (at least +2.0 %)" in summary
+
+
+# --- where the build options changed ----------------------------------------------------------------
+PLAIN = ["-DCMAKE_BUILD_TYPE=Release", "-DSECURITY=ON", "--compile-no-warning-as-error",
+         "-DCMAKE_C_COMPILER_LAUNCHER=/ws/a/perfgate/no-warning-as-error;ccache", "-DPERFGATE_FASTDDS_PACKAGE=fastdds"]
+ALIGNED = PLAIN[:2] + ["-DCMAKE_C_FLAGS=-falign-functions=64", "-DCMAKE_CXX_FLAGS=-falign-functions=64"]
+
+
+def test_build_options_are_those_that_shape_the_binary():
+    assert build_options.build_options({"cmake_args": PLAIN}) == ("-DCMAKE_BUILD_TYPE=Release", "-DSECURITY=ON")
+    # another runner's workspace, another CMake, a 2.x source: the same options
+    other = ["-DCMAKE_BUILD_TYPE=Release", "-DSECURITY=ON", "-DCMAKE_CXX_COMPILER_LAUNCHER=/other/ws;ccache",
+             "-DPERFGATE_FASTDDS_PACKAGE=fastrtps"]
+    assert build_options.build_options({"cmake_args": other}) == build_options.build_options({"cmake_args": PLAIN})
+    for unreadable in (None, {}, {"cmake_args": "-DX=1"}, {"cmake_args": ["-DX=1", 2]}, {"cmake_args": ["-D"] * 65}, []):
+        assert build_options.build_options(unreadable) is None
+    assert build_options.build_options({"cmake_args": ["-D" + "x" * 500]}) == ("-D" + "x" * 118,)
+
+
+def test_a_change_is_where_the_options_differ_from_the_last_known_ones():
+    plain, aligned = build_options.build_options({"cmake_args": PLAIN}), build_options.build_options({"cmake_args": ALIGNED})
+    changes = build_options.option_changes([None, plain, None, plain, aligned, None, aligned, plain])
+    assert [(c.position, c.added, c.removed) for c in changes] == [
+        (4, tuple(ALIGNED[2:]), ()), (7, (), tuple(ALIGNED[2:]))]
+    assert changes[0].text("nightly-004") == ("#4 nightly-004: added -DCMAKE_C_FLAGS=-falign-functions=64 "
+                                              "-DCMAKE_CXX_FLAGS=-falign-functions=64")
+    assert build_options.option_changes([None, None]) == [] and build_options.option_changes([plain] * 3) == []
+    assert [build_options.near(changes, split, 3).position for split in (1, 5, 6, 10)] == [4, 4, 7, 7]
+    assert build_options.near(changes, 11, 3) is None
+    assert build_options.near(changes, 0, 3) is None
+
+
+@pytest.mark.parametrize("offset, marked", [(0, True), (-3, True), (3, True), (4, False), (-15, False), (None, False)])
+def test_an_event_near_a_change_of_build_options_is_marked_with_it(offset, marked):
+    """The options switch `offset` runs from the event's run (None: never); within 3 runs it is marked."""
+    runs = 40
+    values = nightly_values(4, runs, step_at=25, step=1.08)
+    payload_tests = cp.tests_of_series(values, cp.DEFAULT_ALPHA * (1 - whole.WHOLE_SHARE))
+
+    def events_with(switch_at):
+        options = [build_options.build_options({"cmake_args": ALIGNED if switch_at is not None and i >= switch_at else PLAIN})
+                   for i in range(runs)]
+        table = described(runs).assign(**{build_options.BUILD_OPTIONS: options})
+        changes, wholes = whole.decide_both(payload_tests, whole.tests_of_subs(values, cp.DEFAULT_ALPHA), table,
+                                            cp.DEFAULT_ALPHA)
+        return history_events.events(changes, wholes, values, table, cp.DEFAULT_ALPHA)
+
+    found = events_with(None)
+    assert list(found[s.EXPERIMENT_TYPE]) == [STEP_SUB] and abs(found.at[0, event_names.EVENT_INDEX] - 25) <= 1
+    switch_at = None if offset is None else int(found.at[0, event_names.EVENT_INDEX]) + offset
+    events = events_with(switch_at)
+    assert events.drop(columns=event_names.EVENT_BUILD_CHANGE).equals(found.drop(columns=event_names.EVENT_BUILD_CHANGE))
+    assert events.at[0, event_names.EVENT_BUILD_CHANGE] == (
+        f"#{switch_at} nightly-{switch_at:03d}: added -DCMAKE_C_FLAGS=-falign-functions=64 "
+        "-DCMAKE_CXX_FLAGS=-falign-functions=64" if marked else "")
+
+
+def test_the_history_says_the_build_options_changed_at_its_event_escaped(tmp_path, capsys):
+    hostile = ["-DSECURITY=ON", "-DCMAKE_CXX_FLAGS=-O2\n::error::forged", "=cmd|' /C calc'!A0", "<img src=x onerror=alert(1)>"]
+    write_nightly_store(tmp_path / "store", 40, 25, cmake_args=lambda index: hostile if index >= 24 else PLAIN)
+    requirements = tmp_path / "requirements.csv"
+    files.write_csv(requirements, pd.DataFrame([{s.EXPERIMENT_TYPE: sub, s.BYTES: 16, s.MEDIAN: 900.0, s.P99: 900.0,
+                                                 s.MAX: 9000.0} for sub in SUBS[:2]]))
+    plots = tmp_path / "plots"
+    assert history.command_history(str(requirements), str(tmp_path / "store"), str(plots), no_plots=False) == 0
+    events = pd.read_csv(plots / event_names.EVENTS_CSV, dtype=str, keep_default_na=False)
+    cell = events.at[0, event_names.EVENT_BUILD_CHANGE]
+    assert cell.startswith("#24 nightly-024: added -DCMAKE_CXX_FLAGS=-O2") and cell.endswith("; removed -DCMAKE_BUILD_TYPE=Release")
+    assert cell.startswith("#")  # a cell no spreadsheet reads as a formula, whatever the store wrote in it
+    out = capsys.readouterr().out.splitlines()
+    event_line = next(line for line in out if line.startswith("  REGRESSION: "))
+    assert "; build options changed at #24 nightly-024: added " in event_line and "the step may be the build's" in event_line
+    assert not any(line.startswith("::error::") for line in out)
+    summary = (plots / hf.EVENTS_MD).read_text()
+    # '#24' does not link issue 24 on GitHub (escape.markdown), the tag is text, the forged line stays in the item
+    assert f"build options changed at {markdown.text('#24 nightly-024')}: added " in summary
+    assert "<img" not in summary and len(summary.splitlines()) == 3
+    page = (plots / hp.PAGE_NAME).read_text()
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "<img src=x" not in page
+    assert "<th>Build options changed</th>" in page

@@ -112,7 +112,7 @@ def test_the_title_names_the_platform_and_the_machine_not_its_fingerprint():
 
 def events_frame(label: str) -> pd.DataFrame:
     return pd.DataFrame([[SUBS[1], "600", label, "ab" * 20, "cd" * 20, "8.1", "6.9", "16 B, 32 B", "Median, 99%",
-                          "1.2e-09"]], columns=list(event_names.EVENT_COLUMNS))
+                          "1.2e-09", f"#600 {label}: added -DX={label}"]], columns=list(event_names.EVENT_COLUMNS))
 
 
 def test_the_events_lead_the_page_each_linking_to_its_chart_and_escaped(tmp_path):
@@ -124,6 +124,7 @@ def test_the_events_lead_the_page_each_linking_to_its_chart_and_escaped(tmp_path
     assert page.index("<h2>Events</h2>") < page.index("<h2>Change points</h2>")
     assert f'<td><a href="#{hp.chart_id(SUBS[1], s.MEDIAN)}">{SUBS[1]}</a></td>' in page
     assert hostile not in page and "&lt;img src=x onerror=alert(1)&gt;&quot;&amp;" in page
+    assert "<th>Build options changed</th>" in page and "<td>#600 &lt;img src=x onerror=alert(1)&gt;&quot;&amp;: added -DX=&lt;img" in page
     assert "<td>abababababab" not in page and "<td>ababababab</td>" in page  # commits short, as in the table below
     # no events.csv: no events section at all
     assert hp.read_events(tmp_path / "absent.csv") is None
