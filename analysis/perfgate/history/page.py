@@ -227,6 +227,11 @@ def change_table(changes: pd.DataFrame) -> str:
     return f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+def _words(value) -> str:
+    """Text of several words (CMake arguments), each kept on one line: a browser breaks after '-'."""
+    return " ".join(f'<span class="word">{html_text(word)}</span>' for word in str(value if isinstance(value, str) else "").split())
+
+
 def read_events(path: Path) -> pd.DataFrame | None:
     """`events.csv` of the history (event_names.EVENT_COLUMNS), every cell as text; None when absent."""
     if not path.is_file():
@@ -268,7 +273,8 @@ def events_table(events: pd.DataFrame | None, bisects: dict | None = None) -> st
         kind = "regression" if change > 0 else "improvement" if change < 0 else "event"
         target = event_chart(event[s.EXPERIMENT_TYPE], event[EVENT_STATISTICS])
         cells = [f'<td><a href="#{html_text(target)}">{html_text(event[s.EXPERIMENT_TYPE])}</a></td>']
-        cells += [f"<td>{_cell(column, event[column])}</td>" for column in columns[1:]]
+        cells += [f'<td class="words">{_words(event[column])}</td>' if column == event_names.EVENT_BUILD_CHANGE
+                  else f"<td>{_cell(column, event[column])}</td>" for column in columns[1:]]
         if bisects:
             link = bisects.get(position)
             cells.append(f'<td class="bisect"><a href="{html_text(link.href)}">{html_text(link.text)}</a></td>'
@@ -322,6 +328,7 @@ def page(title: str, summary: str, changes: pd.DataFrame, charts_by_sub: dict[st
 body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}
 table {{ border-collapse: collapse; font-size: 0.85em; }}
 td, th {{ border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }}
+td.words {{ text-align: left; }} span.word {{ white-space: nowrap; }}
 tr.regression td {{ background: #fde8e8; }} tr.improvement td {{ background: #e8f6e8; }}
 .chart {{ width: 100%; min-height: {CHART_HEIGHT_PX}px; }} .fallback {{ font-size: 0.8em; margin: 0 0 1em 0; }}
 .machine {{ color: #555; margin-top: -0.5em; }}
