@@ -16,7 +16,6 @@ from pathlib import Path
 from .. import schema as s
 from ..escape.html import text as html_text
 from ..escape.markdown import text as markdown_text
-from ..fastdds import colcon
 from ..model import read_metadata
 from ..outcome import INCOMPLETE, PASS, REGRESSION
 from .bounds import bound_cell
@@ -49,30 +48,16 @@ class GateAb:
         return "missing" if self.verdict.status == INCOMPLETE else "passed"
 
 
-def _alignment(arm) -> int:
-    return colcon.function_alignment(((arm.fastdds.build if arm.fastdds is not None else None) or {}).get("cmake_args"))
-
-
 def baseline_text(ab_dir: Path) -> str:
-    """'Fast DDS 3.2.1, commit 0123456789ab, functions aligned to 64 bytes (ws/installs/baseline)' from
-    the A/B's metadata.json; when the candidate was built with another alignment, that too (the A/B
-    then measures the alignment's own layout move as well: docs/verdict.md "Aligned builds")."""
+    """'Fast DDS 3.2.1, commit 0123456789ab (ws/installs/baseline)' from the A/B's metadata.json."""
     metadata = read_metadata(ab_dir)
-    arms = (metadata.arms or {}) if metadata is not None else {}
-    arm = arms.get(s.AB_ARMS[0])
+    arm = (metadata.arms or {}).get(s.AB_ARMS[0]) if metadata is not None else None
     if arm is None:
         return "not recorded"
     fastdds = arm.fastdds
     version = fastdds.version if fastdds is not None and fastdds.version else "?"
     commit = fastdds.commit[:12] if fastdds is not None and fastdds.commit else "not recorded"
-    alignment = _alignment(arm)
-    text = f"Fast DDS {version}, commit {commit}" + (f", functions aligned to {alignment} bytes" if alignment else "") \
-        + f" ({arm.spec or '?'})"
-    candidate = arms.get(s.AB_ARMS[1])
-    if candidate is not None and _alignment(candidate) != alignment:
-        text += (f"; the candidate was built with --align-functions {_alignment(candidate)}: the A/B measures that "
-                 "alignment's own layout move too")
-    return text
+    return f"Fast DDS {version}, commit {commit} ({arm.spec or '?'})"
 
 
 def read_gate_ab(ab_dir: Path, title: str, link: str, bound_column: str) -> GateAb | None:

@@ -13,11 +13,9 @@ import pytest
 from perfgate import files, report
 from perfgate import schema as s
 from perfgate.ab import report as ab_report
-from perfgate.fastdds import colcon
 from perfgate.gate import failed_build
 from perfgate.latency import check
 from perfgate.outcome import INCOMPLETE, PASS, REGRESSION
-from perfgate.report import ab_view
 
 SUBS = ("intraprocess_best_effort", "interprocess_best_effort")
 BASELINE_COMMIT = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
@@ -30,11 +28,9 @@ def summaries(fastdds_fixtures) -> dict[str, pd.DataFrame]:
     return {SUBS[0]: intra, SUBS[1]: inter}
 
 
-def write_ab(ab_dir, measured: dict[str, pd.DataFrame], slower: dict[str, float], rounds: int = 12,
-             alignments: tuple[int, int] = (64, 64)) -> None:
+def write_ab(ab_dir, measured: dict[str, pd.DataFrame], slower: dict[str, float], rounds: int = 12) -> None:
     """Stored rounds where each sub-experiment's candidate is `slower[sub]` times the baseline (with a
-    little noise), and the A/B folder's metadata naming the baseline build; the arms' builds made with
-    `perfgate build --align-functions` `alignments` (0: the compiler's own)."""
+    little noise), and the A/B folder's metadata naming the baseline build."""
     rng = np.random.default_rng(5)
     for r in range(rounds):
         for sub, summary in measured.items():
@@ -48,11 +44,9 @@ def write_ab(ab_dir, measured: dict[str, pd.DataFrame], slower: dict[str, float]
                     scaled[column] = summary[column] * factor
                 files.write_csv(folder / s.summary_csv_name(sub), scaled)
     fastdds = {"version": "3.2.1", "commit": BASELINE_COMMIT, "source": s.FASTDDS_SOURCE_COLCON, "prefix": "/ws/p"}
-    builds = [{"cmake_args": colcon.cmake_arguments(ccache=False, align_functions=alignment)} for alignment in alignments]
     files.write_metadata(ab_dir, {"kind": "ab", "rounds": rounds, "requested_subexperiments": list(measured),
-                                  "arms": {"baseline": {"spec": "ws/installs/baseline", "fastdds": {**fastdds, "build": builds[0]}},
-                                           "candidate": {"spec": "ws", "fastdds": {**fastdds, "commit": "f" * 40,
-                                                                                   "build": builds[1]}}}})
+                                  "arms": {"baseline": {"spec": "ws/installs/baseline", "fastdds": fastdds},
+                                           "candidate": {"spec": "ws", "fastdds": {**fastdds, "commit": "f" * 40}}}})
 
 
 @pytest.fixture
@@ -94,7 +88,7 @@ def test_the_gate_page_has_the_ab_table_before_the_gross_checks_and_the_baseline
     first_row = re.search(r"<tbody><tr[^>]*>(.*?)</tr>", table).group(1)
     assert SUBS[1] in first_row and "+7.5 %" in first_row and ">failed<" in first_row
     assert table.count("<tr") == 1 + 4  # header and 2 sub-experiments x 2 statistics
-    assert f"Fast DDS 3.2.1, commit {BASELINE_COMMIT[:12]}, functions aligned to 64 bytes (ws/installs/baseline)." in page
+    assert f"Fast DDS 3.2.1, commit {BASELINE_COMMIT[:12]} (ws/installs/baseline)" in page
     head = page[:page.index("<nav>")]
     assert "<dt>baseline build</dt>" in head and BASELINE_COMMIT[:12] in head
 
@@ -117,16 +111,6 @@ def test_every_banner_says_one_verdict_word(gate_output):
     assert verdict.status == REGRESSION
     assert verdict.headline() == ("REGRESSION: the A/B against the baseline build found a regression, "
                                   "all 66 gross checks passed")
-
-
-def test_the_baseline_line_says_each_arms_alignment_when_they_differ(fastdds_fixtures, tmp_path):
-    measured = summaries(fastdds_fixtures)
-    write_ab(tmp_path / "plain", measured, {}, rounds=2, alignments=(0, 0))
-    write_ab(tmp_path / "mixed", measured, {}, rounds=2, alignments=(0, 64))
-    assert ab_view.baseline_text(tmp_path / "plain") == f"Fast DDS 3.2.1, commit {BASELINE_COMMIT[:12]} (ws/installs/baseline)"
-    assert ab_view.baseline_text(tmp_path / "mixed") == (
-        f"Fast DDS 3.2.1, commit {BASELINE_COMMIT[:12]} (ws/installs/baseline); the candidate was built with "
-        "--align-functions 64: the A/B measures that alignment's own layout move too")
 
 
 def test_gits_error_lines_are_printed_each_on_its_own_line(tmp_path, capsys):
