@@ -4,8 +4,8 @@ The history compares runs, not code: a run of a Fast DDS built with other option
 (function alignment alone moved TCP 6.6 % on the Intel host, docs/verdict.md), so the history's first
 runs after a change of `perfgate build`'s options can step with no Fast DDS change. Each run records
 its build's CMake arguments (metadata `fastdds.build.cmake_args`); an event within a few runs
-(history.events.NEARBY_RUNS) of a run whose options differ from the run before it is marked with that change (events.csv's
-`Build options changed`), so a maintainer reads it as what it may be.
+(history.events.NEARBY_RUNS) of a run whose options differ from the run before it is marked with
+that change (events.csv's `Build options changed`), so a maintainer reads it as what it may be.
 
 The options compared are those that shape the binary: the compiler launchers name the runner's own
 workspace, `--compile-no-warning-as-error` follows the CMake version and changes no warning-free
