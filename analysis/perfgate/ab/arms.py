@@ -65,6 +65,13 @@ def common_alignment(specs) -> tuple[int | None, str | None]:
                   "measures that alignment's own layout move too")
 
 
+def recorded_alignments(arms) -> dict[str, int]:
+    """Each arm's --align-functions as its metadata's build record says (0: the compiler's own, or no
+    `perfgate build` record): what the A/B's reports and verdict.json say of its arms."""
+    return {name: colcon.function_alignment(((arm.fastdds.build if arm.fastdds is not None else None) or {})
+                                            .get("cmake_args")) for name, arm in (arms or {}).items()}
+
+
 def fastdds_entry(spec: ArmSpec, version: str) -> FastDDS:
     if spec.build_record is not None:
         return build.fastdds_metadata(spec.build_record)

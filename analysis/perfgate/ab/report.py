@@ -26,7 +26,7 @@ from ..model import AbArm, FastDDS, Metadata, as_json
 from ..outcome import INCOMPLETE, exit_code, verdict_of
 from ..errors import InputError
 from ..escape.workflow import log_text
-from ..fastdds import colcon
+from .arms import recorded_alignments
 from ..report import CSS, Column, _e, _html_table, _md, _md_table
 from ..report.bounds import bound_text
 from ..report.columns import idle_text
@@ -119,8 +119,8 @@ def verdict_json(report: VerdictReport) -> dict:
         "smallest_detectable_change": {k: (round(x, 4) if math.isfinite(x) else None)
                                        for k, x in d.smallest_detectable.items()},
         "failed": rows(d.failed), "improved": rows(d.table[d.table[v.IMPROVED]]),
-        "arms": as_json(meta.arms), "cpu_pinning": as_json(meta.cpu_pinning), "samples": meta.samples,
-        "load_average": as_json(meta.load_average),
+        "arms": as_json(meta.arms), "align_functions": recorded_alignments(meta.arms),
+        "cpu_pinning": as_json(meta.cpu_pinning), "samples": meta.samples, "load_average": as_json(meta.load_average),
     }
 
 
@@ -192,7 +192,7 @@ def setting_lines(report: VerdictReport) -> list[str]:
         arm = arms.get(name) or AbArm()
         fastdds = arm.fastdds or FastDDS()
         delay = arm.injected_echo_delay_ns or {}
-        alignment = colcon.function_alignment((fastdds.build or {}).get("cmake_args"))
+        alignment = recorded_alignments({name: arm})[name]
         lines.append(f"{name}: {arm.spec or '?'} (Fast DDS {fastdds.version or '?'}"
                      + (f", commit {fastdds.commit[:12]}" if fastdds.commit else "")
                      + (f", functions aligned to {alignment} bytes" if alignment else "") + ")"

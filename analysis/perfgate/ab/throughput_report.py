@@ -29,6 +29,7 @@ from .. import files
 from .. import junit_writer
 from .. import schema as s
 from . import curtail, verdict as v
+from .arms import recorded_alignments
 from .rounds import round_folders
 from ..errors import IncompleteError
 from ..latency.experiments import sort_subexperiments
@@ -204,7 +205,8 @@ def verdict_json(report: ThroughputVerdict) -> dict:
         "smallest_detectable_drop": {k: (round(1 - 1 / (1 + x), 4) if math.isfinite(x) else None)
                                      for k, x in d.smallest_detectable.items()},
         "failed": _json_rows(tests[tests[s.STATUS] == s.FAILED]), "improved": _json_rows(tests[tests[v.IMPROVED]]),
-        "arms": as_json(meta.arms), "cpu_pinning": as_json(meta.cpu_pinning), "throughput": as_json(meta.throughput),
+        "arms": as_json(meta.arms), "align_functions": recorded_alignments(meta.arms),
+        "cpu_pinning": as_json(meta.cpu_pinning), "throughput": as_json(meta.throughput),
         "payloads": as_json(meta.payloads), "load_average": as_json(meta.load_average),
     }
 

@@ -48,8 +48,10 @@ class GateAb:
         return "missing" if self.verdict.status == INCOMPLETE else "passed"
 
 
-def baseline_text(ab_dir: Path) -> str:
-    """'Fast DDS 3.2.1, commit 0123456789ab (ws/installs/baseline)' from the A/B's metadata.json."""
+def baseline_text(ab_dir: Path, alignments: dict[str, int] | None = None) -> str:
+    """'Fast DDS 3.2.1, commit 0123456789ab, functions aligned to 64 bytes (ws/installs/baseline)' from
+    the A/B's metadata.json and its verdict's `alignments` (arm -> --align-functions); when the candidate
+    was built with another alignment, that too (the A/B then measures the alignment's own layout move)."""
     metadata = read_metadata(ab_dir)
     arm = (metadata.arms or {}).get(s.AB_ARMS[0]) if metadata is not None else None
     if arm is None:
@@ -57,12 +59,19 @@ def baseline_text(ab_dir: Path) -> str:
     fastdds = arm.fastdds
     version = fastdds.version if fastdds is not None and fastdds.version else "?"
     commit = fastdds.commit[:12] if fastdds is not None and fastdds.commit else "not recorded"
-    return f"Fast DDS {version}, commit {commit} ({arm.spec or '?'})"
+    alignments = alignments or {}
+    baseline, candidate = (alignments.get(name, 0) for name in s.AB_ARMS)
+    text = f"Fast DDS {version}, commit {commit}" + (f", functions aligned to {baseline} bytes" if baseline else "") \
+        + f" ({arm.spec or '?'})"
+    if s.AB_ARMS[1] in alignments and candidate != baseline:
+        text += (f"; the candidate was built with --align-functions {candidate}: the A/B measures that alignment's "
+                 "own layout move too")
+    return text
 
 
 def read_gate_ab(ab_dir: Path, title: str, link: str, bound_column: str) -> GateAb | None:
     verdict = read_ab(ab_dir, bound_column)
-    return None if verdict is None else GateAb(title, link, verdict, baseline_text(ab_dir))
+    return None if verdict is None else GateAb(title, link, verdict, baseline_text(ab_dir, verdict.alignments))
 
 
 def _number(text: str | None, pattern: str) -> str:

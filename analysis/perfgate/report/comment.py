@@ -76,6 +76,7 @@ class AbVerdict:
     layout_sized: frozenset[tuple[str, str]] = frozenset()
     # the rounds planned: per sub-experiment, or the same for all (None: not recorded, an uncurtailed A/B)
     planned: int | dict[str, int] | None = None
+    alignments: dict[str, int] = field(default_factory=dict)  # arm -> --align-functions (verdict.json)
 
     def rounds_text(self, row: dict[str, str]) -> str:
         """'6' or, with the plan known, '6 of 16' (a curtailed A/B stops decided tests early); plain text,
@@ -242,7 +243,18 @@ def read_ab(folder: Path, bound_column: str) -> AbVerdict | None:
         raise InputError(f"verdict.csv cannot be read: {error}", table) from None
     return AbVerdict(status, str(record.get("headline", "")), bound_column, rows,
                      _layout_sized(record.get("layout_sized"), folder / s.VERDICT_JSON),
-                     _planned(record.get("planned_rounds"), folder / s.VERDICT_JSON))
+                     _planned(record.get("planned_rounds"), folder / s.VERDICT_JSON),
+                     _alignments(record.get("align_functions"), folder / s.VERDICT_JSON))
+
+
+def _alignments(value, path: Path) -> dict[str, int]:
+    """verdict.json's `align_functions`: arm -> bytes (0: the compiler's own); absent in older verdicts."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            arm in s.AB_ARMS and isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= 4096 for arm, n in value.items()):
+        raise InputError("'align_functions' is not the arms' alignments in bytes (0 to 4096)", path)
+    return dict(value)
 
 
 def _planned(value, path: Path) -> int | dict[str, int] | None:

@@ -13,9 +13,12 @@ import pytest
 from perfgate import files, report
 from perfgate import schema as s
 from perfgate.ab import report as ab_report
+from perfgate.fastdds import colcon
 from perfgate.gate import failed_build
 from perfgate.latency import check
+from perfgate.errors import InputError
 from perfgate.outcome import INCOMPLETE, PASS, REGRESSION
+from perfgate.report import ab_view
 
 SUBS = ("intraprocess_best_effort", "interprocess_best_effort")
 BASELINE_COMMIT = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
@@ -28,9 +31,11 @@ def summaries(fastdds_fixtures) -> dict[str, pd.DataFrame]:
     return {SUBS[0]: intra, SUBS[1]: inter}
 
 
-def write_ab(ab_dir, measured: dict[str, pd.DataFrame], slower: dict[str, float], rounds: int = 12) -> None:
+def write_ab(ab_dir, measured: dict[str, pd.DataFrame], slower: dict[str, float], rounds: int = 12,
+             alignments: tuple[int, int] = (64, 64)) -> None:
     """Stored rounds where each sub-experiment's candidate is `slower[sub]` times the baseline (with a
-    little noise), and the A/B folder's metadata naming the baseline build."""
+    little noise), and the A/B folder's metadata naming the baseline build; the arms' builds made with
+    `perfgate build --align-functions` `alignments` (0: the compiler's own)."""
     rng = np.random.default_rng(5)
     for r in range(rounds):
         for sub, summary in measured.items():
@@ -44,9 +49,11 @@ def write_ab(ab_dir, measured: dict[str, pd.DataFrame], slower: dict[str, float]
                     scaled[column] = summary[column] * factor
                 files.write_csv(folder / s.summary_csv_name(sub), scaled)
     fastdds = {"version": "3.2.1", "commit": BASELINE_COMMIT, "source": s.FASTDDS_SOURCE_COLCON, "prefix": "/ws/p"}
+    builds = [{"cmake_args": colcon.cmake_arguments(ccache=False, align_functions=alignment)} for alignment in alignments]
     files.write_metadata(ab_dir, {"kind": "ab", "rounds": rounds, "requested_subexperiments": list(measured),
-                                  "arms": {"baseline": {"spec": "ws/installs/baseline", "fastdds": fastdds},
-                                           "candidate": {"spec": "ws", "fastdds": {**fastdds, "commit": "f" * 40}}}})
+                                  "arms": {"baseline": {"spec": "ws/installs/baseline", "fastdds": {**fastdds, "build": builds[0]}},
+                                           "candidate": {"spec": "ws", "fastdds": {**fastdds, "commit": "f" * 40,
+                                                                                   "build": builds[1]}}}})
 
 
 @pytest.fixture
@@ -88,7 +95,7 @@ def test_the_gate_page_has_the_ab_table_before_the_gross_checks_and_the_baseline
     first_row = re.search(r"<tbody><tr[^>]*>(.*?)</tr>", table).group(1)
     assert SUBS[1] in first_row and "+7.5 %" in first_row and ">failed<" in first_row
     assert table.count("<tr") == 1 + 4  # header and 2 sub-experiments x 2 statistics
-    assert f"Fast DDS 3.2.1, commit {BASELINE_COMMIT[:12]} (ws/installs/baseline)" in page
+    assert f"Fast DDS 3.2.1, commit {BASELINE_COMMIT[:12]}, functions aligned to 64 bytes (ws/installs/baseline)." in page
     head = page[:page.index("<nav>")]
     assert "<dt>baseline build</dt>" in head and BASELINE_COMMIT[:12] in head
 
@@ -111,6 +118,28 @@ def test_every_banner_says_one_verdict_word(gate_output):
     assert verdict.status == REGRESSION
     assert verdict.headline() == ("REGRESSION: the A/B against the baseline build found a regression, "
                                   "all 66 gross checks passed")
+
+
+def test_the_baseline_line_says_each_arms_alignment_when_they_differ(fastdds_fixtures, tmp_path):
+    """verdict.json records each arm's alignment from its build record; the gate's line reads it there."""
+    measured = summaries(fastdds_fixtures)
+    lines = {}
+    for name, alignments in (("plain", (0, 0)), ("mixed", (0, 64))):
+        write_ab(tmp_path / name, measured, {}, rounds=11, alignments=alignments)
+        assert ab_report.command_verdict(ab_directory=str(tmp_path / name), no_plots=True) == s.EXIT_OK
+        recorded = json.loads((tmp_path / name / s.VERDICT_JSON).read_text())["align_functions"]
+        assert recorded == dict(zip(s.AB_ARMS, alignments))
+        lines[name] = ab_view.read_gate_ab(tmp_path / name, "A/B", "ab/report.html", "Lower bound").baseline
+    assert lines["plain"] == f"Fast DDS 3.2.1, commit {BASELINE_COMMIT[:12]} (ws/installs/baseline)"
+    assert lines["mixed"] == (
+        f"Fast DDS 3.2.1, commit {BASELINE_COMMIT[:12]} (ws/installs/baseline); the candidate was built with "
+        "--align-functions 64: the A/B measures that alignment's own layout move too")
+    # verdict.json is read as untrusted
+    path = tmp_path / "mixed" / s.VERDICT_JSON
+    path.write_text(json.dumps({**json.loads(path.read_text()), "align_functions": {"baseline": "64; rm -rf /"}}))
+    with pytest.raises(InputError) as raised:
+        ab_view.read_gate_ab(tmp_path / "mixed", "A/B", "ab/report.html", "Lower bound")
+    assert raised.value.path == path and "align_functions" in raised.value.message
 
 
 def test_gits_error_lines_are_printed_each_on_its_own_line(tmp_path, capsys):
