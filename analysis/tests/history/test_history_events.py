@@ -280,5 +280,7 @@ def test_the_history_says_the_build_options_changed_at_its_event_escaped(tmp_pat
     assert f"build options changed at {markdown.text('#24 nightly-024')}: added " in summary
     assert "<img" not in summary and len(summary.splitlines()) == 3
     page = (plots / hp.PAGE_NAME).read_text()
-    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "<img src=x" not in page
+    # each word of the cell escaped and kept on one line (history.page), none of them markup
+    assert '<span class="word">&lt;img</span> <span class="word">src=x</span> <span class="word">onerror=alert(1)&gt;;</span>' \
+        in page and "<img src=x" not in page
     assert "<th>Build options changed</th>" in page
