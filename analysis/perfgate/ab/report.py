@@ -188,14 +188,14 @@ def setting_lines(report: VerdictReport) -> list[str]:
     if detectable:
         lines.append(f"smallest slow-down these rounds detect with 95 % power: +{min(detectable):.1%} "
                      f"(best sub-experiment) to +{max(detectable):.1%} (noisiest)")
+    alignments = recorded_alignments(arms)
     for name in s.AB_ARMS if arms else ():
         arm = arms.get(name) or AbArm()
         fastdds = arm.fastdds or FastDDS()
         delay = arm.injected_echo_delay_ns or {}
-        alignment = recorded_alignments({name: arm})[name]
         lines.append(f"{name}: {arm.spec or '?'} (Fast DDS {fastdds.version or '?'}"
                      + (f", commit {fastdds.commit[:12]}" if fastdds.commit else "")
-                     + (f", functions aligned to {alignment} bytes" if alignment else "") + ")"
+                     + (f", functions aligned to {alignments[name]} bytes" if alignments.get(name) else "") + ")"
                      + (", injected echo delay " + ", ".join(f"{sub} {ns} ns" for sub, ns in delay.items())
                         if delay else ""))
     return lines

@@ -229,7 +229,7 @@ def change_table(changes: pd.DataFrame) -> str:
 
 def _words(value) -> str:
     """Text of several words (CMake arguments), each kept on one line: a browser breaks after '-'."""
-    return " ".join(f'<span class="word">{html_text(word)}</span>' for word in str(value if isinstance(value, str) else "").split())
+    return " ".join(f'<span class="word">{html_text(word)}</span>' for word in (value if isinstance(value, str) else "").split())
 
 
 def read_events(path: Path) -> pd.DataFrame | None:
