@@ -81,6 +81,27 @@ class TopologyRun:
         return set().union(*(fastdds_segments_of(pid) for pid in harness_children(self.process.pid)))
 
 
+def runs_no_more(pid: int) -> bool:
+    """Stopped, or already dead (the run kills a process stopped for a second)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("T", "t", "Z", "X")
+
+
+def kill_all_at_once(pids: list[int]) -> None:
+    """SIGKILL the processes as one: all stopped first. Killed one by one, a process still running sees
+    a killed peer's port as a zombie and Fast DDS removes that port's files itself (SharedMemGlobal's
+    zombie check), so the run would find nothing of that port to remove or record."""
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    assert wait_until(lambda: all(runs_no_more(pid) for pid in pids), WAIT_LIMIT_S)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def remove_leftovers(names: set[str]) -> None:
     """A failed check leaves nothing behind either."""
     for name in names - shm_files_in_use():
@@ -106,8 +127,7 @@ def test_segments_of_sigkilled_shm_harness_processes_are_removed_by_the_run(tmp_
         children = harness_children(run.process.pid)
         theirs = run.segments() - before
         assert theirs, "the killed processes made no segment of their own"
-        for pid in children:
-            os.kill(pid, signal.SIGKILL)
+        kill_all_at_once(children)
         assert run.wait() == s.EXIT_INCOMPLETE, run.error
         # every segment the killed processes held is gone, but one a live process (another run) shares
         left = {name for name in theirs if (SHM_DIR / name).exists()} - shm_files_in_use()
