@@ -99,6 +99,10 @@ def report(runs: list[Path]) -> None:
         print(f"  {sub:40s} D {delay} ns | " + " | ".join(cells))
     print()
     injected = table[table["delay_ns"].notna()]  # the trials: sub-experiments with a delay injected
+    # a delay sized from stored medians does not move today's median by exactly the level: say by how much
+    realised = injected["ratio"] - 1
+    print(f"the injected delays moved their sub-experiments by {realised.min():+.1%} to {realised.max():+.1%} "
+          f"(median {realised.median():+.1%}): the power below is at those sizes")
     for alpha in LEVELS:
         k, n = int(injected[alpha].sum()), len(injected)
         print(f"power, one sub-experiment regressed, alpha {alpha:g} (Holm's first level alpha / 20): "

@@ -34,7 +34,9 @@ from .throughput_report import is_throughput_ab
 METHOD = ("per sub-experiment: over the layout pairs (the rounds of A/Bs of the same two builds pooled) and the "
           "tested statistics, the largest upper confidence bound of the move's size |median d| (sign test, one-sided "
           f"level {layout.BOUND_LEVEL:g} each way; d: a round's mean over payloads of log(candidate / baseline), the "
-          f"verdict's own), exp of it minus 1, raised to the next multiple of {layout.STEP:g} strictly above it")
+          "verdict's own), or, if larger, the largest move one layout A/B shows on its own rounds (the lower "
+          "confidence bound of |median d| at the same level, so that every layout A/B passes either way round), "
+          f"exp of it minus 1, raised to the next multiple of {layout.STEP:g} strictly above it")
 
 
 def _arm_record(metadata: Metadata | None, name: str) -> dict:
@@ -274,6 +276,7 @@ def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_A
                              "ab_directories": [record["ab_directory"] for record, _ in members],
                              "shifts": _shift_rows(table)})
     records = [record for record, _, _ in entries]
+    single_abs = [layout.shifts(moves) for _, moves, _ in entries]
     return {
         "platform": platform,
         "method": METHOD,
@@ -281,9 +284,10 @@ def derive(ab_directories: list[Path], platform: str, alpha: float = v.DEFAULT_A
         "cpu_latency": records[0]["cpu_latency"] if records else cpu_latency.LATENCY_SYSTEM,
         "layouts": records[0]["layouts"] if records else 0,
         "align_functions": records[0]["align_functions"] if records else 0,
-        "thresholds": layout.thresholds(tables),
+        "thresholds": layout.thresholds(tables, single_abs),
         "largest_layout_bound": {sub: _finite(x) for sub, x in layout.largest(tables).items()},
         "largest_layout_change": {sub: _finite(x) for sub, x in layout.largest(tables, layout.CHANGE).items()},
+        "largest_single_ab_move": {sub: _finite(x) for sub, x in layout.largest(single_abs, layout.SHOWN).items()},
         "provenance": {"derived_utc": clock.utc_now(), "perfgate_version": __version__, "alpha": alpha,
                        "bound_level": layout.BOUND_LEVEL, "pairs": pair_records, "ab_directories": records},
     }
@@ -301,8 +305,8 @@ def command_determine_layout_thresholds(*, ab_directory, platform, output, previ
                                         default=_json_value) + "\n")
     for sub, threshold in content["thresholds"].items():
         print(f"perfgate determine-layout-thresholds: {log_text(sub)}: layout moved it by up to "
-              f"{content['largest_layout_change'][sub]:.2%} (bound {content['largest_layout_bound'][sub]:.2%}), "
-              f"threshold +{threshold:.1%}")
+              f"{content['largest_layout_change'][sub]:.2%} (bound {content['largest_layout_bound'][sub]:.2%}, "
+              f"one A/B alone {content['largest_single_ab_move'][sub]:.2%}), threshold +{threshold:.1%}")
     unknown = [sub for sub in content["largest_layout_bound"] if sub not in content["thresholds"]]
     if unknown:  # no rounds, or too few for a bound: its size is unknown, it gets no layout threshold
         print(f"perfgate determine-layout-thresholds: warning: no threshold for {log_text(', '.join(unknown))}: "

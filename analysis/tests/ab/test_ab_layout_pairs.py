@@ -10,9 +10,11 @@ import ab_inputs
 import conftest
 import numpy as np
 import pytest
+from scipy import stats
 
 from perfgate import schema as s
 from perfgate.ab import layout, layout_file
+from perfgate.ab import verdict as v
 from perfgate.escape.workflow import log_text
 
 one_line_exit_2 = ab_inputs.one_line_exit_2
@@ -197,3 +199,54 @@ def test_abs_of_aligned_builds_are_kept_apart_from_abs_of_the_compilers_alignmen
     assert layout_file.mode_warning(tmp_path / "older.json", "system", 0, 0) is None
     assert "--align-functions 0, this A/B's builds have --align-functions 64" in \
         layout_file.mode_warning(tmp_path / "older.json", "system", 0, 64)
+
+
+def swapped_copy(source, target):
+    """The A/B the other way round: every round's baseline and candidate exchanged (the metadata's arms
+    are not read by the verdict)."""
+    shutil.copytree(source, target)
+    for round_dir in (target / s.AB_ROUNDS_DIR).iterdir():
+        (round_dir / "baseline").rename(round_dir / "swap")
+        (round_dir / "candidate").rename(round_dir / "baseline")
+        (round_dir / "swap").rename(round_dir / "candidate")
+    return target
+
+
+def shown_by(d) -> float:
+    """The move one A/B's rounds establish: the sign test's one-sided 0.02 lower bound of |median d| in the
+    direction of its rounds (the rank from the binomial directly), exp of it minus 1, 0 when it holds 0."""
+    d = np.sort(np.asarray(d, float))
+    n = len(d)
+    j = max(j for j in range(1, n + 1) if stats.binom.cdf(j - 1, n, 0.5) <= 0.02)
+    return float(np.expm1(max(d[j - 1], -d[n - j], 0.0)))
+
+
+def test_a_pair_whose_move_drifts_between_abs_gets_a_threshold_every_one_of_its_abs_passes_either_way_round(tmp_path):
+    # the same two builds measured four times: +1 % three times and, at another hour, +4 % (docs/verdict.md "A
+    # layout move drifts"): the pooled rounds bound the pair's mean move near 1 %, one A/B alone shows over 3 %
+    abs_ = [ab_inputs.layout_ab(tmp_path / name, {INTRA: slowdown}, seed=seed, rounds=12)
+            for name, slowdown, seed in (("morning", 0.01, 50), ("noon", 0.01, 51), ("afternoon", 0.01, 53),
+                                         ("evening", 0.04, 52))]
+    output = tmp_path / "layout.json"
+    done = derive(output, *abs_)
+    content = content_of(done, output)
+    pooled_bound, shown = content["largest_layout_bound"][INTRA], content["largest_single_ab_move"][INTRA]
+    assert pooled_bound < 0.02 < 0.03 < shown, (pooled_bound, shown)  # the mean move is small, the evening's not
+    each = [shown_by(d_of(content, f, INTRA, statistic)) for f in abs_ for statistic in v.TESTED_STATISTICS]
+    assert shown == pytest.approx(max(each), abs=1e-6)
+    assert content["thresholds"][INTRA] == layout.step_above(shown) > layout.step_above(pooled_bound)
+    assert "one A/B alone" in done.stdout and "every layout A/B passes either way round" in content["method"]
+    # the real verdict: every A/B of the file passes at it, as measured and the other way round, even at the
+    # most lenient level Holm can give a test ...
+    for folder in abs_:
+        for ab in (folder, swapped_copy(folder, tmp_path / f"{folder.name}-swapped")):
+            decided = conftest.perfgate_in_process("verdict", "--ab-directory", str(ab), "--layout-thresholds",
+                                                   str(output), "--alpha", "0.02", "--no-plots")
+            assert decided.returncode == s.EXIT_OK, (ab.name, decided.stdout)
+    # ... where thresholds from the pooled bound alone fail the evening's A/B of an unchanged commit
+    pooled_only = tmp_path / "pooled-only.json"
+    pooled_only.write_text(json.dumps({**content, "thresholds": {**content["thresholds"],
+                                                                  INTRA: layout.step_above(pooled_bound)}}))
+    decided = conftest.perfgate_in_process("verdict", "--ab-directory", str(abs_[3]), "--layout-thresholds",
+                                           str(pooled_only), "--alpha", "0.02", "--no-plots")
+    assert decided.returncode == s.EXIT_REGRESSION and INTRA in decided.stdout
