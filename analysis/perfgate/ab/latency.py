@@ -292,18 +292,18 @@ def command_ab(*, output, baseline, candidate, rounds=None, samples=None, quick=
                    cpu_latency_request=cpu_latency_request, turn_samples=turn_samples, layouts=layouts)
     ab_report.require_parameters(threshold, alpha)
     # --layout-thresholds, else the platform's requirements/<$PERFGATE_PLATFORM>_layout.json: read before measuring
-    _, layout_source = layout_file.resolve_layout(layout_thresholds)
     return measure_ab(plan, threshold=threshold, alpha=alpha, draw=not no_plots, curtailed=not all_rounds,
-                      layout_thresholds=layout_source)
+                      layout_read=layout_file.resolve(layout_thresholds))
 
 
 @claims.claims_output  # two commands started at once into one --output: one measures, one is exit 2
 def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | None = None, draw: bool = True,
-               curtailed: bool = True, layout_thresholds: str | Path | None = None) -> int:
+               curtailed: bool = True, layout_read: layout_file.LayoutThresholds | None = None) -> int:
     """The A/B of a validated plan (plan_ab): interleaved rounds, each sub-experiment until its tests are
     decided (all rounds unless `curtailed`), then the verdict (ab_report), every test at max(threshold,
-    its sub-experiment's threshold in the `layout_thresholds` file); None: at the threshold alone."""
-    layout = layout_file.read_layout(Path(layout_thresholds)) if layout_thresholds is not None else {}
+    its sub-experiment's threshold in the layout file `layout_read`); None: at the threshold alone. The
+    file is read once, before: rounds are planned, curtailed and decided at the same thresholds."""
+    layout = layout_read.thresholds if layout_read is not None else {}
     environment, ignored = run_environment.scrub_environment(os.environ)
     run_id = uuid.uuid4().hex
     environment[run_environment.RUN_ID_ENV] = run_id
@@ -311,8 +311,8 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     platform = platform_info.this_machine()
     alignment, mixed_alignments = common_alignment(plan.arms)
     notes = [*(platform.warnings or ()), mixed_alignments,
-             layout_file.mode_warning(layout_thresholds, plan.options.cpu_latency, plan.layouts, alignment),
-             layout_file.platform_warning(layout_thresholds, platform.id)]
+             layout_file.mode_warning(layout_read, plan.options.cpu_latency, plan.layouts, alignment),
+             layout_file.platform_warning(layout_read, platform.id)]
     for warning in filter(None, notes):
         print(f"perfgate ab: warning: {warning}", file=sys.stderr)
     for name in ignored:
@@ -342,9 +342,7 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     failures = measure_rounds(plan, arms, metadata, environment, platform,
                               curtailing=curtail.Curtailing(bound, level, layout=layout) if curtailed else None,
                               planned=planned)
-    code = ab_report.command_verdict(ab_directory=str(plan.output), threshold=threshold, alpha=alpha,
-                                     no_plots=not draw, program="ab", layout_thresholds=layout_thresholds,
-                                     platform_layout=False)
+    code = ab_report.decide_latency(plan.output, threshold, alpha, layout_read, draw=draw, program="ab")
     if failures:
         print(f"perfgate ab: {len(failures)} sub-experiment run(s) did not finish (see metadata.json 'failures')",
               file=sys.stderr)

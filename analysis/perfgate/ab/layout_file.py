@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import files
@@ -27,87 +28,103 @@ def layout_json(requirements_dir: Path, platform: str) -> Path:
     return Path(requirements_dir) / f"{platform}{LAYOUT_SUFFIX}"
 
 
-# --- reading (perfgate ab, verdict, gate) ----------------------------------------------------------------
-def read_layout(path: Path) -> dict[str, float]:
-    """The thresholds of a layout file (sub-experiment -> fraction); InputError naming the file."""
+# --- reading (perfgate ab, verdict, gate, bisect) ----------------------------------------------------------
+@dataclass(frozen=True)
+class LayoutThresholds:
+    """A layout thresholds file as read once, every value a reader uses checked: a command plans,
+    curtails and decides at what it read, even if the file changes while it measures."""
+    path: str
+    thresholds: dict[str, float]  # sub-experiment -> fraction
+    cpu_latency: str  # the idle policy its A/Bs measured under
+    layouts: object  # its A/Bs' --layouts and --align-functions, as the file says: compared, printed escaped
+    align_functions: object
+    machines: dict[str, str | None]  # platform id of its A/Bs -> their CPU model
+
+
+def load(path: str | Path) -> LayoutThresholds:
+    """The layout file at `path`, checked; InputError naming the file."""
     path = Path(path)
     if not path.exists():
         raise InputError("no such layout thresholds file", path)
-    data = files.read_json_object(path, "a layout thresholds file")
+    data = files.read_json_object(path, "a layout thresholds file") or {}
     try:
-        return layout.parse_thresholds(data)
+        thresholds = layout.parse_thresholds(data)
     except ValueError as error:
         raise InputError(str(error), path) from None
-
-
-def layout_cpu_latency(path: Path) -> str:
-    """The idle policy the file's layout A/Bs measured under (its `cpu_latency`): a layout move is a share
-    of a round trip, so it is another size when wake-ups are in the round trip. A file without the entry
-    was derived before it existed, from A/Bs under the system's policy."""
-    return _cpu_latency_in(files.read_json_object(Path(path), "a layout thresholds file") or {}, path)
-
-
-def _cpu_latency_in(data: dict, path: Path) -> str:
-    mode = data.get("cpu_latency", cpu_latency.LATENCY_SYSTEM)
+    mode = data.get("cpu_latency", cpu_latency.LATENCY_SYSTEM)  # a file from before it: the system's policy
     if mode not in cpu_latency.CHOICES:
         raise InputError(f"'cpu_latency' is not one of {', '.join(cpu_latency.CHOICES)}", path)
-    return mode
+    return LayoutThresholds(str(path), thresholds, mode, data.get("layouts", 0), data.get("align_functions", 0),
+                            _machines(data))
 
 
-def mode_warning(path: str | Path | None, requested: str, layouts: int = 0,
-                 align_functions: int | None = None) -> str | None:
-    """A line for stderr when an A/B measures under another idle policy, over another number of code
-    layouts, or builds of another function alignment (None: not known, not compared) than its layout
-    thresholds' A/Bs did (a file without `layouts` or `align_functions` was derived from single builds of
-    the compiler's own alignment)."""
-    if path is None:
-        return None
-    data = files.read_json_object(Path(path), "a layout thresholds file") or {}
-    measured = _cpu_latency_in(data, Path(path))
-    if measured != requested:
-        return (f"the layout thresholds in {log_text(path)} were measured with --cpu-latency {measured}, this A/B "
-                f"measures with {requested}: layout moves may be another size")
-    derived = data.get("layouts", 0)
-    if derived != layouts:
-        return (f"the layout thresholds in {log_text(path)} were measured with --layouts {log_text(str(derived))}, this "
-                f"A/B measures with --layouts {layouts}: layout moves may be another size")
-    derived = data.get("align_functions", 0)
-    if align_functions is not None and derived != align_functions:
-        return (f"the layout thresholds in {log_text(path)} were measured on builds with --align-functions "
-                f"{log_text(str(derived))}, this A/B's builds have --align-functions {align_functions}: layout moves "
-                f"may be another size")
-    return None
-
-
-def platform_warning(path: str | Path | None, this_platform_id: str | None) -> str | None:
-    """A line for stderr when the file's layout A/Bs were measured on other machines (platform ids) than
-    this one: how far layout moves a round trip is a property of the CPU (a platform name can cover VMs
-    on AMD and on Intel hosts). The thresholds are still applied, as requirements of another platform id
-    are (gate.plan.requirements_platform_warning). The ids and CPU models come from the file: escaped."""
-    if path is None or not this_platform_id:
-        return None
-    data = files.read_json_object(Path(path), "a layout thresholds file") or {}
-    records = (data.get("provenance") or {}).get("ab_directories") if isinstance(data.get("provenance"), dict) else None
+def _machines(data: dict) -> dict[str, str | None]:
+    provenance = data.get("provenance")
+    records = provenance.get("ab_directories") if isinstance(provenance, dict) else None
     machines = {}
     for record in records if isinstance(records, list) else []:
         platform = record.get("platform") if isinstance(record, dict) else None
         if isinstance(platform, dict) and isinstance(platform.get("id"), str):
             machines[platform["id"]] = platform.get("cpu_model") if isinstance(platform.get("cpu_model"), str) else None
-    if not machines or this_platform_id in machines:
+    return machines
+
+
+def read_layout(path: str | Path) -> dict[str, float]:
+    """The thresholds of a layout file (sub-experiment -> fraction); InputError naming the file."""
+    return load(path).thresholds
+
+
+def mode_warning(file: LayoutThresholds | None, requested: str, layouts: int = 0,
+                 align_functions: int | None = None) -> str | None:
+    """A line for stderr when an A/B measures under another idle policy, over another number of code
+    layouts, or builds of another function alignment (None: not known, not compared) than its layout
+    thresholds' A/Bs did (a file without `layouts` or `align_functions` was derived from single builds of
+    the compiler's own alignment). A layout move is a share of a round trip, so it is another size when
+    wake-ups are in the round trip, or code lands otherwise."""
+    if file is None:
         return None
-    measured_on = ", ".join(f"{log_text(i)} ({log_text(model)})" if model else log_text(i) for i, model in machines.items())
-    return (f"the layout thresholds in {log_text(path)} were measured on platform id {measured_on}, this machine is "
-            f"{log_text(this_platform_id)}: layout moves may be another size here")
+    if file.cpu_latency != requested:
+        return (f"the layout thresholds in {log_text(file.path)} were measured with --cpu-latency {file.cpu_latency}, "
+                f"this A/B measures with {requested}: layout moves may be another size")
+    if file.layouts != layouts:
+        return (f"the layout thresholds in {log_text(file.path)} were measured with --layouts "
+                f"{log_text(str(file.layouts))}, this A/B measures with --layouts {layouts}: layout moves may be "
+                "another size")
+    if align_functions is not None and file.align_functions != align_functions:
+        return (f"the layout thresholds in {log_text(file.path)} were measured on builds with --align-functions "
+                f"{log_text(str(file.align_functions))}, this A/B's builds have --align-functions {align_functions}: "
+                "layout moves may be another size")
+    return None
+
+
+def platform_warning(file: LayoutThresholds | None, this_platform_id: str | None) -> str | None:
+    """A line for stderr when the file's layout A/Bs were measured on other machines (platform ids) than
+    this one: how far layout moves a round trip is a property of the CPU (a platform name can cover VMs
+    on AMD and on Intel hosts). The thresholds are still applied, as requirements of another platform id
+    are (gate.plan.requirements_platform_warning). The ids and CPU models come from the file: escaped."""
+    if file is None or not this_platform_id or not file.machines or this_platform_id in file.machines:
+        return None
+    measured_on = ", ".join(f"{log_text(i)} ({log_text(model)})" if model else log_text(i)
+                            for i, model in file.machines.items())
+    return (f"the layout thresholds in {log_text(file.path)} were measured on platform id {measured_on}, this "
+            f"machine is {log_text(this_platform_id)}: layout moves may be another size here")
+
+
+def resolve(given: str | Path | None, environment: dict | None = None,
+            requirements_dir: Path = Path(s.REQUIREMENTS_DIR)) -> LayoutThresholds | None:
+    """The layout file for a verdict, read: --layout-thresholds FILE, else the platform's
+    requirements/<$PERFGATE_PLATFORM>_layout.json when it exists, else None."""
+    if given is not None:
+        return load(given)
+    platform = (os.environ if environment is None else environment).get(s.PLATFORM_ENV)
+    if not platform or not PLATFORM_NAME.fullmatch(platform):
+        return None
+    path = layout_json(requirements_dir, platform)
+    return load(path) if path.exists() else None
 
 
 def resolve_layout(given: str | Path | None, environment: dict | None = None,
                    requirements_dir: Path = Path(s.REQUIREMENTS_DIR)) -> tuple[dict[str, float], str | None]:
-    """(thresholds, their file) for a verdict: --layout-thresholds FILE, else the platform's
-    requirements/<$PERFGATE_PLATFORM>_layout.json when it exists, else none ({}, None)."""
-    if given is not None:
-        return read_layout(Path(given)), str(given)
-    platform = (os.environ if environment is None else environment).get(s.PLATFORM_ENV)
-    if not platform or not PLATFORM_NAME.fullmatch(platform):
-        return {}, None
-    path = layout_json(requirements_dir, platform)
-    return (read_layout(path), str(path)) if path.exists() else ({}, None)
+    """(thresholds, their file) of `resolve`; ({}, None) without a file."""
+    file = resolve(given, environment, requirements_dir)
+    return (file.thresholds, file.path) if file is not None else ({}, None)

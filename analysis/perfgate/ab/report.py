@@ -293,16 +293,24 @@ def command_verdict(*, ab_directory, threshold=None, alpha=None, no_plots=False,
                              ab_directory)
         return ab_throughput_report.command_verdict(ab_directory=ab_directory, threshold=threshold, alpha=alpha,
                                                     no_plots=no_plots, program=program)
+    require_parameters(threshold, alpha)
+    layout = layout_file.resolve(layout_thresholds) if layout_thresholds is not None or platform_layout else None
+    return decide_latency(ab_directory, threshold, alpha, layout, draw=not no_plots, program=program)
+
+
+def decide_latency(ab_directory, threshold: float | None, alpha: float | None,
+                   layout_read: layout_file.LayoutThresholds | None, *, draw: bool = True, program: str = "verdict") -> int:
+    """Decide a latency A/B folder from its rounds at a layout file already read (None: the threshold alone),
+    write its outputs and print its lines: `perfgate ab` decides at the file it planned and curtailed with."""
     threshold, alpha = require_parameters(threshold, alpha)
-    layout, layout_source = (layout_file.resolve_layout(layout_thresholds) if layout_thresholds is not None
-                             or platform_layout else ({}, None))
+    layout, layout_source = (layout_read.thresholds, layout_read.path) if layout_read is not None else ({}, None)
     rounds = read_rounds(Path(ab_directory))
     ratios = v.log_ratios(rounds.table)
     planned, stopped = curtail.read_record(Path(ab_directory), rounds.subexperiments, len(rounds.round_names))
     decision = curtail.decide_curtailed(ratios, planned=planned, stopped=stopped, threshold=threshold, alpha=alpha,
                                         order=rounds.subexperiments, layout=layout, layout_source=layout_source)
     report = VerdictReport(Path(ab_directory), rounds, decision)
-    write_outputs(report, plots=not no_plots)
+    write_outputs(report, plots=draw)
     for _, row in ordered_for_reading(decision.table).iterrows():
         if row[s.STATUS] == s.FAILED or row[v.IMPROVED]:
             what = f"{log_text(row[s.EXPERIMENT_TYPE])} {row[v.STATISTIC]} {_percent(row[v.RATIO])} (ratio {_ratio(row[v.RATIO])}"

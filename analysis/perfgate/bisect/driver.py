@@ -38,7 +38,8 @@ class Request:
     jobs: int | None
     fastcdr_url: str | None = None
     layout: dict[str, float] = field(default_factory=dict)  # sub-experiment -> layout threshold (ab.layout)
-    layout_source: str | None = None  # the file they were read from, given to every A/B; None: no layout file
+    layout_source: str | None = None  # the file they were read from; None: no layout file
+    layout_read: layout_file.LayoutThresholds | None = None  # that file as read once: every A/B decides at it
     commits: list[history.Commit] = field(default_factory=list)
     installs: dict[int, Path | None] = field(default_factory=dict)
     count: int = 0  # A/Bs so far
@@ -128,7 +129,7 @@ def measure(request: Request, commit: int, against: int, tests: list[search.Test
         # every round: a step is classified by the size of its change (search.classify), which a
         # curtailed A/B (stopped once its verdict is certain) estimates from fewer rounds than asked
         code = ab_latency.measure_ab(plan, threshold=request.threshold, alpha=request.alpha, draw=False,
-                                     curtailed=False, layout_thresholds=request.layout_source)
+                                     curtailed=False, layout_read=request.layout_read)
     except InputError:
         raise
     except PerfgateError as error:
@@ -147,7 +148,8 @@ def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None
     threshold, alpha = v.require_parameters(threshold, alpha)
     # --layout-thresholds, else requirements/<$PERFGATE_PLATFORM>_layout.json when it exists, as `perfgate ab`:
     # read once here, so that a malformed file stops the bisect before anything is fetched, built or written
-    layout, layout_source = layout_file.resolve_layout(layout_thresholds)
+    layout_read = layout_file.resolve(layout_thresholds)
+    layout, layout_source = (layout_read.thresholds, layout_read.path) if layout_read else ({}, None)
     output, workspace = Path(output).resolve(), Path(workspace).resolve()
     ab_options = dict(rounds=rounds, samples=samples, quick=quick, subexperiments=subexperiments, payloads=payloads,
                       pin_cpus=pin_cpus, cpu_latency_request=cpu_latency_request)
@@ -159,7 +161,7 @@ def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None
     _check_build_options(workspace)
     with claims.claimed(output):
         request = Request(workspace, url, output, ab_options, threshold, alpha, jobs, fastcdr_url,
-                          layout=layout, layout_source=layout_source)
+                          layout=layout, layout_source=layout_source, layout_read=layout_read)
         request.commits = history.fetch_range(url, good, bad, workspace / "perfgate" / "bisect.git")
         print(f"perfgate bisect: {len(request.commits) - 1} first-parent commit(s) after good {request.commits[0].short} "
               f"up to bad {request.commits[-1].short}; at most {search.step_budget(len(request.commits))} A/Bs of "

@@ -17,7 +17,7 @@ from ..store import check as store_check, experiments as results_store
 from .. import schema as s
 from ..ab.arms import parse_arm
 from ..fastdds.layouts import check_layouts
-from ..ab.layout_file import layout_json, read_layout
+from ..ab.layout_file import LayoutThresholds, layout_json, load as load_layout
 from ..store.baseline import require_folder_name, require_platform_name
 from ..errors import InputError
 from ..model import Metadata, read_metadata
@@ -61,7 +61,8 @@ class GatePlan:
     experiments: tuple[str, ...] = DEFAULT_EXPERIMENTS
     throughput_requirements: Path | None = None  # requirements/<platform>_throughput.csv, when it exists
     resources_requirements: Path | None = None  # requirements/<platform>_resources.json, with "resources"
-    layout_thresholds: Path | None = None  # requirements/<platform>_layout.json, when it exists and an A/B runs
+    # requirements/<platform>_layout.json as read, when it exists and an A/B runs
+    layout_thresholds: LayoutThresholds | None = field(default=None, compare=False, repr=False)
     # the requirements as read (and validated) once, and run's options as validated once, for the steps
     requirement_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     throughput_table: pd.DataFrame | None = field(default=None, compare=False, repr=False)
@@ -235,14 +236,13 @@ def requirements_platform_warning(requirements: Path, provenance: dict | None, t
             "its limits may not fit this machine")
 
 
-def platform_layout_thresholds(platform: str, requirements_dir: Path = Path(s.REQUIREMENTS_DIR)) -> Path | None:
-    """requirements/<platform>_layout.json when the platform has one (ab.layout_file), read here so that a
-    bad file costs seconds; the A/B tests each sub-experiment at max(its threshold there, the global one)."""
+def platform_layout_thresholds(platform: str, requirements_dir: Path = Path(s.REQUIREMENTS_DIR)
+                               ) -> LayoutThresholds | None:
+    """requirements/<platform>_layout.json when the platform has one (ab.layout_file), read here once, so
+    that a bad file costs seconds and the A/B decides at what was read; the A/B tests each sub-experiment
+    at max(its threshold there, the global one)."""
     path = layout_json(requirements_dir, platform)
-    if not path.exists():
-        return None
-    read_layout(path)
-    return path
+    return load_layout(path) if path.exists() else None
 
 
 def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str | None, now: datetime,

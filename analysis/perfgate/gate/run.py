@@ -213,7 +213,7 @@ def run_ab(plan: GatePlan, steps: Steps, quick: bool, candidate: str) -> str | N
                                                 label=f"{plan.label}-ab",
                                                 cpu_latency_request=plan.cpu_latency_request,
                                                 layouts=plan.layouts), alpha=level,
-                                    layout_thresholds=plan.layout_thresholds))
+                                    layout_read=plan.layout_thresholds))
     record = files.read_json_object(ab_dir / s.VERDICT_JSON, "A/B verdict")
     return str(record["headline"]) if record and "headline" in record else None
 

@@ -119,15 +119,15 @@ def test_the_file_says_which_idle_policy_its_layout_abs_measured_under_and_never
 
 def test_an_ab_under_another_idle_policy_than_its_layout_file_is_warned_and_a_bad_policy_is_exit_2(tmp_path):
     older = write_layout_file(tmp_path / "older.json", {INTRA: 0.03})  # no entry: derived under the system's policy
-    assert layout_file.mode_warning(older, "system") is None
-    assert layout_file.mode_warning(older, "awake") == (
+    assert layout_file.mode_warning(layout_file.load(older), "system") is None
+    assert layout_file.mode_warning(layout_file.load(older), "awake") == (
         f"the layout thresholds in {older} were measured with --cpu-latency system, this A/B measures with awake: "
         "layout moves may be another size")
-    awake = write_layout_file(tmp_path / "awake.json", {INTRA: 0.03}, cpu_latency="awake")
+    awake = layout_file.load(write_layout_file(tmp_path / "awake.json", {INTRA: 0.03}, cpu_latency="awake"))
     assert layout_file.mode_warning(awake, "awake") is None and layout_file.mode_warning(None, "awake") is None
     hostile = write_layout_file(tmp_path / "hostile.json", {INTRA: 0.03}, cpu_latency="poll\n::error::x")
     with pytest.raises(InputError, match="'cpu_latency' is not one of system, awake") as error:
-        layout_file.mode_warning(hostile, "awake")
+        layout_file.load(hostile)
     assert str(error.value).startswith(f"{hostile}: ") and "::error::" not in str(error.value)
 
 
@@ -182,8 +182,8 @@ def test_the_platform_layout_file_is_read_from_requirements_when_perfgate_platfo
     assert done.returncode == s.EXIT_OK, done.stdout + done.stderr
     assert record["layout_thresholds"]["file"] == os.path.join(s.REQUIREMENTS_DIR, "vm-test_layout.json")
     assert record["thresholds"][INTRA] == 0.04 and record["layout_sized"]
-    assert platform_layout_thresholds("vm-test", tmp_path / s.REQUIREMENTS_DIR) == \
-        tmp_path / s.REQUIREMENTS_DIR / "vm-test_layout.json"
+    read = platform_layout_thresholds("vm-test", tmp_path / s.REQUIREMENTS_DIR)
+    assert read.path == str(tmp_path / s.REQUIREMENTS_DIR / "vm-test_layout.json") and read.thresholds == {INTRA: 0.04}
     assert platform_layout_thresholds("other", tmp_path / s.REQUIREMENTS_DIR) is None
 
 

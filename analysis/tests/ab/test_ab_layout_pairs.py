@@ -132,21 +132,25 @@ def test_an_ab_on_another_machine_than_the_layout_abs_is_warned_with_the_files_v
     ab = ab_inputs.layout_ab(tmp_path / "ab", {INTRA: 0.01}, seed=48, rounds=12)  # platform id vm-abc
     content_of(derive(tmp_path / "layout.json", ab), tmp_path / "layout.json")
     given = tmp_path / "layout.json"
-    assert layout_file.platform_warning(given, "vm-abc") is None
-    assert layout_file.platform_warning(None, "vm-xyz") is None and layout_file.platform_warning(given, None) is None
-    assert layout_file.platform_warning(given, "vm-xyz") == (
+
+    def warning(this_id):
+        return layout_file.platform_warning(layout_file.load(given), this_id)
+
+    assert warning("vm-abc") is None
+    assert layout_file.platform_warning(None, "vm-xyz") is None and warning(None) is None
+    assert warning("vm-xyz") == (
         f"the layout thresholds in {given} were measured on platform id vm-abc, this machine is vm-xyz: layout "
         "moves may be another size here")
     content = json.loads(given.read_text())
     content["provenance"]["ab_directories"][0]["platform"].update(id="x\n::error::y", cpu_model="AMD <b>EPYC</b>")
     given.write_text(json.dumps(content))
-    line = layout_file.platform_warning(given, "vm-xyz")
+    line = warning("vm-xyz")
     assert line == (f"the layout thresholds in {given} were measured on platform id {log_text('x' + chr(10) + '::error::y')} "
                     "(AMD <b>EPYC</b>), this machine is vm-xyz: layout moves may be another size here")
     assert "\n" not in line  # one console line, and no workflow command can start in it
     # a file from before the provenance named machines says nothing
     given.write_text(json.dumps({"platform": "p", "thresholds": {INTRA: 0.03}}))
-    assert layout_file.platform_warning(given, "vm-xyz") is None
+    assert warning("vm-xyz") is None
 
 
 def kept_apart(tmp_path, key: str, first: dict, second: dict, values: tuple[int, int], problem: str) -> dict:
@@ -165,11 +169,11 @@ def kept_apart(tmp_path, key: str, first: dict, second: dict, values: tuple[int,
 def test_abs_over_layouts_are_kept_apart_from_abs_of_single_builds_and_an_ab_of_the_other_kind_is_warned(tmp_path):
     content = kept_apart(tmp_path, "layouts", {"layouts": 12}, {}, (12, 0), "measured with --layouts 0, the A/Bs "
                          "before it with 12: averaged over layouts, a layout move is another size")
-    rotated, single = tmp_path / "layouts-0.json", tmp_path / "layouts-1.json"
+    rotated, single = (layout_file.load(tmp_path / f"layouts-{i}.json") for i in (0, 1))
     awake = content["cpu_latency"]  # the A/Bs' own: only --layouts differs below
     assert layout_file.mode_warning(rotated, awake, 12) is None
     assert layout_file.mode_warning(rotated, awake, 0) == (
-        f"the layout thresholds in {rotated} were measured with --layouts 12, this A/B measures "
+        f"the layout thresholds in {rotated.path} were measured with --layouts 12, this A/B measures "
         "with --layouts 0: layout moves may be another size")
     assert layout_file.mode_warning(single, awake, 0) is None
 
@@ -180,6 +184,10 @@ def test_abs_of_aligned_builds_are_kept_apart_from_abs_of_the_compilers_alignmen
                          "measured on builds with --align-functions 0, the A/Bs before it with 64: aligned, a layout "
                          "move is another size")
     aligned, plain = tmp_path / "align_functions-0.json", tmp_path / "align_functions-1.json"
+
+    def warning(*args):
+        return layout_file.mode_warning(layout_file.load(aligned), *args)
+
     # --previous carries the alignment: an aligned A/B added to the aligned file's, not to the plain one's
     more = ab_inputs.layout_ab(tmp_path / "more", {INTRA: 0.01}, seed=53, rounds=12, aligned=(64, 64))
     assert content_of(derive(tmp_path / "both.json", more, previous=aligned), tmp_path / "both.json")["align_functions"] == 64
@@ -189,16 +197,17 @@ def test_abs_of_aligned_builds_are_kept_apart_from_abs_of_the_compilers_alignmen
     flag = ab_inputs.layout_ab(tmp_path / "flag", {INTRA: 0.01}, seed=54, rounds=12, aligned=(0, 64))
     one_line_exit_2(derive(tmp_path / "flag.json", flag), "its arms were built with --align-functions 0 and 64", str(flag))
     awake = content["cpu_latency"]
-    assert layout_file.mode_warning(aligned, awake, 0, 64) is None
-    assert layout_file.mode_warning(aligned, awake, 0, None) is None  # not known: not compared
-    assert layout_file.mode_warning(aligned, awake, 0, 0) == (
+    assert warning(awake, 0, 64) is None
+    assert warning(awake, 0, None) is None  # not known: not compared
+    assert warning(awake, 0, 0) == (
         f"the layout thresholds in {aligned} were measured on builds with --align-functions 64, this "
         "A/B's builds have --align-functions 0: layout moves may be another size")
     # a file from before the entry was derived from the compiler's own alignment
     (tmp_path / "older.json").write_text(json.dumps({"platform": "p", "thresholds": {INTRA: 0.03}}))
-    assert layout_file.mode_warning(tmp_path / "older.json", "system", 0, 0) is None
+    older = layout_file.load(tmp_path / "older.json")
+    assert layout_file.mode_warning(older, "system", 0, 0) is None
     assert "--align-functions 0, this A/B's builds have --align-functions 64" in \
-        layout_file.mode_warning(tmp_path / "older.json", "system", 0, 64)
+        layout_file.mode_warning(older, "system", 0, 64)
 
 
 def swapped_copy(source, target):
