@@ -7,6 +7,8 @@ import json
 import math
 import os
 import re
+import subprocess
+import sys
 
 import ab_inputs
 import conftest
@@ -299,10 +301,19 @@ def test_a_hostile_layout_file_is_exit_2_one_line_before_anything_is_written(tmp
 def test_a_real_ab_of_the_system_fastdds_records_the_layout_thresholds_it_used(harness_paths, tmp_path):
     out = tmp_path / "ab"
     given = write_layout_file(tmp_path / "layout.json", {INTRA: 0.05})
-    done = conftest.perfgate_in_process("ab", "--output", str(out), "--baseline", "system", "--candidate", "system",
-                                        "--rounds", "10", "--samples", "50", "--payloads", "16",
-                                        "--subexperiments", ",".join(ab_inputs.SUBS), "--no-plots",
-                                        "--layout-thresholds", given)
+    ab = subprocess.Popen([sys.executable, "-m", "perfgate", "ab", "--output", str(out), "--baseline", "system",
+                           "--candidate", "system", "--rounds", "10", "--samples", "50", "--payloads", "16",
+                           "--subexperiments", ",".join(ab_inputs.SUBS), "--no-plots", "--layout-thresholds", given],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # the file changes while the A/B measures (a checkout, a pull): it decides at what it read and curtailed with
+        assert conftest.wait_until(lambda: (out / s.AB_ROUNDS_DIR).is_dir() or ab.poll() is not None, 120)
+        write_layout_file(tmp_path / "layout.json", {INTRA: 0.09, INTER: 0.2})
+        stdout, stderr = ab.communicate(timeout=600)
+    finally:
+        ab.kill()
+        ab.wait()
+    done = subprocess.CompletedProcess(ab.args, ab.returncode, stdout, stderr)
     assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
     record = json.loads((out / s.VERDICT_JSON).read_text())
     assert record["thresholds"] == {INTRA: 0.05, INTER: v.DEFAULT_THRESHOLD}
