@@ -37,9 +37,8 @@ class Request:
     alpha: float
     jobs: int | None
     fastcdr_url: str | None = None
-    layout: dict[str, float] = field(default_factory=dict)  # sub-experiment -> layout threshold (ab.layout)
-    layout_source: str | None = None  # the file they were read from; None: no layout file
-    layout_read: layout_file.LayoutThresholds | None = None  # that file as read once: every A/B decides at it
+    layout: dict[str, float] = field(default_factory=dict)  # the requested sub-experiments' layout thresholds
+    layout_read: layout_file.LayoutThresholds | None = None  # their file as read once: every A/B decides at it
     commits: list[history.Commit] = field(default_factory=list)
     installs: dict[int, Path | None] = field(default_factory=dict)
     count: int = 0  # A/Bs so far
@@ -161,7 +160,7 @@ def command_bisect(*, workspace, git_url, good, bad, output, subexperiments=None
     _check_build_options(workspace)
     with claims.claimed(output):
         request = Request(workspace, url, output, ab_options, threshold, alpha, jobs, fastcdr_url,
-                          layout=layout, layout_source=layout_source, layout_read=layout_read)
+                          layout=layout, layout_read=layout_read)
         request.commits = history.fetch_range(url, good, bad, workspace / "perfgate" / "bisect.git")
         print(f"perfgate bisect: {len(request.commits) - 1} first-parent commit(s) after good {request.commits[0].short} "
               f"up to bad {request.commits[-1].short}; at most {search.step_budget(len(request.commits))} A/Bs of "
