@@ -23,7 +23,7 @@ bound narrows toward the move as rounds are added (on average 0.8 sd of d above 
 24, 0.4 at 48), which is what gives power back.
 
 A pair's move is not one fixed size: measured hours apart, the same two builds moved TCP best effort by
-1.7 % and by 6.5 % (docs/verdict.md, "A layout move drifts"). Pooling rounds bounds the pair's mean move,
+1.7 % and by 6.5 % (docs/verdict.md, "Layout moves across an afternoon"). Pooling rounds bounds the mean move,
 not what one A/B draws. So each layout A/B is also taken on its own: the move it shows, the size that
 its rounds' sign test establishes at BOUND_LEVEL (the lower bound of |median d| in its own direction,
 0 when the interval holds 0). A threshold at or above that size is one at which that A/B, in either
