@@ -22,11 +22,11 @@ from .. import __version__, clock, files
 from .. import schema as s
 from ..errors import IncompleteError, InputError
 from ..escape.workflow import log_text
-from ..fastdds import colcon
 from ..measure import cpu_latency
 from ..model import Metadata, as_json
 from ..outcome import INCOMPLETE, PASS, REGRESSION
 from . import curtail, layout, verdict as v
+from .arms import recorded_alignments
 from .layout_file import PLATFORM_NAME
 from .rounds import read_rounds
 from .throughput_report import is_throughput_ab
@@ -125,11 +125,8 @@ def _arms_alignment(meta: Metadata | None, ab_dir: Path) -> int:
     """The --align-functions both arms were built with (perfgate build's record); an arm that is not such a
     build counts as the compiler's own (0). Arms of two alignments are refused: the gate compares builds
     made alike, and a layout file is for one alignment."""
-    found = set()
-    for name in s.AB_ARMS:
-        arm = (meta.arms or {}).get(name) if meta is not None else None
-        build_record = arm.fastdds.build if arm is not None and arm.fastdds is not None else None
-        found.add(colcon.function_alignment((build_record or {}).get("cmake_args")))
+    recorded = recorded_alignments(meta.arms if meta is not None else None)
+    found = {recorded.get(name, 0) for name in s.AB_ARMS}
     if len(found) > 1:
         raise InputError(f"its arms were built with --align-functions {' and '.join(map(str, sorted(found)))}: a layout "
                          "A/B compares builds made alike, and a layout file is for one alignment", ab_dir)
