@@ -326,11 +326,15 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
           + (f"; rounds rotating through {plan.layouts} layouts" if plan.layouts else "")
           + (f"; injected echo delay {plan.echo_delay_ns} ns" if plan.echo_delay_ns else ""), flush=True)
     bound, level = v.require_parameters(threshold, alpha)  # the verdict's, which curtailing must share
-    planned = layout_bounds.planned_rounds(plan.rounds, bound, layout, [x.name for x in plan.options.subexperiments])
-    wide = {sub: n for sub, n in planned.items() if n != plan.rounds}
-    if wide:
-        print(f"perfgate ab: {max(wide.values())} rounds for the sub-experiments with a layout bound above "
-              f"+{layout_bounds.WIDE_BOUND:.0%}: {', '.join(wide)}", flush=True)
+    subs = [x.name for x in plan.options.subexperiments]
+    noise = layout_read.noise_for(plan.options.samples) if layout_read is not None else None
+    if layout_read is not None and layout_read.noise and noise is None:
+        print(f"perfgate ab: the layout file's A/Bs measured another number of samples per round than "
+              f"{plan.options.samples}: rounds are planned by the bounds alone", flush=True)
+    more = layout_bounds.more_rounds(plan.rounds, bound, layout, subs, noise, level)
+    planned = layout_bounds.planned_rounds(plan.rounds, bound, layout, subs, noise, level)
+    for sub, why in more.items():
+        print(f"perfgate ab: {planned[sub]} rounds for {sub}: {why}", flush=True)
     most = curtail.most_planned(planned)
     if plan.layouts and most > plan.layouts:  # one layout pair gives one move, again
         print(f"perfgate ab: warning: up to {most} rounds through {plan.layouts} layouts: the "

@@ -39,12 +39,13 @@ import numpy as np
 import pandas as pd
 
 from .. import schema as s
-from . import verdict as v
+from . import round_power, verdict as v
 
 STEP = 0.005  # thresholds are multiples of 0.5 %: a bound above the measured move, not a copy of it
 # A wide bound leaves less room between itself and a regression the gate must catch (+5 %): with the
 # planned rounds alone, the sub-experiments layout moves most lost power (docs/verdict.md, "More rounds for
-# wide bounds"). Those get WIDE_BOUND_ROUNDS times the rounds, fixed before anything is measured.
+# wide bounds"). Those get WIDE_BOUND_ROUNDS times the rounds, fixed before anything is measured; so do
+# those whose rounds in the layout file's A/Bs are too noisy for the planned rounds (ab.round_power).
 WIDE_BOUND = 0.02
 WIDE_BOUND_ROUNDS = 1.5
 
@@ -128,12 +129,68 @@ def largest(pairs: list[pd.DataFrame], column: str = SIZE) -> dict[str, float]:
     return {str(sub): float(rows[column].max()) for sub, rows in table.groupby(SUBEXPERIMENT, sort=False)}
 
 
-def planned_rounds(rounds: int, threshold: float, layout: dict[str, float] | None, subs) -> dict[str, int]:
+def more_rounds(rounds: int, threshold: float, layout: dict[str, float] | None, subs,
+                noise: dict[str, list[np.ndarray]] | None = None, alpha: float = v.DEFAULT_ALPHA) -> dict[str, str]:
+    """The sub-experiments an A/B plans WIDE_BOUND_ROUNDS times `rounds` for, each with why: one tested
+    against a bound above WIDE_BOUND, or one whose rounds in the layout file's A/Bs (`noise`: per
+    sub-experiment, each A/B's rounds centred, ab.round_power.centred) give it less than TARGET_POWER power
+    at +TARGET_EFFECT in `rounds` (its rounds have heavy tails: a round or two that a regression does not
+    lift above the bound)."""
+    subs = list(subs)
+    tests = len(subs) * len(v.TESTED_STATISTICS)
+    reasons = {}
+    for sub in subs:
+        bound = v.bound_of(threshold, layout, sub)
+        if bound > WIDE_BOUND + 1e-12:
+            reasons[sub] = f"a bound of +{bound:.1%}"
+            continue
+        chance = round_power.hourly_power((noise or {}).get(sub, []), bound, rounds, tests, alpha)
+        if chance is not None and chance < round_power.TARGET_POWER:
+            reasons[sub] = (f"{chance:.0%} power at +{round_power.TARGET_EFFECT:.0%} in {rounds} rounds of the layout "
+                            "A/Bs' noise")
+    return reasons
+
+
+def planned_rounds(rounds: int, threshold: float, layout: dict[str, float] | None, subs,
+                   noise: dict[str, list[np.ndarray]] | None = None, alpha: float = v.DEFAULT_ALPHA) -> dict[str, int]:
     """Per sub-experiment, the rounds an A/B plans: `rounds`, or WIDE_BOUND_ROUNDS times as many (rounded
-    up) for one tested against a bound above WIDE_BOUND. Each test stays an exact sign test at its own
-    planned rounds, fixed in advance, so Holm's family-wise level holds as before."""
-    return {sub: math.ceil(rounds * WIDE_BOUND_ROUNDS) if v.bound_of(threshold, layout, sub) > WIDE_BOUND + 1e-12
-            else rounds for sub in subs}
+    up) for those of `more_rounds`. The plan is fixed before anything is measured, from the layout file
+    alone, so each test stays an exact sign test at its own planned rounds and Holm's family-wise level
+    holds as before."""
+    subs = list(subs)
+    more = more_rounds(rounds, threshold, layout, subs, noise, alpha)
+    return {sub: math.ceil(rounds * WIDE_BOUND_ROUNDS) if sub in more else rounds for sub in subs}
+
+
+def parse_moves(value, where: str) -> Moves:
+    """The `moves` of one A/B in a layout file's provenance, checked: each a known sub-experiment, a tested
+    statistic and a list of finite numbers, once each. ValueError (one sentence naming `where`)."""
+    if not isinstance(value, list):
+        raise ValueError(f"{where} has no list of moves")
+    moves: Moves = {}
+    for move in value:
+        sub, statistic, d = (move.get(k) for k in (SUBEXPERIMENT, STATISTIC, D)) if isinstance(move, dict) \
+            else (None, None, None)
+        if sub not in s.KNOWN_SUBEXPERIMENTS or statistic not in v.TESTED_STATISTICS or not isinstance(d, list) or \
+                (sub, statistic) in moves or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                    and math.isfinite(x) for x in d):
+            raise ValueError(f"{where} has a move that is not a known sub-experiment, a tested statistic and a list "
+                             f"of finite numbers, once each")
+        moves[(sub, statistic)] = np.asarray(d, float)
+    return moves
+
+
+def round_noise(moves: list[Moves]) -> dict[str, list[np.ndarray]]:
+    """Per sub-experiment, each A/B's rounds centred on their own median (ab.round_power.centred), for the
+    A/Bs that have all tested statistics of it with their rounds paired."""
+    noise: dict[str, list[np.ndarray]] = {}
+    for ab in moves:
+        for sub in dict.fromkeys(sub for sub, _ in ab):
+            rounds = [ab.get((sub, statistic)) for statistic in v.TESTED_STATISTICS]
+            centred = round_power.centred(rounds) if all(d is not None for d in rounds) else None
+            if centred is not None:
+                noise.setdefault(sub, []).append(centred)
+    return noise
 
 
 def parse_thresholds(data: dict) -> dict[str, float]:

@@ -25,7 +25,8 @@ from ..escape.workflow import log_text
 from ..measure import cpu_latency
 from ..model import Metadata, as_json
 from ..outcome import INCOMPLETE, PASS, REGRESSION
-from . import curtail, layout, verdict as v
+from . import curtail, layout, round_power, verdict as v
+from .latency import DEFAULT_ROUNDS
 from .arms import recorded_alignments
 from .layout_file import PLATFORM_NAME
 from .rounds import read_rounds
@@ -171,16 +172,7 @@ def _previous_entry(record, index: int) -> tuple[dict, layout.Moves]:
         raise ValueError(f"{where} is not an object with an ab_directory")
     if "moves" not in record:
         raise ValueError(f"{where} was derived before the rounds' d were kept: give its folder with --ab-directory")
-    moves: layout.Moves = {}
-    for move in _list(record["moves"], f"moves in {where}"):
-        sub, statistic, d = (move.get(k) for k in (layout.SUBEXPERIMENT, layout.STATISTIC, layout.D)) \
-            if isinstance(move, dict) else (None, None, None)
-        if sub not in s.KNOWN_SUBEXPERIMENTS or statistic not in v.TESTED_STATISTICS or not isinstance(d, list) or \
-                (sub, statistic) in moves or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                    and math.isfinite(x) for x in d):
-            raise ValueError(f"{where} has a move that is not a known sub-experiment, a tested statistic and a list "
-                             f"of finite numbers, once each")
-        moves[(sub, statistic)] = np.asarray(d, float)
+    moves = layout.parse_moves(record["moves"], where)
     arms = {}
     for arm in s.AB_ARMS:
         entry = record.get(arm) if isinstance(record.get(arm), dict) else {}
@@ -300,10 +292,12 @@ def command_determine_layout_thresholds(*, ab_directory, platform, output, previ
                      previous=Path(previous) if previous is not None else None)
     files.write_text(output, json.dumps(content, indent=2, sort_keys=False, allow_nan=False,
                                         default=_json_value) + "\n")
+    power = _planned_power(content)
     for sub, threshold in content["thresholds"].items():
         print(f"perfgate determine-layout-thresholds: {log_text(sub)}: layout moved it by up to "
               f"{content['largest_layout_change'][sub]:.2%} (bound {content['largest_layout_bound'][sub]:.2%}, "
-              f"one A/B alone {content['largest_single_ab_move'][sub]:.2%}), threshold +{threshold:.1%}")
+              f"one A/B alone {content['largest_single_ab_move'][sub]:.2%}), threshold +{threshold:.1%}; "
+              + power.get(sub, "no rounds to tell its power"))
     unknown = [sub for sub in content["largest_layout_bound"] if sub not in content["thresholds"]]
     if unknown:  # no rounds, or too few for a bound: its size is unknown, it gets no layout threshold
         print(f"perfgate determine-layout-thresholds: warning: no threshold for {log_text(', '.join(unknown))}: "
@@ -313,6 +307,23 @@ def command_determine_layout_thresholds(*, ab_directory, platform, output, previ
           f"{len(provenance['ab_directories'])} layout A/B(s) of {len(provenance['pairs'])} pair(s) written to "
           f"{log_text(output)}")
     return s.EXIT_OK
+
+
+def _planned_power(content: dict) -> dict[str, str]:
+    """Per sub-experiment, what a full A/B at these thresholds plans for it (ab.layout.planned_rounds) and the
+    power at +5 % of those rounds in its layout A/Bs' noise, averaged over the A/Bs, with the lowest."""
+    records = content["provenance"]["ab_directories"]
+    noise = layout.round_noise([layout.parse_moves(record["moves"], record["ab_directory"]) for record in records])
+    thresholds, subs = content["thresholds"], list(content["thresholds"])
+    planned = layout.planned_rounds(DEFAULT_ROUNDS, v.DEFAULT_THRESHOLD, thresholds, subs, noise)
+    lines = {}
+    for sub in subs:
+        bound, tests = v.bound_of(v.DEFAULT_THRESHOLD, thresholds, sub), len(subs) * len(v.TESTED_STATISTICS)
+        each = [round_power.hourly_power([hour], bound, planned[sub], tests) for hour in noise.get(sub, [])]
+        if each and None not in each:
+            lines[sub] = (f"+{round_power.TARGET_EFFECT:.0%} caught {np.mean(each):.0%} of the time in its "
+                          f"{planned[sub]} planned rounds (the A/Bs' hours {min(each):.0%} to {max(each):.0%})")
+    return lines
 
 
 def _finite(value):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import files
@@ -39,6 +39,15 @@ class LayoutThresholds:
     layouts: object  # its A/Bs' --layouts and --align-functions, as the file says: compared, printed escaped
     align_functions: object
     machines: dict[str, str | None]  # platform id of its A/Bs -> their CPU model
+    # its A/Bs' rounds, per sub-experiment each A/B's centred (layout.round_noise), to plan rounds by; and the
+    # samples per round they all measured (None: not one number, and then the noise is not used)
+    noise: dict[str, list] = field(default_factory=dict, compare=False)
+    noise_samples: int | None = None
+
+    def noise_for(self, samples: int) -> dict[str, list] | None:
+        """The rounds' noise for an A/B of `samples` per round; None when the file's A/Bs measured another
+        number (a round of fewer samples is noisier than theirs)."""
+        return self.noise if self.noise and self.noise_samples == samples else None
 
 
 def load(path: str | Path) -> LayoutThresholds:
@@ -54,15 +63,35 @@ def load(path: str | Path) -> LayoutThresholds:
     mode = data.get("cpu_latency", cpu_latency.LATENCY_SYSTEM)  # a file from before it: the system's policy
     if mode not in cpu_latency.CHOICES:
         raise InputError(f"'cpu_latency' is not one of {', '.join(cpu_latency.CHOICES)}", path)
+    try:
+        noise, noise_samples = _noise(data)
+    except ValueError as error:
+        raise InputError(str(error), path) from None
     return LayoutThresholds(str(path), thresholds, mode, data.get("layouts", 0), data.get("align_functions", 0),
-                            _machines(data))
+                            _machines(data), noise, noise_samples)
+
+
+def _records(data: dict) -> list:
+    provenance = data.get("provenance")
+    records = provenance.get("ab_directories") if isinstance(provenance, dict) else None
+    return records if isinstance(records, list) else []
+
+
+def _noise(data: dict) -> tuple[dict[str, list], int | None]:
+    """The rounds' noise of the file's A/Bs that kept their rounds' d, and the samples per round they all
+    measured; ValueError for a malformed list of moves."""
+    moves, samples = [], set()
+    for index, record in enumerate(_records(data)):
+        if isinstance(record, dict) and "moves" in record:
+            moves.append(layout.parse_moves(record["moves"], f"A/B {index + 1} of its provenance"))
+            value = record.get("samples")
+            samples.add(value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None)
+    return layout.round_noise(moves), (samples.pop() if len(samples) == 1 else None)
 
 
 def _machines(data: dict) -> dict[str, str | None]:
-    provenance = data.get("provenance")
-    records = provenance.get("ab_directories") if isinstance(provenance, dict) else None
     machines = {}
-    for record in records if isinstance(records, list) else []:
+    for record in _records(data):
         platform = record.get("platform") if isinstance(record, dict) else None
         if isinstance(platform, dict) and isinstance(platform.get("id"), str):
             machines[platform["id"]] = platform.get("cpu_model") if isinstance(platform.get("cpu_model"), str) else None
