@@ -332,7 +332,7 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
         print(f"perfgate ab: the layout file's A/Bs measured another number of samples per round than "
               f"{plan.options.samples}: rounds are planned by the bounds alone", flush=True)
     more = layout_bounds.more_rounds(plan.rounds, bound, layout, subs, noise, level)
-    planned = layout_bounds.planned_rounds(plan.rounds, bound, layout, subs, noise, level)
+    planned = layout_bounds.rounds_with_more(plan.rounds, more, subs)
     for sub, why in more.items():
         print(f"perfgate ab: {planned[sub]} rounds for {sub}: {why}", flush=True)
     most = curtail.most_planned(planned)

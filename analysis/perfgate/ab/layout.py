@@ -158,7 +158,11 @@ def planned_rounds(rounds: int, threshold: float, layout: dict[str, float] | Non
     alone, so each test stays an exact sign test at its own planned rounds and Holm's family-wise level
     holds as before."""
     subs = list(subs)
-    more = more_rounds(rounds, threshold, layout, subs, noise, alpha)
+    return rounds_with_more(rounds, more_rounds(rounds, threshold, layout, subs, noise, alpha), subs)
+
+
+def rounds_with_more(rounds: int, more, subs) -> dict[str, int]:
+    """`rounds` per sub-experiment, WIDE_BOUND_ROUNDS times as many (rounded up) for those in `more`."""
     return {sub: math.ceil(rounds * WIDE_BOUND_ROUNDS) if sub in more else rounds for sub in subs}
 
 
