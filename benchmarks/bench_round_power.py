@@ -55,8 +55,8 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     return arguments
 
 
-def figure(each: list[float | None]) -> str:
-    if not each or None in each:
+def figure(each: list[float] | None) -> str:
+    if not each:
         return "n/a"
     return f"{np.mean(each):6.1%} [{min(each):.0%}, {max(each):.0%}]"
 
@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     for sub in subs:
         bound = v.bound_of(v.DEFAULT_THRESHOLD, read.thresholds, sub)
         for rounds in [planned[sub], *[r for r in arguments.rounds if r != planned[sub]]]:
-            cells = [figure([round_power.hourly_power([hour], bound, rounds, len(subs) * len(v.TESTED_STATISTICS),
-                                                      arguments.alpha, effect) for hour in read.noise.get(sub, [])])
+            cells = [figure(round_power.each_hour(read.noise.get(sub, []), bound, rounds,
+                                                  len(subs) * len(v.TESTED_STATISTICS), arguments.alpha, effect))
                      for effect in arguments.effects]
             name = sub if rounds == planned[sub] else ""
             mark = "" if rounds == planned[sub] else "*"

@@ -319,8 +319,8 @@ def _planned_power(content: dict) -> dict[str, str]:
     lines = {}
     for sub in subs:
         bound, tests = v.bound_of(v.DEFAULT_THRESHOLD, thresholds, sub), len(subs) * len(v.TESTED_STATISTICS)
-        each = [round_power.hourly_power([hour], bound, planned[sub], tests) for hour in noise.get(sub, [])]
-        if each and None not in each:
+        each = round_power.each_hour(noise.get(sub, []), bound, planned[sub], tests)
+        if each:
             lines[sub] = (f"+{round_power.TARGET_EFFECT:.0%} caught {np.mean(each):.0%} of the time in its "
                           f"{planned[sub]} planned rounds (the A/Bs' hours {min(each):.0%} to {max(each):.0%})")
     return lines

@@ -67,11 +67,18 @@ def power(noise: np.ndarray, bound: float, effect: float, rounds: int, needed: i
     return float(min(1.0, max(0.0, 1.0 - state[(slice(0, needed),) * above.shape[1]].sum())))  # rounding
 
 
-def hourly_power(noises: Sequence[np.ndarray], bound: float, rounds: int, tests: int,
-                 alpha: float = v.DEFAULT_ALPHA, effect: float = TARGET_EFFECT) -> float | None:
-    """The power at +`effect` of `rounds` rounds, averaged over the A/Bs whose noise is given; None with no
-    A/B, or when `rounds` can never reject at Holm's first step over `tests` tests."""
+def each_hour(noises: Sequence[np.ndarray], bound: float, rounds: int, tests: int, alpha: float = v.DEFAULT_ALPHA,
+              effect: float = TARGET_EFFECT) -> list[float] | None:
+    """The power at +`effect` of `rounds` rounds in each A/B's noise; None with no A/B, or when `rounds` can
+    never reject at Holm's first step over `tests` tests."""
     needed = rejection_count(rounds, alpha / tests)
     if not noises or needed is None:
         return None
-    return float(np.mean([power(noise, bound, effect, rounds, needed) for noise in noises]))
+    return [power(noise, bound, effect, rounds, needed) for noise in noises]
+
+
+def hourly_power(noises: Sequence[np.ndarray], bound: float, rounds: int, tests: int,
+                 alpha: float = v.DEFAULT_ALPHA, effect: float = TARGET_EFFECT) -> float | None:
+    """The mean of `each_hour`: the power of `rounds` rounds at an hour like the A/Bs' (None as there)."""
+    each = each_hour(noises, bound, rounds, tests, alpha, effect)
+    return float(np.mean(each)) if each is not None else None
