@@ -138,6 +138,7 @@ def test_the_budget_adds_up_to_two_percent_and_asks_the_ab_for_the_rounds_its_le
     latency, throughput = budget.ab_levels(True)
     assert latency + throughput + budget.GROSS_CHECKS == budget.AB_VERDICTS + budget.GROSS_CHECKS == budget.WHOLE_GATE
     assert budget.ab_levels(False) == (budget.AB_VERDICTS, None)
+    assert latency == 0.01 and str(latency) == "0.01"  # as verdict.json and curtailed.json store it
     # quick, 20 tests at 1.5 %: 2^-10 = 0.00098 > 0.015 / 20 = 0.00075, so 11 rounds; 2^-11 = 0.00049
     assert budget.rounds_for(20, 0.015, 10, one_round_against=False) == 11
     assert budget.rounds_for(2, 0.015, 10, one_round_against=False) == 10  # a narrowed gate: the default
