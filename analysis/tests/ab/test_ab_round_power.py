@@ -162,7 +162,8 @@ def test_the_derivation_prints_each_sub_experiments_power_at_the_rounds_a_full_a
     assert done.returncode == s.EXIT_OK, done.stderr
     lines = {sub: next(line for line in done.stdout.splitlines() if f": {sub}: " in line) for sub in (intra, inter)}
     # 4 tests: Holm's first step at 0.005 needs 14 of 16 rounds (too few here: 74 %) or 19 of 24 rounds above
-    assert f"+5% caught {stats.binom.sf(18, 24, 16 / 18):.0%} of the time in its 24 planned rounds at level 0.02" in lines[intra]
+    caught = stats.binom.sf(18, 24, 16 / 18)
+    assert f"+5% caught {caught:.0%} of the time in its 24 planned rounds at level 0.02" in lines[intra]
     assert "+5% caught 100% of the time in its 16 planned rounds at level 0.02" in lines[inter]
     read = layout_file.load(output)
     assert layout.planned_rounds(16, 0.01, read.thresholds, [intra, inter], read.noise_for(1000)) == {intra: 24,
