@@ -357,10 +357,11 @@ class Metadata(Record):
     turn_samples: int | None = None
     layouts: int | None = None  # an A/B's rounds rotating through this many layouts of each arm
     failures: tuple[str, ...] | None = None
+    retried: tuple[str, ...] | None = None  # an A/B's failed attempts that were measured again (ab.attempts)
     _KINDS: ClassVar = {
         "label": STR, "created_utc": STR, "finished_utc": STR, "kind": STR, "perfgate_version": STR,
         "run_id": STR, "interrupted": BOOL, "fastdds": FastDDS, "harness": Harness, "latency_definition": STR,
-        "samples": INT, "payloads": LIST, "warmup": INT, "requested_subexperiments": LIST, "layouts": INT, "failures": LIST,
+        "samples": INT, "payloads": LIST, "warmup": INT, "requested_subexperiments": LIST, "layouts": INT, "failures": LIST, "retried": LIST,
         "subexperiments": (SubexperimentOutcome,), "platform": Platform, "load_average": LoadAverage,
         "cpu_pinning": CpuPinning, "cpu_latency": CpuLatency, "environment": Environment,
         "resource_sampling": OBJECT, "throughput": ThroughputRecord, "build_failed": BuildFailure,

@@ -17,15 +17,16 @@ VERDICTS = (PASS, REGRESSION, INCOMPLETE, MEASURED)
 _EXIT_CODES = {PASS: s.EXIT_OK, MEASURED: s.EXIT_OK, REGRESSION: s.EXIT_REGRESSION, INCOMPLETE: s.EXIT_INCOMPLETE}
 
 # Which exit code wins, least severe first: bad input found on the way (2) makes any verdict
-# meaningless; a missing result (3) leaves a regression or a pass unproven; a regression (1) beats a pass.
-SEVERITY = (s.EXIT_OK, s.EXIT_REGRESSION, s.EXIT_INCOMPLETE, s.EXIT_USAGE)
+# meaningless; a regression (1) that was proven stays proven whatever else is missing (each test keeps
+# its error rate on the data it had), so it beats a missing result (3), which leaves only a pass unproven.
+SEVERITY = (s.EXIT_OK, s.EXIT_INCOMPLETE, s.EXIT_REGRESSION, s.EXIT_USAGE)
 
 
 def verdict_of(*, incomplete: bool, regressed: bool) -> str:
-    """Missing data outranks a regression: both are reported, the verdict is INCOMPLETE."""
-    if incomplete:
-        return INCOMPLETE
-    return REGRESSION if regressed else PASS
+    """A proven regression outranks missing data (both are reported); missing data outranks a pass."""
+    if regressed:
+        return REGRESSION
+    return INCOMPLETE if incomplete else PASS
 
 
 def exit_code(verdict: str) -> int:
@@ -33,7 +34,7 @@ def exit_code(verdict: str) -> int:
 
 
 def most_severe(*codes: int) -> int:
-    """The most severe of exit codes (2 over 3 over 1 over 0); codes that are none of these (a step
+    """The most severe of exit codes (2 over 1 over 3 over 0); codes that are none of these (a step
     that was not run) are left out."""
     known = [code for code in codes if code in SEVERITY]
     return max(known, key=SEVERITY.index) if known else s.EXIT_OK

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import __version__, claims, clock, files
-from . import curtail, layout as layout_bounds, layout_file, report as ab_report, turns as ab_turns, verdict as v
+from . import attempts, curtail, layout as layout_bounds, layout_file, report as ab_report, turns as ab_turns, verdict as v
 from .arms import Arm, ArmSpec, common_alignment, parse_arm, prepare_arm
 from ..fastdds.layouts import check_layouts
 from .rounds import read_rounds
@@ -229,8 +229,10 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
                    planned: dict[str, int] | None = None) -> list[str]:
     """Every round, every sub-experiment not yet decided (all of them without `curtailing`) and within its
     `planned` rounds (default: plan.rounds for all), both arms back to back, the arm that goes first
-    alternating per round and sub-experiment. Returns what did not finish."""
-    failures = list(metadata.failures or ())
+    alternating per round and sub-experiment; a pair an arm did not finish is measured again (ab.attempts).
+    Returns what did not finish in any attempt: the sub-experiments given up."""
+    failures, retried = list(metadata.failures or ()), list(metadata.retried or ())
+    given_up: set[str] = set()  # every attempt of one round failed (ab.attempts)
     subs = plan.options.subexperiments
     planned = planned or {sub.name: plan.rounds for sub in subs}
     total = curtail.most_planned(planned)
@@ -247,37 +249,49 @@ def measure_rounds(plan, arms: list[Arm], metadata: Metadata, environment: dict[
                 opened = {name: (options, replace(arm_meta, cpu_latency=metadata.cpu_latency)) for name, (options, arm_meta)
                           in steps.open_round(plan, round_arms, round_dir, platform, metadata.run_id).items()}
                 for i, sub in enumerate(subs):
-                    if sub.name in stopped or r >= planned[sub.name]:
+                    if sub.name in stopped or sub.name in given_up or r >= planned[sub.name]:
                         continue
                     measured[sub.name] = r + 1
                     first = first_arm(r, i)
                     ordered = (round_arms[first], round_arms[1 - first])
-                    results = steps.measure_pair(plan, sub, ordered, opened, environment, Path(workdir))
-                    for arm, result in zip(ordered, results):
+                    where = f"round {round_dir.name} {sub.name}"
+                    attempted = attempts.measure_attempts(
+                        lambda: steps.measure_pair(plan, sub, ordered, opened, environment, Path(workdir)),
+                        [arm.name for arm in ordered], on_retry=lambda n, what: print(
+                            f"perfgate {steps.program}: {where}: {log_text(what)}; measuring both arms again "
+                            f"(attempt {n} of {attempts.ROUND_ATTEMPTS})", file=sys.stderr, flush=True))
+                    for arm, result in zip(ordered, attempted.results):
                         options, arm_meta = opened[arm.name]
                         if result.measured.frame is not None:
                             steps.write_frame(options.output, sub, result.measured.frame)
                         arm_meta = arm_meta.with_outcome(sub.name, result.metadata_entry())
                         opened[arm.name] = (options, arm_meta)
                         write_metadata(options.output, arm_meta)
-                        if result.outcome != s.OUTCOME_OK:
-                            failures.append(f"round {round_dir.name} {arm.name} {sub.name}: {result.error}")
-                            print(f"perfgate {steps.program}: error: round {round_dir.name}, {arm.name}: "
-                                  f"{commands.describe(sub)}: {log_text(result.error)}", file=sys.stderr, flush=True)
+                    if attempted.finished:
+                        retried += [f"{where}: {line}; measured again" for line in attempted.failed_attempts]
+                    else:  # the sub-experiment's own failure now: the others go on, it is what stays undecided
+                        given_up.add(sub.name)
+                        failures.append(f"{where}: {attempted.failed_attempts[-1]}")
+                        print(f"perfgate {steps.program}: error: {where}: every one of {attempts.ROUND_ATTEMPTS} "
+                              f"attempts failed ({log_text(attempted.failed_attempts[-1])}); "
+                              f"{commands.describe(sub)} is measured in no later round", file=sys.stderr, flush=True)
                 for options, arm_meta in opened.values():
                     write_metadata(options.output, arm_meta.finish(clock.utc_now(), clock.load_average()))
-                metadata = replace(metadata, failures=tuple(failures))
+                metadata = replace(metadata, failures=tuple(failures), retried=tuple(retried))
                 write_metadata(plan.output, metadata)
                 print(f"[round {r + 1}/{total}] {sum(n == r + 1 for n in measured.values())} sub-experiment(s) "
                       f"x 2 arms (load {clock.load_average()[0]:.2f})", flush=True)
                 if curtailing is not None and curtailing.after_round(plan.output, planned, steps.test_values,
                                                                       measured, stopped, steps.program):
                     break
+                if all(name in stopped or name in given_up for name in measured):
+                    break  # what is left was given up: no round could measure anything
     except KeyboardInterrupt:
         metadata = replace(metadata, interrupted=True)
         raise
     finally:
-        write_metadata(plan.output, metadata.finish(clock.utc_now(), clock.load_average(), failures=tuple(failures)))
+        write_metadata(plan.output, metadata.finish(clock.utc_now(), clock.load_average(), failures=tuple(failures),
+                                                    retried=tuple(retried)))
     return failures
 
 
@@ -350,5 +364,6 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     if failures:
         print(f"perfgate ab: {len(failures)} sub-experiment run(s) did not finish (see metadata.json 'failures')",
               file=sys.stderr)
-        return code if code == s.EXIT_USAGE else s.EXIT_INCOMPLETE
+        # a regression proven on the others stands (perfgate.outcome): the verdict already says both
+        return code if code in (s.EXIT_USAGE, s.EXIT_REGRESSION) else s.EXIT_INCOMPLETE
     return code

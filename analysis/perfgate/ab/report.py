@@ -17,7 +17,7 @@ import pandas as pd
 from .. import files
 from .. import junit_writer
 from .. import schema as s
-from . import curtail, layout_file, verdict as v
+from . import attempts, curtail, layout_file, verdict as v
 from .verdict import require_parameters
 from . import throughput_report as ab_throughput_report
 from .rounds import Rounds, read_rounds
@@ -39,7 +39,8 @@ class VerdictReport:
 
     @property
     def status(self) -> str:
-        return verdict_of(incomplete=self.decision.incomplete, regressed=not self.decision.failed.empty)
+        return verdict_of(incomplete=self.decision.incomplete or bool(attempts.unfinished(self.rounds.metadata)),
+                          regressed=not self.decision.failed.empty)
 
     @property
     def exit_code(self) -> int:
@@ -69,6 +70,8 @@ class VerdictReport:
                          f"at family-wise {d.alpha:g}")
         if d.undecided:
             parts.append(curtail.undecided_text(d))
+        if attempts.unfinished(self.rounds.metadata):
+            parts.append(attempts.unfinished_text(attempts.unfinished(self.rounds.metadata)))
         return f"{self.status}: " + "; ".join(parts)
 
 

@@ -178,5 +178,6 @@ def measure_ab_throughput(plan: ThroughputAbPlan, *, threshold: float | None = N
     if failures:
         print(f"perfgate ab-throughput: {len(failures)} sub-experiment run(s) did not finish (see metadata.json "
               "'failures')", file=sys.stderr)
-        return code if code == s.EXIT_USAGE else s.EXIT_INCOMPLETE
+        # a regression proven on the others stands (perfgate.outcome): the verdict already says both
+        return code if code in (s.EXIT_USAGE, s.EXIT_REGRESSION) else s.EXIT_INCOMPLETE
     return code

@@ -28,7 +28,7 @@ import pandas as pd
 from .. import files
 from .. import junit_writer
 from .. import schema as s
-from . import curtail, verdict as v
+from . import attempts, curtail, verdict as v
 from .arms import recorded_alignments
 from .rounds import round_folders
 from ..errors import IncompleteError
@@ -108,7 +108,8 @@ class ThroughputVerdict:
 
     @property
     def status(self) -> str:
-        return verdict_of(incomplete=self.decision.incomplete, regressed=not self.decision.failed.empty)
+        return verdict_of(incomplete=self.decision.incomplete or bool(attempts.unfinished(self.rounds.metadata)),
+                          regressed=not self.decision.failed.empty)
 
     @property
     def exit_code(self) -> int:
@@ -134,6 +135,8 @@ class ThroughputVerdict:
                          f"at family-wise {d.alpha:g}")
         if d.undecided:
             parts.append(curtail.undecided_text(d))
+        if attempts.unfinished(self.rounds.metadata):
+            parts.append(attempts.unfinished_text(attempts.unfinished(self.rounds.metadata)))
         return f"{self.status}: " + "; ".join(parts)
 
 

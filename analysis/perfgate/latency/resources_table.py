@@ -284,7 +284,7 @@ def write_resource_outputs(experiment_dir: Path, result: ResourceCheck, plots_di
 
 
 def report(result: ResourceCheck, latency_exit: int) -> int:
-    """Print the resource checks after the latency check's lines; the exit code of both (3 over 1 over 0)."""
+    """Print the resource checks after the latency check's lines; the exit code of both (1 over 3 over 0)."""
     if result.path is None:
         return latency_exit
     for sub in dict.fromkeys(row.subexperiment for row in result.rows):
