@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from .. import __version__, claims, clock, files
-from . import attempts, curtail, layout as layout_bounds, layout_file, report as ab_report, turns as ab_turns, verdict as v
+from . import attempts, curtail, layout as layout_bounds, layout_file, report as ab_report, round_power
+from . import turns as ab_turns, verdict as v
 from .arms import Arm, ArmSpec, common_alignment, parse_arm, prepare_arm
 from ..fastdds.layouts import check_layouts
 from .rounds import read_rounds
@@ -349,6 +350,13 @@ def measure_ab(plan: AbPlan, *, threshold: float | None = None, alpha: float | N
     planned = layout_bounds.rounds_with_more(plan.rounds, more, subs)
     for sub, why in more.items():
         print(f"perfgate ab: {planned[sub]} rounds for {sub}: {why}", flush=True)
+    if noise:  # what this machine can see, before measuring (a file of another machine's rounds is warned above)
+        caught = layout_bounds.smallest_caught(planned, bound, layout, noise, level)
+        print(f"perfgate ab: {layout_bounds.smallest_caught_text(caught, planned)}", flush=True)
+    else:
+        print(f"perfgate ab: the smallest slow-down caught with {round_power.TARGET_POWER:.0%} power is unknown: no "
+              "layout file with rounds of "
+              f"{plan.options.samples} samples for this platform (perfgate calibrate derives one)", flush=True)
     most = curtail.most_planned(planned)
     if plan.layouts and most > plan.layouts:  # one layout pair gives one move, again
         print(f"perfgate ab: warning: up to {most} rounds through {plan.layouts} layouts: the "

@@ -161,6 +161,26 @@ def planned_rounds(rounds: int, threshold: float, layout: dict[str, float] | Non
     return rounds_with_more(rounds, more_rounds(rounds, threshold, layout, subs, noise, alpha), subs)
 
 
+def smallest_caught(planned: dict[str, int], threshold: float, layout: dict[str, float] | None,
+                    noise: dict[str, list[np.ndarray]] | None, alpha: float = v.DEFAULT_ALPHA) -> dict[str, float | None]:
+    """Per sub-experiment, the smallest slow-down its `planned` rounds catch with TARGET_POWER power at its
+    bound, in an hour like the layout file's A/Bs (`noise`, as for more_rounds); None where the file has no
+    rounds of it (or none at this A/B's samples) or no slow-down up to +100 % is caught that often. Said
+    before measuring, so a maintainer knows what this machine can see (issue 43)."""
+    tests = len(planned) * len(v.TESTED_STATISTICS)
+    return {sub: round_power.smallest_caught((noise or {}).get(sub, []), v.bound_of(threshold, layout, sub), rounds,
+                                             tests, alpha)
+            for sub, rounds in planned.items()}
+
+
+def smallest_caught_text(caught: dict[str, float | None], planned: dict[str, int]) -> str:
+    """One line: each sub-experiment's smallest slow-down caught with TARGET_POWER power in its planned rounds."""
+    said = [f"{sub} +{c:.1%} ({planned[sub]} rounds)" if c is not None else f"{sub} unknown"
+            for sub, c in caught.items()]
+    return (f"the smallest slow-down caught with {round_power.TARGET_POWER:.0%} power in the planned rounds, in an hour "
+            "like the layout file's A/Bs: " + ", ".join(said))
+
+
 def rounds_with_more(rounds: int, more, subs) -> dict[str, int]:
     """`rounds` per sub-experiment, WIDE_BOUND_ROUNDS times as many (rounded up) for those in `more`."""
     return {sub: math.ceil(rounds * WIDE_BOUND_ROUNDS) if sub in more else rounds for sub in subs}

@@ -82,3 +82,23 @@ def hourly_power(noises: Sequence[np.ndarray], bound: float, rounds: int, tests:
     """The mean of `each_hour`: the power of `rounds` rounds at an hour like the A/Bs' (None as there)."""
     each = each_hour(noises, bound, rounds, tests, alpha, effect)
     return float(np.mean(each)) if each is not None else None
+
+
+def smallest_caught(noises: Sequence[np.ndarray], bound: float, rounds: int, tests: int,
+                    alpha: float = v.DEFAULT_ALPHA, target: float = TARGET_POWER, step: float = 0.001,
+                    largest: float = 1.0) -> float | None:
+    """The smallest slow-down, on a grid of `step` up to `largest`, that `rounds` rounds catch with at least
+    `target` power in an hour like the A/Bs' (hourly_power); None without A/Bs, when the rounds can never
+    reject, or when not even `largest` is caught that often. The power grows with the slow-down, so the grid
+    is bisected."""
+    def caught(index: int) -> bool:
+        chance = hourly_power(noises, bound, rounds, tests, alpha, effect=index * step)
+        return chance is not None and chance >= target
+    high = round(largest / step)
+    if not noises or not caught(high):
+        return None
+    low = 0  # not caught at 0: an unchanged build fails at most at the test's level
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if caught(middle) else (middle, high)
+    return high * step

@@ -130,6 +130,11 @@ def test_a_real_ab_plans_more_rounds_for_the_sub_experiment_whose_layout_rounds_
                                         "--layout-thresholds", given)
     assert done.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), done.stderr
     assert f"15 rounds for {INTRA_REL}: " in done.stdout and f"rounds for {INTRA_BE}" not in done.stdout
+    # what this machine can see, before measuring: each sub-experiment's smallest slow-down caught (issue 43)
+    read = layout_file.load(given)
+    caught = layout.smallest_caught({INTRA_BE: 10, INTRA_REL: 15}, 0.01, read.thresholds, read.noise_for(50), 0.02)
+    assert f"{INTRA_BE} +{caught[INTRA_BE]:.1%} (10 rounds), {INTRA_REL} +{caught[INTRA_REL]:.1%} (15 rounds)" \
+        in done.stdout
     record = json.loads((out / s.AB_CURTAILED_JSON).read_text())
     assert record["planned_rounds"] == {INTRA_BE: 10, INTRA_REL: 15}
     assert json.loads((out / s.VERDICT_JSON).read_text())["planned_rounds"] == {INTRA_BE: 10, INTRA_REL: 15}
@@ -140,6 +145,8 @@ def test_a_real_ab_plans_more_rounds_for_the_sub_experiment_whose_layout_rounds_
                                          "--layout-thresholds", given)
     assert other.returncode in (s.EXIT_OK, s.EXIT_REGRESSION), other.stderr
     assert "planned by the bounds alone" in other.stdout
+    assert "the smallest slow-down caught with 95% power is unknown: no layout file with rounds of 40 samples" \
+        in other.stdout
     assert json.loads((tmp_path / "other" / s.AB_CURTAILED_JSON).read_text())["planned_rounds"] == 10
 
 
@@ -191,3 +198,20 @@ def test_the_power_bench_prints_each_hours_power_at_the_planned_rounds_and_refus
     bad.write_text(json.dumps({"thresholds": {INTRA_BE: 0.01}, "provenance": {"ab_directories": [{"moves": 3}]}}))
     refused = run_power_bench("--layout-thresholds", str(bad))
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and str(bad) in refused.stderr
+
+
+def test_the_smallest_slow_down_caught_is_where_the_power_first_reaches_95_percent():
+    bound, tests, alpha = 0.01, 20, 0.01
+    # no noise: every round is lifted above the bound by anything larger than it, nothing smaller
+    assert round_power.smallest_caught([np.zeros((16, 2))], bound, 16, tests, alpha) == pytest.approx(0.011)
+    rng = np.random.default_rng(3)
+    noises = [rng.normal(0, 0.02, (16, 2)) for _ in range(6)]
+    c = round_power.smallest_caught(noises, bound, 16, tests, alpha)
+    assert round_power.hourly_power(noises, bound, 16, tests, alpha, effect=c) >= 0.95
+    assert round_power.hourly_power(noises, bound, 16, tests, alpha, effect=c - 0.001) < 0.95
+    # noisier hours, or fewer rounds, need a larger slow-down
+    assert round_power.smallest_caught([2 * n for n in noises], bound, 16, tests, alpha) > c
+    assert round_power.smallest_caught(noises, bound, 12, tests, alpha) > c
+    # nothing known, or rounds that can never reject at Holm's first step: no figure
+    assert round_power.smallest_caught([], bound, 16, tests, alpha) is None
+    assert round_power.smallest_caught(noises, bound, 4, tests, alpha) is None
