@@ -17,18 +17,19 @@ import threading
 
 from . import schema as s
 from .cli_types import path_typed
-from .commands import (ab, ab_throughput, bisect, bisect_events, build, check, check_throughput, check_topology,
-                       compare, compare_subexperiments, determine_gross_margins, determine_layout_thresholds,
-                       determine_requirements, determine_throughput_requirements, determine_topology_targets,
-                       false_alarms, gate, history, junit, pr_comment, process, promote_baseline, run, store,
-                       throughput, topology, topology_ab, verdict)
+from .commands import (ab, ab_throughput, bisect, bisect_events, build, calibrate, check, check_throughput,
+                       check_topology, compare, compare_subexperiments, determine_gross_margins,
+                       determine_layout_thresholds, determine_requirements, determine_throughput_requirements,
+                       determine_topology_targets, false_alarms, gate, history, junit, pr_comment, process,
+                       promote_baseline, run, store, throughput, topology, topology_ab, verdict)
 from .errors import PerfgateError
 
 # every sub-command, in the order `perfgate --help` lists them (commands/: one module each)
 COMMANDS = (run, throughput, check_throughput, determine_throughput_requirements, ab, ab_throughput, verdict, process,
             compare_subexperiments, check, junit, history, store, false_alarms, determine_requirements,
             determine_gross_margins, compare, gate, promote_baseline, build, bisect, bisect_events, pr_comment, topology,
-            check_topology, determine_topology_targets, topology_ab, determine_layout_thresholds)
+            check_topology, determine_topology_targets, topology_ab, determine_layout_thresholds,
+            calibrate)
 
 
 # `--raw-csv/--raw_csv` in argparse's messages: the two spellings of one option (see _option)

@@ -130,6 +130,8 @@ ALLOWED = {
     "topology": {"ab", "core", "escape", "fastdds", "latency", "measure", "plotting", "report"},  # report.bounds: an undefined bound as every table says it
     # constants their options show: cpu_latency.CHOICES, store's branch, the gate's default threshold, topology.names
     "commands": {"core", "gate", "measure", "store", "topology"},
+    # the determine-* code of every file it derives, the measuring commands' options, gate.budget's levels
+    "calibrate": {"ab", "commands", "core", "escape", "gate", "latency", "measure", "throughput", "topology"},
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
 }
 # What measures (runs Fast DDS, builds it, drives the harness): the core, report/, plotting/ and escape/
