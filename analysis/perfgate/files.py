@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from . import csv_lines, plausibility, temporaries
-from .outputs import special_kind
+from .outputs import open_input, special_kind  # noqa: F401  (files.open_input: every reader's)
 from . import schema as s
 from .errors import InputError
 
@@ -288,15 +288,16 @@ def thousandths(values) -> np.ndarray:
 
 
 # --- metadata -----------------------------------------------------------------------------------
-def read_json_object(path: Path, what: str) -> dict | None:
-    """A JSON file holding one object, or None when the file does not exist."""
+def read_json_object(path: Path, what: str, max_bytes: int | None = None) -> dict | None:
+    """A JSON file holding one object, or None when the file does not exist; with `max_bytes`, a larger
+    file is refused before it is parsed (parsed JSON takes several times its text's memory)."""
     path = Path(path)
-    if not path.exists():
-        return None
-    if not path.is_file():
-        raise InputError(f"{what} is not a file", path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open_input(path, what, max_bytes) as handle:
+            data = handle.read(-1 if max_bytes is None else max_bytes + 1)
+        if max_bytes is not None and len(data) > max_bytes:
+            raise InputError(f"{what} is over {max_bytes} bytes, more than any such file holds", path)
+        text = data.decode("utf-8")
         data = json.loads(text, object_pairs_hook=lambda pairs: _object_without_repeats(pairs, text, path))
     except json.JSONDecodeError as error:
         raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
@@ -304,6 +305,10 @@ def read_json_object(path: Path, what: str) -> dict | None:
         raise InputError(f"{what} is nested too deeply to be {what}", path) from None
     except UnicodeDecodeError:
         raise InputError(f"{what} is not text", path) from None
+    except ValueError as error:  # a number of more than 4300 digits (int's limit), not a traceback
+        raise InputError(f"malformed JSON: {str(error)[:120]}", path) from None
+    except (FileNotFoundError, NotADirectoryError):  # no such file, or a file where its folder would be
+        return None
     except OSError as error:
         raise InputError(f"{what} cannot be read: {error.strerror or error}", path) from None
     if not isinstance(data, dict):

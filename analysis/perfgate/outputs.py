@@ -1,14 +1,18 @@
 """Where a command's outputs go, tried before anything is written: an option given as "", a folder
 where a file goes, a place no file can be made, an output that is one of the command's inputs; and
 write errors as bad usage. Each is exit 2 with one line naming the path (docs/formats.md section 13).
+And the one way an input file is opened (`open_input`, perfgate.files' readers): no named pipe or device.
 """
 from __future__ import annotations
 
+import fcntl
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputError
 
@@ -108,3 +112,29 @@ def write_errors_as_input_errors() -> Iterator[None]:
         yield
     except OSError as error:
         raise InputError(str(error.strerror or error), error.filename) from None
+
+
+@contextmanager
+def open_input(path: Path, what: str, max_bytes: int | None = None) -> Iterator[BinaryIO]:
+    """`path` opened for reading its bytes; InputError naming it when it is no regular file (a folder, a
+    named pipe, a device) or, with `max_bytes`, larger than that. Opened without waiting and judged on the
+    open descriptor: a named pipe would hold the open until some writer came (for ever), a device such as
+    /dev/zero never ends, and a check of the path before the open could be raced. A missing file is
+    FileNotFoundError, as from open(), for the caller to say what its absence means."""
+    path = Path(path)
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
+            raise InputError(f"{what} is not a file", path)
+        if not stat.S_ISREG(status.st_mode):
+            raise InputError(f"{what} is {special_kind(path)}, not a regular file", path)
+        if max_bytes is not None and status.st_size > max_bytes:
+            raise InputError(f"{what} is over {max_bytes} bytes, more than any such file holds", path)
+        fcntl.fcntl(descriptor, fcntl.F_SETFL, fcntl.fcntl(descriptor, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        handle = os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with handle:
+        yield handle

@@ -28,7 +28,7 @@ from ..outcome import INCOMPLETE, PASS, REGRESSION
 from . import curtail, layout, round_power, verdict as v
 from .latency import DEFAULT_ROUNDS
 from .arms import recorded_alignments
-from .layout_file import PLATFORM_NAME
+from .layout_file import MAX_BYTES as MAX_LAYOUT_BYTES, PLATFORM_NAME
 from .rounds import read_rounds
 from .throughput_report import is_throughput_ab
 
@@ -146,7 +146,7 @@ def read_previous(path: Path) -> list[tuple[dict, layout.Moves]]:
     path = Path(path)
     if not path.exists():
         raise InputError("no such layout thresholds file", path)
-    data = files.read_json_object(path, "a layout thresholds file") or {}
+    data = files.read_json_object(path, "a layout thresholds file", MAX_LAYOUT_BYTES) or {}
     try:
         return [_previous_entry(record, index) for index, record in enumerate(_list((data.get("provenance") or {})
                                                                                     .get("ab_directories"), "A/Bs"))]

@@ -21,6 +21,9 @@ from . import layout
 
 LAYOUT_SUFFIX = "_layout.json"
 PLATFORM_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
+# The largest layout file read: parsed, a file takes about 5 times its size in memory. The platform's file
+# holds 18 A/Bs' rounds in 0.36 MiB; 16 MiB is room for some 800.
+MAX_BYTES = 16 << 20
 
 
 def layout_json(requirements_dir: Path, platform: str) -> Path:
@@ -55,7 +58,7 @@ def load(path: str | Path) -> LayoutThresholds:
     path = Path(path)
     if not path.exists():
         raise InputError("no such layout thresholds file", path)
-    data = files.read_json_object(path, "a layout thresholds file") or {}
+    data = files.read_json_object(path, "a layout thresholds file", MAX_BYTES) or {}
     try:
         thresholds = layout.parse_thresholds(data)
     except ValueError as error:

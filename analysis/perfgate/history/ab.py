@@ -9,7 +9,8 @@ A/B verdict in the store (`<experiment>/ab/verdict.csv` and `verdict.json`, docs
 - incomplete:  too few usable rounds to decide;
 - passed:      tested, neither slower nor faster.
 
-`sub_outcomes` and `marks` are pure; `read_verdict` reads one experiment folder (None: no A/B).
+`sub_outcomes` and `marks` are pure; `read_verdict` reads one experiment folder (None: no A/B), its
+verdict.json through history.verdict_file, the one reader the store's checks use too.
 """
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import csv_lines, files
+from .. import csv_lines
 from .. import schema as s
 from ..errors import InputError
 from ..ab.verdict import RATIO, STATISTIC, VERDICT_COLUMNS
+from .verdict_file import read_stored_verdict
 
 REGRESSION, IMPROVEMENT, INCOMPLETE, PASSED = "regression", "improvement", "incomplete", "passed"
 OUTCOMES = (REGRESSION, IMPROVEMENT, INCOMPLETE, PASSED)  # the order of the legends
@@ -63,7 +65,7 @@ def read_verdict(experiment: Path) -> dict[str, tuple[str, str]] | None:
         return None
     if not csv_path.exists():
         raise InputError(f"the A/B verdict has {s.VERDICT_JSON} but no {s.VERDICT_CSV}", json_path)
-    record = files.read_json_object(json_path, "A/B verdict")
+    record = read_stored_verdict(json_path, "A/B verdict")  # every field sub_outcomes uses checked
     if record is None:
         raise InputError(f"the A/B verdict has {s.VERDICT_CSV} but no {s.VERDICT_JSON}", csv_path)
     table, _ = csv_lines.read_csv(csv_path, VERDICT_COLUMNS, "A/B verdict")

@@ -3,7 +3,8 @@
 `perfgate bisect-events` wrote after an earlier history.
 
 bisect.json sits in a published folder that anyone who can write the store's branch can change, so
-it is validated (a JSON object, a known status, a culprit of 40 hex digits when one was found):
+it is validated (a JSON object of at most MAX_BYTES, not nested deeper than the parser's recursion, a
+known status, a culprit of 40 hex digits when one was found):
 anything else is refused with one line naming the file. The link is a relative path built only from
 hex digits and fixed names.
 """
@@ -24,6 +25,9 @@ from . import bisect_plan
 from . import names as event_names
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
+# A bisect.json holds a few dozen steps (some KiB); the cap keeps a crafted one from taking the memory
+# parsed JSON takes (several times its text) before it is refused.
+MAX_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -44,9 +48,15 @@ class BisectLink:
 def read_bisect(path: Path, href: str) -> BisectLink:
     """The link to one bisect from its bisect.json; InputError naming the file when it is not one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise ValueError(f"over {MAX_BYTES} bytes, more than any bisect writes")
+        data = json.loads(data.decode("utf-8"))
     except (OSError, ValueError) as error:
         raise InputError(f"cannot read the bisect's result: {str(error)[:200]}", path) from None
+    except RecursionError:  # [[[[...]]]] 100000 deep: the parser's recursion ends, not a traceback
+        raise InputError("cannot read the bisect's result: arrays or objects nested too deep", path) from None
     status = data.get("status") if isinstance(data, dict) else None
     if status not in (search.FOUND, search.NOT_REGRESSED, search.UNDECIDED):
         raise InputError(f"the bisect's result has no known status (found {str(status)[:60]!r})", path)

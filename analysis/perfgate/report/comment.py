@@ -15,6 +15,7 @@ the workflow finds and updates it in place (one comment per platform).
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -26,6 +27,7 @@ from .. import schema as s
 from ..errors import InputError
 from ..escape import markdown
 from ..model import read_metadata
+from .. import outcome
 from ..outcome import INCOMPLETE, PASS, REGRESSION
 from .bounds import bound_cell
 
@@ -39,7 +41,13 @@ COMMIT = re.compile(r"[0-9a-f]{7,40}")
 REPORT_URL = re.compile(r"https://[A-Za-z0-9._~:/?#@!$&*+,;=%-]{1,500}")
 MAX_ROWS = 20  # per table; the rest is counted ("and N more")
 MAX_TEXT = 200  # characters of one text taken from the files
+MAX_MISMATCH = 1000  # characters of platform_files.json's line (it names several files and machines)
 MAX_VERDICT_LINE = 4096  # bytes of report.md read for its first line (a gate's is under 100)
+# the largest junit.xml read: junit_writer bounds a gate's to its 16 MiB of values plus markup (28 MB for the
+# 30000 testcases of a requirements file at its cap); it is read a testcase at a time, never held whole
+MAX_JUNIT_BYTES = 64 << 20
+MAX_TABLE_BYTES = 16 << 20  # an A/B's verdict.csv (a row per test: a gate's has tens), read a row at a time
+MAX_JSON_BYTES = 1 << 20  # verdict.json and metadata.json: a gate's are tens of kB, and are read whole
 # GitHub refuses a comment over 65536 characters; the tables above are bounded far below it
 MAX_COMMENT = 60000
 
@@ -61,8 +69,15 @@ def _markdown_text(value) -> str:
 class Checks:
     """junit.xml of a gate or a throughput check: testcases, and the failed and errored ones."""
     total: int
-    failed: list[tuple[str, str, str]]  # (suite, testcase, message) of each <failure>
-    errors: list[tuple[str, str, str]]  # the same of each <error>: missing data, a failed build
+    failed: list[tuple[str, str, str]]  # (suite, testcase, message) of the first MAX_ROWS <failure>s
+    errors: list[tuple[str, str, str]]  # the same of the first <error>s: missing data, a failed build
+    failures: int = 0  # all of them, counted
+    error_count: int = 0
+
+    @property
+    def status(self) -> str:
+        """What the checks alone say, by the gate's own rule."""
+        return outcome.verdict_of(incomplete=self.error_count > 0, regressed=self.failures > 0)
 
 
 @dataclass(frozen=True)
@@ -77,6 +92,13 @@ class AbVerdict:
     # the rounds planned: per sub-experiment, or the same for all (None: not recorded, an uncurtailed A/B)
     planned: int | dict[str, int] | None = None
     alignments: dict[str, int] = field(default_factory=dict)  # arm -> --align-functions (verdict.json)
+    tests: int = 0  # rows of verdict.csv: all of them (`rows` may hold only the first, failed first)
+    failed_tests: int = 0
+
+    @property
+    def table_status(self) -> str:
+        """verdict.json's status, or REGRESSION where its verdict.csv holds a failed test and it says PASS."""
+        return REGRESSION if self.status == PASS and self.failed_tests else self.status
 
     def rounds_text(self, row: dict[str, str]) -> str:
         """'6' or, with the plan known, '6 of 16' (a curtailed A/B stops decided tests early); plain text,
@@ -107,6 +129,7 @@ class GateOutput:
     ab: AbVerdict | None = None
     throughput: Checks | None = None
     throughput_ab: AbVerdict | None = None
+    platform_mismatch: str | None = None  # platform_files.json: thresholds derived on other machines, one line
 
 
 def _number(text: str, pattern: str) -> str:
@@ -137,23 +160,53 @@ def _ab_table(verdict: AbVerdict) -> list[str]:
                  _bound(row, verdict.bound_column),
                  _number(row.get("Adjusted p-value", ""), "{:.3g}"), _status(row.get(s.STATUS, ""))]
         lines.append("| " + " | ".join(cells) + " |")
-    if len(verdict.rows) > MAX_ROWS:
-        lines.append(f"\nand {len(verdict.rows) - MAX_ROWS} more test(s) in the full report")
+    if max(verdict.tests, len(verdict.rows)) > MAX_ROWS:
+        lines.append(f"\nand {max(verdict.tests, len(verdict.rows)) - MAX_ROWS} more test(s) in the full report")
     return lines + [""]
 
 
 def _checks_lines(checks: Checks, what: str) -> list[str]:
-    lines = [f"{what}: {checks.total - len(checks.failed) - len(checks.errors)} of {checks.total} passed, "
-             f"{len(checks.failed)} failed, {len(checks.errors)} without a result", ""]
+    lines = [f"{what}: {checks.total - checks.failures - checks.error_count} of {checks.total} passed, "
+             f"{checks.failures} failed, {checks.error_count} without a result", ""]
     listed = [(":x:", *case) for case in checks.failed] + [(":warning:", *case) for case in checks.errors]
     if listed:
         lines += ["| | Suite | Test | Message |", "|---|---|---|---|"]
         lines += [f"| {mark} | {_markdown_text(suite)} | {_markdown_text(name)} | {_markdown_text(message)} |"
                   for mark, suite, name, message in listed[:MAX_ROWS]]
-        if len(listed) > MAX_ROWS:
-            lines.append(f"\nand {len(listed) - MAX_ROWS} more in the full report")
+        if checks.failures + checks.error_count > MAX_ROWS:
+            lines.append(f"\nand {checks.failures + checks.error_count - MAX_ROWS} more in the full report")
         lines.append("")
     return lines
+
+
+def _more_severe(status: str, than: str) -> bool:
+    severity = outcome.SEVERITY.index
+    return severity(outcome.exit_code(status)) > severity(outcome.exit_code(than))
+
+
+def disagreement(gate: GateOutput) -> tuple[str, str | None]:
+    """The verdict the comment states, and the sentence naming the files that contradict report.md's, or
+    None. The files are the code under test's and could say anything of each other; the comment states the
+    worse (by the gate's own rule: outcome's severity), since a reviewer reads the verdict first."""
+    claims = []  # (status, what a file says that report.md's verdict does not account for)
+    for folder, checks in (("", gate.checks), (f"{s.THROUGHPUT_DIR}/", gate.throughput)):
+        if checks is not None and checks.failures:
+            claims.append((REGRESSION, f"{folder}{s.JUNIT_FILE} has {checks.failures} failed check(s)"))
+        if checks is not None and checks.error_count:
+            claims.append((INCOMPLETE, f"{folder}{s.JUNIT_FILE} has {checks.error_count} check(s) without a result"))
+    for folder, ab in ((f"{s.AB_DIR}/", gate.ab), (f"{s.THROUGHPUT_DIR}/{s.AB_DIR}/", gate.throughput_ab)):
+        if ab is not None and ab.status != PASS:
+            claims.append((ab.status, f"{folder}{s.VERDICT_JSON} says {ab.status}"))
+        if ab is not None and ab.table_status != ab.status:
+            claims.append((ab.table_status, f"{folder}{s.VERDICT_CSV} has {ab.failed_tests} failed test(s)"))
+    worse = [(status, said) for status, said in claims if _more_severe(status, gate.status)]
+    if not worse:
+        return gate.status, None
+    stated = gate.status
+    for status, _ in worse:
+        stated = status if _more_severe(status, stated) else stated
+    return stated, (f"The report files disagree: {s.REPORT_MARKDOWN} says {gate.status}, but "
+                    f"{', '.join(said for _, said in worse)}; this comment states the worse, {stated}.")
 
 
 def comment_markdown(gate: GateOutput, platform: str, report_url: str, commit: str | None = None) -> str:
@@ -165,21 +218,29 @@ def comment_markdown(gate: GateOutput, platform: str, report_url: str, commit: s
     if commit is not None and not COMMIT.fullmatch(commit):
         raise InputError(f"--commit {commit!r} is not a commit SHA (7 to 40 lowercase hex digits)")
     measured = f" at `{commit}`" if commit else ""
-    lines = [marker(platform), f"## perfgate on {platform}: **{gate.status}**", "",
+    stated, disagreeing = disagreement(gate)
+    lines = [marker(platform), f"## perfgate on {platform}: **{stated}**", "",
              f"[Full report]({report_url}) (the run's summary, and its artifact perfgate-report-{platform}){measured}", ""]
+    if disagreeing:  # fixed words and counts only: nothing of the files' text
+        lines += [f":warning: {disagreeing}", ""]
+    if gate.platform_mismatch:  # answer-first, beside the verdict: what it was judged by is another machine's
+        text = gate.platform_mismatch
+        lines += [":warning: " + markdown.inert_text(text if len(text) <= MAX_MISMATCH
+                                                     else text[:MAX_MISMATCH - 1] + "\u2026"), ""]
     if gate.measured is not None:
         version, commit_of_fastdds = gate.measured.fastdds_version, gate.measured.fastdds_commit
         lines += ["Measured: Fast DDS " + (_markdown_text(version) if version else "(version not recorded)")
                   + (f" ({_markdown_text(commit_of_fastdds)})" if commit_of_fastdds else "")
                   + (f", run {_markdown_text(gate.measured.label)}" if gate.measured.label else ""), ""]
     if gate.ab is not None:
-        lines += [f"### A/B against the baseline build: **{_markdown_text(gate.ab.status)}**", "",
+        lines += [f"### A/B against the baseline build: **{_markdown_text(gate.ab.table_status)}**", "",
                   _markdown_text(gate.ab.headline), "", *_ab_table(gate.ab)]
     lines += _checks_lines(gate.checks, "Latency requirements")
     if gate.throughput is not None:
         lines += _checks_lines(gate.throughput, "Throughput requirements")
     if gate.throughput_ab is not None:
-        lines += [f"### Throughput A/B against the baseline build: **{_markdown_text(gate.throughput_ab.status)}**",
+        lines += [f"### Throughput A/B against the baseline build: "
+                  f"**{_markdown_text(gate.throughput_ab.table_status)}**",
                   "", _markdown_text(gate.throughput_ab.headline), "", *_ab_table(gate.throughput_ab)]
     text = "\n".join(lines).rstrip("\n") + "\n"
     if len(text) > MAX_COMMENT:  # only absurd files get here (rows are bounded); never cut a row in half
@@ -190,7 +251,7 @@ def comment_markdown(gate: GateOutput, platform: str, report_url: str, commit: s
 # --- reading the report files ---------------------------------------------------------------------------
 def _read_verdict_line(path: Path) -> str:
     try:
-        with path.open("rb") as handle:  # its first line only: the file is the code under test's, of any size
+        with files.open_input(path, s.REPORT_MARKDOWN) as handle:  # its first line only: of any size
             first = handle.readline(MAX_VERDICT_LINE).decode("utf-8").rstrip("\n")
     except FileNotFoundError:
         raise InputError("no report.md: the gate wrote no verdict here", path) from None
@@ -203,40 +264,70 @@ def _read_verdict_line(path: Path) -> str:
 
 
 def read_checks(path: Path) -> Checks:
-    """The testcases of a JUnit file (any nesting of testsuites)."""
+    """The testcases of a JUnit file (any nesting of testsuites): each testcase of a testsuite counted,
+    with its first <failure> or <error>. Read an element at a time, each dropped once read, so memory
+    follows the largest element, not the file (of the code under test, of any size up to MAX_JUNIT_BYTES)."""
     try:
-        root = ET.parse(path).getroot()
+        with files.open_input(path, "the JUnit file", MAX_JUNIT_BYTES) as handle:
+            counts = _count_testcases(handle)
     except FileNotFoundError:
         raise InputError("no JUnit file: the gate's results are missing", path) from None
     except ET.ParseError as error:
         raise InputError(f"malformed JUnit XML: {error}", path) from None
     except OSError as error:
         raise InputError(f"the JUnit file cannot be read: {error.strerror or error}", path) from None
-    total, failed, errors = 0, [], []
-    for suite in root.iter("testsuite"):
-        for case in suite.findall("testcase"):
-            total += 1
-            for tag, found in (("failure", failed), ("error", errors)):
-                element = case.find(tag)
-                if element is not None:
-                    found.append((suite.get("name", ""), case.get("name", ""), element.get("message", "")))
-    if total == 0:
+    if counts.total == 0:
         raise InputError("the JUnit file has no testcase: a result without tests is never a pass", path)
-    return Checks(total, failed, errors)
+    return counts
 
 
-def read_ab(folder: Path, bound_column: str) -> AbVerdict | None:
-    """An A/B folder's verdict, or None when the gate ran no A/B (no verdict.json there)."""
-    record = files.read_json_object(folder / s.VERDICT_JSON, "A/B verdict")
+def _count_testcases(handle) -> Checks:
+    total, found = 0, {"failure": [], "error": []}
+    counted = {"failure": 0, "error": 0}
+    path: list[ET.Element] = []  # the open elements, the root first
+    case_result: dict[str, str] = {}  # tag -> message of the testcase being read
+    for event, element in ET.iterparse(handle, events=("start", "end")):
+        if event == "start":
+            path.append(element)
+            continue
+        path.pop()
+        parent = path[-1] if path else None
+        if element.tag in found and parent is not None and parent.tag == "testcase":
+            case_result.setdefault(element.tag, element.get("message", ""))
+        elif element.tag == "testcase" and parent is not None and parent.tag == "testsuite":
+            total += 1
+            for tag, message in case_result.items():
+                counted[tag] += 1
+                if len(found[tag]) < MAX_ROWS:
+                    found[tag].append((parent.get("name", ""), element.get("name", ""), message))
+        if element.tag == "testcase":
+            case_result = {}
+        if parent is not None:  # read: dropped, so that the tree never grows
+            parent.remove(element)
+    return Checks(total, found["failure"], found["error"], counted["failure"], counted["error"])
+
+
+def read_ab(folder: Path, bound_column: str, max_rows: int | None = None) -> AbVerdict | None:
+    """An A/B folder's verdict, or None when the gate ran no A/B (no verdict.json there). With `max_rows`,
+    `rows` holds at most that many failed rows and that many others, in the file's order (the comment shows
+    failed first); every row is counted."""
+    record = files.read_json_object(folder / s.VERDICT_JSON, "A/B verdict", MAX_JSON_BYTES)
     if record is None:
         return None
     status = record.get("status")
     if status not in STATUSES:
         raise InputError(f"'status' is {status!r}; expected one of {', '.join(STATUSES)}", folder / s.VERDICT_JSON)
     table = folder / s.VERDICT_CSV
+    rows, kept, tests, failed_tests = [], {True: 0, False: 0}, 0, 0
     try:
-        with open(table, encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
+        with files.open_input(table, s.VERDICT_CSV, MAX_TABLE_BYTES) as raw, \
+                io.TextIOWrapper(raw, encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                failed = row.get(s.STATUS) == s.FAILED
+                tests, failed_tests = tests + 1, failed_tests + failed
+                if max_rows is None or kept[failed] < max_rows:
+                    rows.append(row)
+                    kept[failed] += 1
     except FileNotFoundError:
         raise InputError("no verdict.csv beside verdict.json: the A/B's table is missing", table) from None
     except (OSError, UnicodeDecodeError, csv.Error) as error:
@@ -244,7 +335,8 @@ def read_ab(folder: Path, bound_column: str) -> AbVerdict | None:
     return AbVerdict(status, str(record.get("headline", "")), bound_column, rows,
                      _layout_sized(record.get("layout_sized"), folder / s.VERDICT_JSON),
                      _planned(record.get("planned_rounds"), folder / s.VERDICT_JSON),
-                     _alignments(record.get("align_functions"), folder / s.VERDICT_JSON))
+                     _alignments(record.get("align_functions"), folder / s.VERDICT_JSON),
+                     tests, failed_tests)
 
 
 def _alignments(value, path: Path) -> dict[str, int]:
@@ -283,13 +375,26 @@ def read_gate_output(folder: Path) -> GateOutput:
     folder = files.require_dir(Path(folder), "gate output folder")
     throughput = folder / s.THROUGHPUT_DIR
     throughput_junit = throughput / s.JUNIT_FILE
+    if (folder / s.METADATA_FILE).exists():  # no named pipe, nor a file larger than any gate writes, read whole
+        with files.open_input(folder / s.METADATA_FILE, "metadata", MAX_JSON_BYTES):
+            pass
     metadata = read_metadata(folder)  # typed: a field of the wrong type is exit 2 naming it
     measured = None if metadata is None else Measured(
         metadata.label, metadata.fastdds.version if metadata.fastdds else None,
         metadata.fastdds.commit if metadata.fastdds else None)
     return GateOutput(status=_read_verdict_line(folder / s.REPORT_MARKDOWN),
                       checks=read_checks(folder / s.JUNIT_FILE), measured=measured,
-                      ab=read_ab(folder / s.AB_DIR, "Lower bound"),
+                      ab=read_ab(folder / s.AB_DIR, "Lower bound", MAX_ROWS),
                       throughput=read_checks(throughput_junit) if throughput_junit.exists() else None,
-                      throughput_ab=read_ab(throughput / s.AB_DIR, "Upper bound"))
+                      throughput_ab=read_ab(throughput / s.AB_DIR, "Upper bound", MAX_ROWS),
+                      platform_mismatch=_platform_mismatch(folder / s.PLATFORM_FILES_JSON))
+
+
+def _platform_mismatch(path: Path) -> str | None:
+    """platform_files.json's line (gate.platform_files), None without the file (a gate from before it)."""
+    record = files.read_json_object(path, "platform files record", max_bytes=65536)  # the gate's is one line
+    value = (record or {}).get("platform_mismatch")
+    if value is not None and not isinstance(value, str):
+        raise InputError("'platform_mismatch' is neither text nor null", path)
+    return value
 

@@ -15,6 +15,10 @@ def command_pr_comment(gate_output: str, platform: str, report_url: str, commit:
 
     require_paths(gate_output=gate_output)
     # everything is read and checked before a line is printed: nothing half-written on stdout
-    text = comment.comment_markdown(comment.read_gate_output(gate_output), platform, report_url, commit)
+    gate = comment.read_gate_output(gate_output)
+    text = comment.comment_markdown(gate, platform, report_url, commit)
+    _, disagreeing = comment.disagreement(gate)
+    if disagreeing:  # the job's log says it too: fixed words and counts only
+        sys.stderr.write(f"perfgate pr-comment: warning: {disagreeing}\n")
     sys.stdout.write(text)
     return 0

@@ -30,15 +30,18 @@ from pathlib import Path
 from .. import files
 from .. import schema as s
 from ..errors import InputError
+from ..history.verdict_file import read_stored_verdict
 from ..latency import experiments as ex
 from ..model import Metadata, read_metadata
 from ..outcome import INCOMPLETE, PASS, REGRESSION
 from ..throughput.check import THROUGHPUT_CHECKS_FILE
+from .branch import TABLE_LIMIT
 
 LATENCY_AB, THROUGHPUT_AB, GROSS_CHECKS = "latency A/B", "throughput A/B", "gross checks"
 PARTS = (LATENCY_AB, THROUGHPUT_AB, GROSS_CHECKS)  # the parts of the gate's budget (gate.budget)
 FALSE_ALARM = "false alarm"  # the whole gate's status of an A/A run, beside PASS and INCOMPLETE
-VERDICT_STATUSES = (PASS, REGRESSION, INCOMPLETE)
+JUNIT_MAX_BYTES = TABLE_LIMIT  # what a results branch may hold of junit.xml
+JUNIT_ROOTS = ("testsuites", "testsuite")
 THROUGHPUT_VERDICT = f"{s.THROUGHPUT_DIR}/{s.AB_DIR}/{s.VERDICT_JSON}"
 
 
@@ -91,57 +94,42 @@ def whole_gate(parts: list[PartResult]) -> tuple[str, tuple[str, ...], tuple[str
 
 
 # --- reading a stored experiment ----------------------------------------------------------------------
-def _text_or_none(value, path: Path, field: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise InputError(f"'{field}' is {value!r:.60}; expected a string or null", path)
-
-
-def read_arm(record: dict, name: str, path: Path) -> Arm | None:
-    """verdict.json's `arms.<name>`; None when the verdict records no arms (an A/B without metadata)."""
-    arms = record.get("arms")
-    if arms is None:
-        return None
-    if not isinstance(arms, dict):
-        raise InputError(f"'arms' is {arms!r:.60}; expected an object of the baseline and candidate arms", path)
-    arm = arms.get(name)
+def read_arm(record: dict, name: str) -> Arm | None:
+    """verdict.json's `arms.<name>` (its types checked by history.verdict_file); None when the verdict
+    records no arms (an A/B without metadata)."""
+    arm = (record.get("arms") or {}).get(name)
     if arm is None:
         return None
-    if not isinstance(arm, dict):
-        raise InputError(f"'arms.{name}' is {arm!r:.60}; expected an object", path)
-    fastdds = arm.get("fastdds")
-    if fastdds is not None and not isinstance(fastdds, dict):
-        raise InputError(f"'arms.{name}.fastdds' is {fastdds!r:.60}; expected an object", path)
-    injected = arm.get("injected_echo_delay_ns")
-    if injected is not None and not isinstance(injected, dict):
-        raise InputError(f"'arms.{name}.injected_echo_delay_ns' is {injected!r:.60}; expected an object", path)
-    commit = _text_or_none((fastdds or {}).get("commit"), path, f"arms.{name}.fastdds.commit")
-    return Arm(_text_or_none(arm.get("spec"), path, f"arms.{name}.spec"), commit or None,
-               any(value not in (0, None) for value in (injected or {}).values()))
+    fastdds, injected = arm.get("fastdds") or {}, arm.get("injected_echo_delay_ns") or {}
+    injected_any = any(value not in (0, None) for value in injected.values())
+    return Arm(arm.get("spec"), fastdds.get("commit") or None, injected_any)
 
 
 def read_verdict_status(path: Path, what: str) -> tuple[dict | None, str | None]:
-    """(verdict.json, its status) of an A/B folder; (None, None) without one."""
-    record = files.read_json_object(path, what)
-    if record is None:
-        return None, None
-    status = record.get("status")
-    if status not in VERDICT_STATUSES:
-        raise InputError(f"'status' is {status!r:.60}; expected one of {', '.join(VERDICT_STATUSES)}", path)
-    return record, status
+    """(verdict.json, its status) of an A/B folder, read by the one reader of a stored verdict
+    (history.verdict_file: every field checked); (None, None) without one."""
+    record = read_stored_verdict(path, what)
+    return (None, None) if record is None else (record, record["status"])
 
 
 def junit_status(path: Path) -> str:
     """The stored JUnit file's checks: REGRESSION on a <failure>, else INCOMPLETE on an <error> or no
-    file (a missing result is never a pass), else PASS."""
+    file (a missing result is never a pass), else PASS. `perfgate store check`, push and pull read it
+    here too: a junit.xml that is not the JUnit XML of section 12 (not XML, another root element, over
+    JUNIT_MAX_BYTES) is an InputError naming it, so it is never pulled and false-alarms never meets it."""
     if not path.exists():
         return INCOMPLETE
     try:
+        if path.stat().st_size > JUNIT_MAX_BYTES:
+            raise InputError(f"the JUnit file is over {JUNIT_MAX_BYTES} bytes, more than any gate writes", path)
         root = ET.parse(path).getroot()
     except ET.ParseError as error:
         raise InputError(f"malformed JUnit XML: {error}", path) from None
     except OSError as error:
         raise InputError(f"the JUnit file cannot be read: {error.strerror or error}", path) from None
+    if root.tag not in JUNIT_ROOTS:
+        raise InputError(f"malformed JUnit XML: the root element is {ascii(root.tag[:60])}, not "
+                         f"{' or '.join(JUNIT_ROOTS)}", path)
     cases = list(root.iter("testcase"))
     if any(case.find("failure") is not None for case in cases):
         return REGRESSION
@@ -168,8 +156,7 @@ def read_stored_gate(folder: Path, metadata: Metadata | None) -> AaGate | None:
     record, latency = read_verdict_status(folder / s.AB_DIR / s.VERDICT_JSON, "A/B verdict")
     if record is None:
         return None
-    path = folder / s.AB_DIR / s.VERDICT_JSON
-    baseline, candidate = read_arm(record, "baseline", path), read_arm(record, "candidate", path)
+    baseline, candidate = read_arm(record, "baseline"), read_arm(record, "candidate")
     if baseline is None or candidate is None or not is_aa(baseline, candidate):
         return None
     _, throughput = read_verdict_status(folder / THROUGHPUT_VERDICT, "throughput A/B verdict")

@@ -27,11 +27,13 @@ from ..history import ab as history_ab
 from .. import schema as s
 from . import experiments as results_store
 from . import branch as store_branch
+from . import aa_gates
 from ..cli_types import label_problem
 from ..csv_lines import GZIP_SUFFIX, inflated_problem
 from ..errors import InputError
 from ..history.index import IndexedSummaries
 from ..history.topology_tables import stored_topologies
+from ..throughput.check import THROUGHPUT_CHECKS_FILE
 from ..throughput.files import read_throughput, table_paths
 
 
@@ -45,10 +47,14 @@ class Damage:
 
 
 def check_folder(folder: Path) -> ex.Experiment:
-    """describe_experiment, and the files history reads whole per folder (A/B verdict, throughput
-    tables); InputError on the first problem."""
+    """describe_experiment, and the files history, the gate and false-alarms read whole per folder (the
+    A/B verdicts, junit.xml, throughput tables and checks), each through its one reader; InputError on
+    the first problem."""
     experiment = ex.describe_experiment(folder)
     history_ab.read_verdict(folder)
+    aa_gates.read_verdict_status(folder / aa_gates.THROUGHPUT_VERDICT, "throughput A/B verdict")
+    aa_gates.junit_status(folder / s.JUNIT_FILE)  # what false-alarms reads of each stored run
+    aa_gates.throughput_checks_status(folder / THROUGHPUT_CHECKS_FILE)
     for path in table_paths(folder).values():  # not check-throughput's report, which is named alike
         read_throughput(path)
     stored_topologies(folder)  # the topology runs it keeps, every cell the topology history reads

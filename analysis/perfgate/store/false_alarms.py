@@ -25,7 +25,7 @@ from scipy import stats
 
 from .. import files, outputs
 from .. import schema as s
-from ..errors import IncompleteError
+from ..errors import IncompleteError, InputError
 from ..escape import markdown, spreadsheet
 from ..escape.workflow import log_text
 from ..outcome import INCOMPLETE
@@ -36,6 +36,8 @@ LABEL, COMMIT, DATE, STATUS, FAILED_PARTS, INCOMPLETE_PARTS = (
     "Label", "Fast DDS commit", "Date", "Status", "Failed parts", "Incomplete parts")
 CSV_COLUMNS = (LABEL, COMMIT, DATE, STATUS, FAILED_PARTS, INCOMPLETE_PARTS)
 MAX_LISTED = 20  # false alarms listed one per line; the rest counted (the CSV has every one)
+# the most gates counted: past 2**53 a float (the bound's argument) no longer tells one gate from the next
+MAX_GATES = 2 ** 53
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,10 @@ class RateFigures:
 
 
 def upper_bound(k: int, n: int, confidence: float = CONFIDENCE) -> float:
-    """The one-sided exact (Clopper-Pearson) upper confidence bound of a rate with k of n."""
-    return float(stats.binomtest(k, n, alternative="less").proportion_ci(confidence, method="exact").high)
+    """The one-sided exact (Clopper-Pearson) upper confidence bound of a rate with k of n: the beta quantile
+    that scipy's binomtest solves for numerically (to an absolute 1e-12 or so, which is no answer for a
+    budget near it, and whose integers overflow past 2**63 gates); 1 when every gate was a false alarm."""
+    return 1.0 if k >= n else float(stats.beta.ppf(confidence, k + 1, float(n - k)))
 
 
 def gates_to_show(k: int, n: int, budget: float, confidence: float = CONFIDENCE) -> int:
@@ -65,6 +69,9 @@ def gates_to_show(k: int, n: int, budget: float, confidence: float = CONFIDENCE)
     doubling, then bisection."""
     low, high = n, max(n, 1)
     while upper_bound(k, high, confidence) > budget:
+        if high > MAX_GATES:
+            raise InputError(f"--budget {budget:g}: no number of gates a float counts ({MAX_GATES}) would show the rate "
+                             f"below it at {confidence:.0%}; give a budget a store of gates could show")
         low, high = high, high * 2
     while low < high:
         middle = (low + high) // 2
@@ -84,20 +91,25 @@ def rate_figures(k: int, n: int, budget: float, confidence: float = CONFIDENCE) 
 
 
 # --- what it prints and writes -------------------------------------------------------------------
+def share(value: float) -> str:
+    """A budget in per cent: '2%', and a tiny one as it is ('1e-10%'), never rounded to '0%'."""
+    return f"{value * 100:.3g}%"
+
+
 def figures_lines(figures: RateFigures, budget: float) -> list[str]:
     """The figures in words (no text from the store: nothing to escape)."""
-    verdict = (f"the data contradict the {budget:.0%} budget (p {figures.p_value:.3g} <= {1 - CONFIDENCE:.2f})"
+    verdict = (f"the data contradict the {share(budget)} budget (p {figures.p_value:.3g} <= {1 - CONFIDENCE:.2f})"
                if figures.contradicts() else
-               f"the data do not contradict the {budget:.0%} budget (p {figures.p_value:.3g})")
-    shown = (f"{figures.more_clean_gates} more clean gate(s) would show the rate <= {budget:.0%} at "
+               f"the data do not contradict the {share(budget)} budget (p {figures.p_value:.3g})")
+    shown = (f"{figures.more_clean_gates} more clean gate(s) would show the rate <= {share(budget)} at "
              f"{CONFIDENCE:.0%} ({figures.gates + figures.more_clean_gates} in all)"
              if figures.more_clean_gates else
-             f"the rate is shown <= {budget:.0%} at {CONFIDENCE:.0%} (one-sided exact upper bound "
+             f"the rate is shown <= {share(budget)} at {CONFIDENCE:.0%} (one-sided exact upper bound "
              f"{upper_bound(figures.false_alarms, figures.gates):.2%})")
     return [f"false-alarm rate {figures.rate:.2%} ({figures.false_alarms} of {figures.gates}), "
             f"{CONFIDENCE:.0%} Clopper-Pearson interval {figures.low:.2%} to {figures.high:.2%}",
             f"{verdict}: the exact binomial probability of {figures.false_alarms} or more false alarms in "
-            f"{figures.gates} gate(s) at {budget:.0%}", shown]
+            f"{figures.gates} gate(s) at {share(budget)}", shown]
 
 
 def gate_line(gate: AaGate) -> str:
@@ -144,9 +156,9 @@ def command_false_alarms(store: str, platform: str | None = None, output: str | 
     alarms = [gate for gate in gates if gate.status == FALSE_ALARM]
     incomplete = [gate for gate in gates if gate.status == INCOMPLETE]
     decided = len(gates) - len(incomplete)
+    figures = rate_figures(len(alarms), decided, budget) if decided else None  # before anything is written
     if output is not None and gates:  # no A/A gate: no file (exit 3 below)
         files.write_csv(Path(output), gates_table(gates))
-    figures = rate_figures(len(alarms), decided, budget) if decided else None
     if summary_markdown_file is not None:
         with open(summary_markdown_file, "a", encoding="utf-8") as handle:
             handle.write(summary_markdown(gates, figures, budget))

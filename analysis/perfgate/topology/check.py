@@ -11,8 +11,9 @@ import pandas as pd
 from .. import junit_writer, outputs
 from ..escape.workflow import log_text
 from .. import schema as s
-from ..errors import IncompleteError
+from ..errors import IncompleteError, InputError
 from ..junit_writer import TestCase
+from . import classify
 from . import names as n
 from .target import Outcome, Target, compare, measured_resources, publishing_start_ms, read_target
 
@@ -50,11 +51,29 @@ def measured_figures(folder: Path) -> tuple[dict[str, dict[str, float]], pd.Data
                               folder / n.LATENCY_TOTAL_CSV)
     if int(total[n.RECEIVED]) == 0:
         raise IncompleteError("no message was received: nothing to check", folder / n.LATENCY_TOTAL_CSV)
+    contradicted_share(total, folder / n.LATENCY_TOTAL_CSV)
     if not (usage[n.RESOURCE_TIME] > publishing_ms).any():
         raise IncompleteError("no CPU sample while publishing (a run shorter than --sampling?)",
                               folder / n.RESOURCES_CSV)
     return ({n.TARGET_RESOURCES: measured_resources(usage, publishing_ms),
              n.TARGET_LATENCY_TOTAL: {key: float(total[key]) for key in n.TARGET_LATENCY_KEYS}}, usage, publishing_ms)
+
+
+# each share a target limits, and the counts it is written from (topology.tables: classify.percent)
+SHARES = ((n.LATE_PERCENT, n.LATE, (n.RECEIVED,)), (n.TOO_LATE_PERCENT, n.TOO_LATE, (n.RECEIVED,)),
+          (n.LOST_PERCENT, n.LOST, (n.RECEIVED, n.LOST)))
+SHARE_TOLERANCE = 0.0005 + 1e-9  # half the last of the 3 decimals run.FLOAT_FORMAT writes (and a float's error)
+
+
+def contradicted_share(total: pd.Series, path: Path) -> None:
+    """A share that is not its counts' (late[%] = 100 late / received, lost[%] = 100 lost / (received + lost)),
+    to the 3 decimals written: the target would judge a figure the run never measured. InputError (exit 2)."""
+    for share, part, whole in SHARES:
+        expected = classify.percent(float(total[part]), sum(float(total[column]) for column in whole))
+        if not abs(float(total[share]) - expected) <= SHARE_TOLERANCE:
+            raise InputError(f"{share} is {float(total[share]):g}, but {part} {float(total[part]):g} of "
+                             f"{' + '.join(whole)} {sum(float(total[c]) for c in whole):g} is {expected:.3f} %: "
+                             "the file contradicts itself", path)
 
 
 def draw_with_target(usage: pd.DataFrame, target: Target, publishing_ms: float, path: Path) -> None:

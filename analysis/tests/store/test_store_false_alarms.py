@@ -18,7 +18,8 @@ from perfgate import cli
 from perfgate import schema as s
 from perfgate.gate import run as gate_run
 from perfgate.store import experiments as results_store
-from perfgate.store.false_alarms import rate_figures, upper_bound
+from perfgate.errors import InputError
+from perfgate.store.false_alarms import figures_lines, rate_figures, upper_bound
 from gate_inputs import gate_folder, quick_gate
 
 SUB = "intraprocess_best_effort"
@@ -237,3 +238,23 @@ def test_platform_keeps_the_runs_of_that_machine_only(tmp_path, real_aa_gate, ca
     assert cli.main(["false-alarms", "--store", str(store), "--platform", "0123456789abcdef"]) == s.EXIT_REGRESSION
     assert "n 1 A/A gate(s), k 1 false alarm(s)" in capsys.readouterr().out
     shutil.rmtree(folder)
+
+
+# --- issue 44 item 4: a budget far below what scipy's root finding resolves --------------------------------
+@pytest.mark.parametrize("budget", [1e-9, 1e-12, 1e-15])
+def test_a_tiny_budget_gets_the_exact_number_of_clean_gates(budget):
+    """0 false alarms: the one-sided upper bound is 1 - 0.05**(1/n), so n = ceil(log(0.05) / log(1 - budget));
+    it gave a traceback (scipy's integers) or a wrong count (its root finding stops near 1e-12) before."""
+    figures = rate_figures(0, 1, budget)
+    needed = figures.more_clean_gates + 1
+    assert upper_bound(0, needed) <= budget < upper_bound(0, needed - 1)
+    assert needed == pytest.approx(math.log(0.05) / math.log1p(-budget), rel=1e-6)
+
+
+def test_a_budget_no_count_of_gates_could_show_is_refused_and_a_tiny_one_is_printed_as_it_is():
+    # InputError: the command's one line and exit 2, before its CSV is written
+    with pytest.raises(InputError, match=r"--budget 1e-300: no number of gates a float counts"):
+        rate_figures(0, 1, 1e-300)
+    lines = " ".join(figures_lines(rate_figures(0, 1, 1e-12), 1e-12))
+    assert "the data do not contradict the 1e-10% budget" in lines and "<= 1e-10% at 95%" in lines
+    assert " 0% " not in lines  # the budget was printed rounded, as 0%
