@@ -11,9 +11,8 @@ The JSON form is the one perfgate always wrote, kept exactly:
   written again is the same file;
 - keys the model does not know are kept in `extra` and written back as they were: metadata.json of
   older or newer perfgates reads, and nothing is lost.
-Lists are held as tuples and mappings as dicts; the dataclasses are frozen: a writer that records a
-run as it goes makes a new value with `dataclasses.replace` (or `with_outcome`) and writes it again.
-"""
+Lists are held as tuples and mappings as dicts; the dataclasses are frozen: a writer that records a run as it
+goes makes a new value with `dataclasses.replace` (or `with_outcome`) and writes it again."""
 from __future__ import annotations
 
 import dataclasses
@@ -361,9 +360,9 @@ class Metadata(Record):
     _KINDS: ClassVar = {
         "label": STR, "created_utc": STR, "finished_utc": STR, "kind": STR, "perfgate_version": STR,
         "run_id": STR, "interrupted": BOOL, "fastdds": FastDDS, "harness": Harness, "latency_definition": STR,
-        "samples": INT, "payloads": LIST, "warmup": INT, "requested_subexperiments": LIST, "layouts": INT, "failures": LIST, "retried": LIST,
-        "subexperiments": (SubexperimentOutcome,), "platform": Platform, "load_average": LoadAverage,
-        "cpu_pinning": CpuPinning, "cpu_latency": CpuLatency, "environment": Environment,
+        "samples": INT, "payloads": LIST, "warmup": INT, "requested_subexperiments": LIST, "layouts": INT,
+        "failures": LIST, "retried": LIST, "subexperiments": (SubexperimentOutcome,), "platform": Platform,
+        "load_average": LoadAverage, "cpu_pinning": CpuPinning, "cpu_latency": CpuLatency, "environment": Environment,
         "resource_sampling": OBJECT, "throughput": ThroughputRecord, "build_failed": BuildFailure,
         "injected_echo_delay_ns": OBJECT, "arms": (AbArm,), "rounds": INT, "order": STR, "turn_samples": INT}
 

@@ -313,12 +313,12 @@ def requirements_provenance_json(requirements_csv: Path) -> Path:
 
 # --- gate reports and baselines (gate / report helper) ------------------------------------------
 REPORT_HTML = "report.html"
-REPORT_MARKDOWN = "report.md"
+REPORT_MARKDOWN, PLATFORM_FILES_JSON = "report.md", "platform_files.json"  # the latter: gate.platform_files' line
 BASELINE_COMPARISON_DIR = "baseline_comparison"  # inside an experiment's plots/: compare vs baseline
 REQUIREMENTS_DIR = "requirements"  # requirements/<platform>.csv
 STORE_REMOTE_ENV = "PERFGATE_STORE_REMOTE"  # the git repository of `perfgate store push/pull` (store_sync)
 BASELINES_DIR = "baselines"  # baselines/<platform>/
-PLATFORM_ENV = "PERFGATE_PLATFORM"
+PLATFORM_ENV, STRICT_PLATFORM_ENV = "PERFGATE_PLATFORM", "PERFGATE_STRICT_PLATFORM"  # the latter "1": --strict-platform
 PIN_CPUS_ENV = "PERFGATE_PIN_CPUS"  # the gate's --pin-cpus default, set once per reference machine
 WORKSPACE_ENV, STORE_ENV = "PERFGATE_WORKSPACE", "PERFGATE_STORE"  # a runner's; the gate's --workspace, --store defaults
 FASTDDS_WORKSPACE_SPEC = "workspace"  # perfgate gate --fastdds: the Fast DDS of $PERFGATE_WORKSPACE

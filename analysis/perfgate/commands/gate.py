@@ -39,9 +39,15 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--payloads", type=payload_list, default=None, help="e.g. 16,32,64 (default: all eleven)")
     option(parser, "--subexperiments", type=name_list, default=None,
            help="comma-separated sub-experiment names (default: the ten of the contract and the machine's floor)")
-    option(parser, "--platform", default=None, metavar="NAME",
-           help="reference platform name (default: $PERFGATE_PLATFORM, else 'local')")
-    option(parser, "--requirements", default=None, metavar="F", help="default: requirements/<platform>.csv")
+    option(parser, "--platform", default=None, metavar="NAME|auto",
+           help="reference platform name, or auto: the platform whose files carry this machine's fingerprint "
+                "(default: $PERFGATE_PLATFORM, else 'local')")
+    option(parser, "--requirements-directory", default=None, metavar="DIR",
+           help=f"where the platforms' files are (default: {s.REQUIREMENTS_DIR}/)")
+    option(parser, "--strict-platform", action="store_true",
+           help="exit 3 before measuring when a platform file the gate uses was derived on another machine "
+                f"(default: ${s.STRICT_PLATFORM_ENV}=1)")
+    option(parser, "--requirements", default=None, metavar="F", help="default: <requirements directory>/<platform>.csv")
     option(parser, "--throughput-requirements", metavar="F", help="default: requirements/<platform>_throughput.csv")
     option(parser, "--baseline", metavar="DIR", help="baseline experiment (default: baselines/<platform>/, skipped when absent)")
     option(parser, "--fail-threshold", type=non_negative_float, default=DEFAULT_FAIL_THRESHOLD,

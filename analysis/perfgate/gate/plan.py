@@ -19,7 +19,7 @@ from ..ab.arms import parse_arm
 from ..fastdds.layouts import check_layouts
 from ..ab.layout_file import LayoutThresholds, layout_json, load as load_layout
 from ..store.baseline import require_folder_name, require_platform_name
-from ..errors import InputError
+from ..errors import IncompleteError, InputError
 from ..model import Metadata, read_metadata
 from ..latency.requested import Requested
 from ..latency.gross import GrossMargins, read_gross_margins
@@ -27,6 +27,7 @@ from ..latency.resources_requirements import read_resource_requirements
 from ..throughput.files import read_throughput_requirements
 from ..measure import options as run_options
 from ..measure.options import RunOptions
+from . import platform_files
 from .request import GateRequest
 from .topology_step import GateTopology, plan_topologies
 
@@ -74,6 +75,9 @@ class GatePlan:
     # False when neither --platform nor $PERFGATE_PLATFORM named one (platform is then `local`): the
     # reports say "no platform named" rather than show `local` as if it were a reference platform
     platform_named: bool = True
+    platform_note: str | None = None  # with --platform auto: which platform it picked, or that none fits
+    # the platform files this gate uses that were derived on other machines, in one line (gate.platform_files)
+    platform_mismatch: str | None = None
 
     @property
     def requested(self) -> Requested:
@@ -90,6 +94,29 @@ class GatePlan:
 def resolve_platform(platform: str | None, environment: dict) -> str:
     """--platform, else $PERFGATE_PLATFORM (set once on each reference machine), else `local`."""
     return require_platform_name(platform or environment.get(s.PLATFORM_ENV) or DEFAULT_PLATFORM)
+
+
+def choose_platform(platform: str | None, environment: dict, requirements_dir: Path,
+                    this_platform_id: str | None) -> tuple[str, bool, str | None]:
+    """(platform, named, note): `resolve_platform`'s, or with `auto` the platform of requirements_dir whose
+    files carry this machine's id (gate.platform_files.auto_platform), else `local` as if none was named."""
+    if (platform or environment.get(s.PLATFORM_ENV)) != platform_files.AUTO:
+        return resolve_platform(platform, environment), bool(platform or environment.get(s.PLATFORM_ENV)), None
+    chosen = platform_files.auto_platform(requirements_dir, this_platform_id)
+    if chosen is None:
+        return DEFAULT_PLATFORM, False, (f"--platform auto: no platform in {requirements_dir} carries this machine's "
+                                         f"platform id {this_platform_id}: the gate judges as platform "
+                                         f"{DEFAULT_PLATFORM!r} ({s.requirements_csv(requirements_dir, DEFAULT_PLATFORM)})")
+    return require_platform_name(chosen), True, (f"--platform auto: {chosen}, whose files in {requirements_dir} carry "
+                                                 f"this machine's platform id {this_platform_id}")
+
+
+def strict_platform(request: GateRequest, environment: dict) -> bool:
+    """--strict-platform, or $PERFGATE_STRICT_PLATFORM=1 (a reference runner's setting)."""
+    value = environment.get(s.STRICT_PLATFORM_ENV, "")
+    if value not in ("", "0", "1"):
+        raise InputError(f"${s.STRICT_PLATFORM_ENV} is {value!r}; expected 1 (strict) or 0")
+    return request.strict_platform or value == "1"
 
 
 def missing_requirements_message(platform: str, path: Path) -> str:
@@ -246,7 +273,8 @@ def platform_layout_thresholds(platform: str, requirements_dir: Path = Path(s.RE
 
 
 def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str | None, now: datetime,
-              harness: Path | None = None, prefix: str | Path | None = None) -> GatePlan:
+              harness: Path | None = None, prefix: str | Path | None = None,
+              this_cpu_model: str | None = None) -> GatePlan:
     """The plan for `request`, measuring the Fast DDS installed at `prefix` (None: the system's) with
     `harness`; $PERFGATE_PIN_CPUS from `environment` when --pin-cpus was left out."""
     output, quick, samples, payloads = request.output, request.quick, request.samples, request.payloads
@@ -255,13 +283,18 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
     baseline_build, cpu_latency_request, experiments = request.baseline_build, request.cpu_latency_request, request.experiments
     throughput_requirements_file = request.throughput_requirements
     pin_cpus = request.pin_cpus or environment.get(s.PIN_CPUS_ENV) or None
-    platform_name = resolve_platform(platform, environment)
+    requirements_dir = Path(request.requirements_directory or s.REQUIREMENTS_DIR)
+    if request.requirements_directory is not None and not requirements_dir.is_dir():
+        raise InputError("--requirements-directory: no such folder", requirements_dir)
+    strict = strict_platform(request, environment)
+    platform_name, named, platform_note = choose_platform(platform, environment, requirements_dir, this_platform_id)
     chosen_experiments = resolve_experiments(experiments)
     requirements_path = (Path(requirements) if requirements
-                         else s.requirements_csv(Path(s.REQUIREMENTS_DIR), platform_name))
+                         else s.requirements_csv(requirements_dir, platform_name))
     if not requirements and not requirements_path.exists():
         raise InputError(missing_requirements_message(platform_name, requirements_path), requirements_path)
     requirement_table = files.read_requirements(requirements_path)
+    used = [requirements_path]  # the platform files this gate judges by, whose machines are compared with this one
     output_path = Path(output)
     chosen_label = label or default_label(output_path, now)
     require_folder_name(chosen_label, "label")  # it names the experiment's folder in the store
@@ -289,6 +322,7 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         parse_arm(s.AB_ARMS[0], baseline_build, layouts)
         baseline_path, baseline_note = None, f"decided by an A/B against the baseline build {baseline_build}"
         margins, margins_warning = gross_margins(requirements_path)
+        used += [s.gross_margins_json(requirements_path)] if margins is not None else []
     else:
         baseline_path, baseline_note = _resolve_baseline(baseline, platform_name, this_platform_id)
         margins, margins_warning = None, None
@@ -296,17 +330,32 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         raise InputError("--throughput-requirements is for a gate that measures throughput "
                          "(--experiments latency,throughput)")
     throughput_path, throughput_table = (throughput_requirements(
-        Path(throughput_requirements_file) if throughput_requirements_file is not None else None, platform_name)
-        if "throughput" in chosen_experiments else (None, None))
+        Path(throughput_requirements_file) if throughput_requirements_file is not None else None, platform_name,
+        requirements_dir) if "throughput" in chosen_experiments else (None, None))
     topologies = plan_topologies(request.topologies, request.topology_time, experiments=chosen_experiments,
                                  quick=quick, platform=platform_name, output=output_path, label=chosen_label,
-                                 ipc=request.topology_ipc, transport=request.topology_transport)
+                                 requirements_dir=requirements_dir, ipc=request.topology_ipc,
+                                 transport=request.topology_transport)
+    resources_path = (resources_requirements_path(platform_name, requirements_dir)
+                      if "resources" in chosen_experiments else None)
+    layout_thresholds = (platform_layout_thresholds(platform_name, requirements_dir) if baseline_build is not None
+                         else None)
+    used += [p for p in (throughput_path, resources_path) if p is not None]
+    used += [Path(layout_thresholds.path)] if layout_thresholds is not None else []
+    used += [Path(t.target.path) for t in topologies if t.target is not None]
+    mismatch = platform_files.mismatch([platform_files.DerivedOn(p, platform_files.file_machines(p)) for p in used],
+                                       this_platform_id, this_cpu_model)
+    if strict and mismatch:  # before measuring: a strict runner never spends a measurement on another's thresholds
+        raise IncompleteError(f"--strict-platform: {mismatch}; never a pass (derive this machine's files, "
+                              "docs/gate.md)")
     store_path = resolve_store(store, history, environment)
     store_warnings = _validate_store(store_path, chosen_label, this_platform_id) if store_path is not None else []
     return GatePlan(
         output=output_path,
         platform=platform_name,
-        platform_named=bool(platform or environment.get(s.PLATFORM_ENV)),
+        platform_named=named,
+        platform_note=platform_note,
+        platform_mismatch=mismatch,
         requirements=requirements_path,
         samples=options.samples,
         payloads=list(options.payloads),
@@ -322,9 +371,8 @@ def plan_gate(request: GateRequest, *, environment: dict, this_platform_id: str 
         experiments=chosen_experiments,
         throughput_requirements=throughput_path,
         throughput_table=throughput_table,
-        resources_requirements=(resources_requirements_path(platform_name)
-                                if "resources" in chosen_experiments else None),
-        layout_thresholds=platform_layout_thresholds(platform_name) if baseline_build is not None else None,
+        resources_requirements=resources_path,
+        layout_thresholds=layout_thresholds,
         requirement_table=requirement_table,
         run_options=options,
         topologies=topologies,

@@ -21,6 +21,8 @@ class GateRequest:
     experiments: list[str] | None = None
     platform: str | None = None
     requirements: str | None = None
+    requirements_directory: str | None = None  # None: requirements/
+    strict_platform: bool = False  # also $PERFGATE_STRICT_PLATFORM=1: platform files of another machine are exit 3
     throughput_requirements: str | None = None
     topologies: list[str] | None = None  # None: every topologies/<name>.json
     topology_time: float | None = None  # None: the quick or the default time

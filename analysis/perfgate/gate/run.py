@@ -289,7 +289,7 @@ def joined_headline(check: str, ab_headline: str) -> str:
     status, _, said = check.partition(": ")
     ab_status, _, ab_said = ab_headline.partition(": ")
     statuses = [status, ab_status]
-    worst = next((status for status in (outcome.INCOMPLETE, outcome.REGRESSION) if status in statuses), statuses[0])
+    worst = next((status for status in (outcome.REGRESSION, outcome.INCOMPLETE) if status in statuses), statuses[0])
     # one verdict word per banner: the worst one, the A/B's own in words ("REGRESSION: PASS: ..." said neither)
     return f"{worst}: {said}; A/B against the baseline build {STATUS_WORDS.get(ab_status, ab_status)}: {ab_said}"
 
@@ -314,7 +314,7 @@ def ab_annotations(ab_dir: Path) -> list[str]:
 
 
 def final_exit_code(verdict: report.Verdict, step_codes: dict[str, int]) -> int:
-    """The most severe of the report's verdict and the steps' own exit codes (2 over 3 over 1 over 0)."""
+    """The most severe of the report's verdict and the steps' own exit codes (2 over 1 over 3 over 0)."""
     return outcome.most_severe(verdict.exit_code, *step_codes.values())
 
 
@@ -341,8 +341,11 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
         except IncompleteError as error:  # built, but its harness is gone: reported like a failed build (exit 3)
             unusable = {**chosen.record, "status": s.BUILD_FAILED, "error": error.message, "log": str(error.path)}
             return gate_failed_build(unusable, output=output, label=label, summary_markdown=summary_markdown)
-    plan = plan_gate(request, environment=environment, this_platform_id=this_machine().id,
+    machine = this_machine()
+    plan = plan_gate(request, environment=environment, this_platform_id=machine.id, this_cpu_model=machine.cpu_model,
                      now=datetime.now(timezone.utc), harness=harness, prefix=prefix)
+    if plan.platform_note:
+        print(f"perfgate gate: {log_text(plan.platform_note)}", flush=True)
     measured = (f"{plan.samples} samples" if plan.baseline_build is None
                 else "checked on the A/B's candidate samples (no run of their own), failing on a gross miss only")
     print(f"perfgate gate: platform {log_text(plan.platform)}, requirements {log_text(plan.requirements)}, {measured}, "
@@ -354,7 +357,7 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
                                 else "measured (no throughput requirements for this platform)")
              if "throughput" in plan.experiments else "")
           + (f"; topologies {log_text(describe_topologies(plan.topologies))}" if plan.topologies else ""))
-    for warning in plan.warnings:
+    for warning in plan.warnings + ((plan.platform_mismatch,) if plan.platform_mismatch else ()):
         print(f"perfgate gate: warning: {log_text(warning)}", file=sys.stderr)
     # claimed before anything is measured or written: of two gates into one --output, one is exit 2
     with claims.claimed(plan.output):
@@ -372,7 +375,8 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
                               baseline_note=plan.baseline_note, step_errors=steps.errors, ab_headline=ab_headline,
                               warnings=list(plan.warnings), throughput_headline=throughput_headline,
                               topology_headline=topology_headline,
-                              platform_name=plan.platform if plan.platform_named else None)
+                              platform_name=plan.platform if plan.platform_named else None,
+                              platform_mismatch=plan.platform_mismatch)
         html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None,
                                             interrupted=steps.interrupted)
         for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,

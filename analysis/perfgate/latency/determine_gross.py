@@ -61,8 +61,11 @@ def unchanged_rounds(ab_dirs: list[Path], arms: tuple[str, ...]) -> tuple[dict[s
                         count += 1
         arm_record = (metadata.arms or {}).get(s.AB_ARMS[0]) if metadata is not None else None
         fastdds = arm_record.fastdds if arm_record is not None else None
+        # the machine it measured on: a gate elsewhere says its margins are another machine's (gate.platform_files)
+        platform = metadata.platform if metadata is not None else None
         sources.append({"ab_directory": str(ab_dir), "arms": list(arms), "round_summaries": count,
-                        "fastdds_version": getattr(fastdds, "version", None)})
+                        "fastdds_version": getattr(fastdds, "version", None),
+                        "platform": platform.to_json() if platform is not None else None})
         if not count:
             raise InputError(f"no round of the {' or '.join(arms)} arm has summaries", ab_dir)
     return rounds, sources

@@ -19,6 +19,7 @@ nothing that measures (tests/repository/test_layout.py).
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from .. import files
@@ -43,7 +44,9 @@ __all__ = [
 
 def write_reports(results: ExperimentResults, summary_markdown: Path | None = None,
                   interrupted: bool = False) -> tuple[Path, Path]:
-    """Write report.html and report.md into the experiment folder; append the Markdown to
+    """Write report.html, report.md and platform_files.json (the platform files of other machines the gate
+    judged by, in one line, or null: `perfgate pr-comment` shows it) into the experiment folder; append the
+    Markdown to
     `summary_markdown` too (GitHub's $GITHUB_STEP_SUMMARY is one file shared by a job's steps).
     `interrupted`: the gate was stopped and has seconds left (a CI job's grace period), so the plots
     are embedded as they are, never shrunk (shrinking a full run's plots takes 12 s of CPU)."""
@@ -54,6 +57,8 @@ def write_reports(results: ExperimentResults, summary_markdown: Path | None = No
     markdown = markdown_summary(results)
     files.write_text(html_path, page)
     files.write_text(markdown_path, markdown)
+    files.write_text(results.experiment_dir / s.PLATFORM_FILES_JSON,
+                     json.dumps({"platform_mismatch": getattr(results, "platform_mismatch", None)}) + "\n")
     if summary_markdown is not None:  # after both reports: a full disk there still leaves them written
         try:
             with open(summary_markdown, "a", encoding="utf-8") as handle:

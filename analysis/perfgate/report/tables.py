@@ -54,6 +54,8 @@ class ExperimentResults:
     ab: GateAb | None = None  # <experiment>/ab/: the latency A/B's verdict table and baseline, when one ran
     throughput_ab: GateAb | None = None  # <experiment>/throughput/ab/
     platform_name: str | None = None  # the gate's --platform or $PERFGATE_PLATFORM; None when neither was given
+    # one line: the platform files the gate judged by that were derived on other machines (gate.platform_files)
+    platform_mismatch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,8 @@ class Verdict:
     throughput_status: str | None = None  # PASS / REGRESSION / INCOMPLETE / MEASURED, when it ran
     topology_status: str | None = None  # the same, of the gate's topologies
     checks_noted: int = 0  # misses within the gross margin (a baseline build decides): notes, not failures
+    unfinished_steps: tuple[str, ...] = ()  # the names of the steps that could not finish, in order
+    platform_mismatch: str | None = None  # judged by thresholds derived on other machines: said last, in one line
 
     @property
     def exit_code(self) -> int:
@@ -90,7 +94,8 @@ class Verdict:
         if self.missing:
             parts.append(f"{self.missing} required result(s) without measurements")
         if self.step_errors:
-            parts.append(f"{self.step_errors} step(s) could not finish")
+            names = ", ".join(dict.fromkeys(self.unfinished_steps))
+            parts.append(f"{self.step_errors} step(s) could not finish" + (f" ({names})" if names else ""))
         if self.throughput_status is not None:
             parts.append(f"throughput {STATUS_WORDS.get(self.throughput_status, self.throughput_status.lower())}")
         if self.topology_status is not None:
@@ -99,7 +104,7 @@ class Verdict:
             parts.append("no baseline comparison" if not self.baseline_compared else
                          f"{self.baseline_failed} baseline comparison(s) over the limit" if self.baseline_failed else
                          "baseline comparison passed")
-        return f"{self.status}: " + ", ".join(parts)
+        return f"{self.status}: " + ", ".join(parts) + (f"; {self.platform_mismatch}" if self.platform_mismatch else "")
 
 
 
@@ -233,7 +238,9 @@ def verdict(results: ExperimentResults) -> Verdict:
         regressed=bool(failed or baseline_failed) or REGRESSION in (ab_status, throughput_status, topology_status))
     return Verdict(status, len(measured), failed, missing, baseline_failed,
                    results.baseline_failures is not None, len(results.step_errors), ab_status, throughput_status,
-                   topology_status, int((measured[s.STATUS] == s.NOTED).sum()) if not measured.empty else 0)
+                   topology_status, int((measured[s.STATUS] == s.NOTED).sum()) if not measured.empty else 0,
+                   tuple(error.partition(": ")[0] for error in results.step_errors),
+                   platform_mismatch=results.platform_mismatch)
 
 
 
@@ -267,7 +274,8 @@ def load(experiment_dir: Path, requirements_path: Path, *, requirements: pd.Data
          step_errors: list[str] | None = None, ab_headline: str | None = None,
          warnings: list[str] | None = None, throughput_headline: str | None = None,
          topology_headline: str | None = None,
-         fastdds_note: str | None = None, platform_name: str | None = None) -> ExperimentResults:
+         fastdds_note: str | None = None, platform_name: str | None = None,
+         platform_mismatch: str | None = None) -> ExperimentResults:
     """Read what the reports show from an experiment folder (after check and, optionally, compare);
     requirements: the table of requirements_path when the caller has read it already."""
     experiment_dir = files.require_dir(experiment_dir, "experiment folder")
@@ -299,6 +307,7 @@ def load(experiment_dir: Path, requirements_path: Path, *, requirements: pd.Data
         topology_headline=topology_headline,
         fastdds_note=fastdds_note,
         platform_name=platform_name,
+        platform_mismatch=platform_mismatch,
         ab=read_gate_ab(experiment_dir / s.AB_DIR, "A/B against the baseline build", f"{s.AB_DIR}/{s.REPORT_HTML}",
                         "Lower bound"),
         throughput_ab=read_gate_ab(experiment_dir / s.THROUGHPUT_DIR / s.AB_DIR,

@@ -145,6 +145,9 @@ def command_determine_throughput_requirements(*, experiments_results, output_fil
         "fastdds": sorted({json.dumps(as_json(m.fastdds), sort_keys=True) for m in metadata}),
         "throughput": sorted({json.dumps(as_json(m.throughput), sort_keys=True) for m in metadata}),
         "cpu_pinning": sorted({json.dumps(as_json(m.cpu_pinning), sort_keys=True) for m in metadata}),
+        # each machine the runs measured on (its fingerprint): a gate elsewhere says so (gate.platform_files)
+        "platforms": [json.loads(p) for p in sorted({json.dumps(as_json(m.platform), sort_keys=True)
+                                                    for m in metadata if m.platform is not None})],
         "load_average": [as_json(m.load_average) for m in metadata],
     }
     with outputs.write_errors_as_input_errors():

@@ -107,8 +107,8 @@ def test_check_junit_and_compare_print_hostile_paths_and_labels_without_a_comman
     junit = folder / "junit.xml"
     assert cli.main(["check", "--requirements", str(requirements), "--experiment-directory", str(experiment),
                      "--no-plots", "--plots-directory", str(folder / "plots"), "--junit", str(junit)]) \
-        == s.EXIT_INCOMPLETE
-    assert cli.main(["junit", "--experiment-directory", str(experiment), "--output", str(junit)]) == s.EXIT_INCOMPLETE
+        == s.EXIT_REGRESSION
+    assert cli.main(["junit", "--experiment-directory", str(experiment), "--output", str(junit)]) == s.EXIT_REGRESSION
     assert cli.main(["compare", "--reference", str(reference), "--results", str(experiment), "--no-plots",
                      "--plots-directory", str(folder / "cmp")]) == s.EXIT_REGRESSION
     assert cli.main(["check", "--requirements", str(folder / "missing.csv"), "--experiment-directory",

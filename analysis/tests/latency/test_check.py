@@ -130,10 +130,11 @@ def test_missing_payload_and_subexperiment_exit_3_and_the_rest_is_still_checked(
     assert f"{A}: 3 checks, 0 failed" in output.out
 
 
-def test_regression_and_missing_data_exit_3_and_both_are_reported(tmp_path, experiment, capsys):
+def test_regression_and_missing_data_exit_1_and_both_are_reported(tmp_path, experiment, capsys):
+    # a proven regression outranks missing data (perfgate.outcome, issue 44); the missing row is still an error
     write_summary(experiment, A, {16: (25, 30, 30)})
     write_requirements(tmp_path / "requirements.csv", [(A, 16, 20, 30, 40), (B, 16, 20, 30, 40)])
-    assert run_check(tmp_path, "--no-plots", "--junit", str(tmp_path / "junit.xml")) == s.EXIT_INCOMPLETE
+    assert run_check(tmp_path, "--no-plots", "--junit", str(tmp_path / "junit.xml")) == s.EXIT_REGRESSION
     output = capsys.readouterr()
     assert "FAILED Median[16 B]: Median 25.000 us > requirement 20.000 us (+25.00%)" in output.out
     assert f"no measurements for {B} (16 B)" in output.err
@@ -270,7 +271,8 @@ def test_measured_rows_are_checked_whatever_the_metadata_says(tmp_path, experime
     write_summary(experiment, A, {16: (25, 30, 30)})
     narrowed(experiment, [B], [16])
     write_requirements(tmp_path / "requirements.csv", [(A, 16, 20, 30, 40), (B, 16, 20, 30, 40)])
-    assert run_check(tmp_path, "--no-plots") == s.EXIT_INCOMPLETE  # B was asked for and is missing
+    # B was asked for and is missing, A failed: the regression outranks the missing data (issue 44)
+    assert run_check(tmp_path, "--no-plots") == s.EXIT_REGRESSION
     assert files.read_check_report(experiment / s.check_csv_name(A))[s.STATUS].tolist()[0] == s.FAILED
 
 

@@ -53,7 +53,7 @@ def checked(tmp_path, monkeypatch):
     output = tmp_path / "junit.xml"
     code = main(["check", "--requirements", str(requirements), "--experiment-directory", str(experiment),
                  "--plots-directory", str(tmp_path / "plots"), "--no-plots", "--junit", str(output)])
-    assert code == s.EXIT_INCOMPLETE
+    assert code == s.EXIT_REGRESSION
     return {"requirements": requirements, "experiment": experiment, "output": output}
 
 
@@ -106,7 +106,7 @@ def test_junitparser_reads_the_same_results(checked):
 def test_junit_command_rebuilds_the_same_file_from_the_check_reports(checked, tmp_path):
     again = tmp_path / "again.xml"
     assert main(["junit", "--experiment-directory", str(checked["experiment"]), "--output", str(again)]) \
-        == s.EXIT_INCOMPLETE
+        == s.EXIT_REGRESSION
     assert again.read_text() == checked["output"].read_text()
 
 
@@ -116,7 +116,7 @@ def test_junit_command_with_explicit_requirements_and_no_check_record(checked, t
         == s.EXIT_USAGE
     assert "give --requirements, or run `perfgate check` first" in capsys.readouterr().err
     assert main(["junit", "--experiment_directory", str(checked["experiment"]), "--output", str(tmp_path / "j.xml"),
-                 "--requirements", str(checked["requirements"])]) == s.EXIT_INCOMPLETE
+                 "--requirements", str(checked["requirements"])]) == s.EXIT_REGRESSION
     root = ET.parse(tmp_path / "j.xml").getroot()
     # without the record the reason is generic, but the missing results are still errors
     messages = [e.get("message") for e in root.iter("error")]

@@ -47,7 +47,7 @@ def checked(tmp_path: Path, capsys) -> tuple[ET.Element, str, Path]:
     output = tmp_path / "junit.xml"
     code = main(["check", "--requirements", str(requirements), "--experiment-directory", str(experiment),
                  "--plots-directory", str(tmp_path / "plots"), "--no-plots", "--junit", str(output)])
-    assert code == s.EXIT_INCOMPLETE
+    assert code == s.EXIT_REGRESSION
     return ET.parse(output).getroot(), capsys.readouterr().err, experiment
 
 
@@ -71,7 +71,7 @@ def test_line_counts_blank_and_comment_lines_and_messages_name_sub_and_payload(t
 def test_junit_command_gives_the_same_lines(tmp_path, capsys):
     root, _, experiment = checked(tmp_path, capsys)
     again = tmp_path / "again.xml"
-    assert main(["junit", "--experiment-directory", str(experiment), "--output", str(again)]) == s.EXIT_INCOMPLETE
+    assert main(["junit", "--experiment-directory", str(experiment), "--output", str(again)]) == s.EXIT_REGRESSION
     assert again.read_text() == (tmp_path / "junit.xml").read_text()
 
 

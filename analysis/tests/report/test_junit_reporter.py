@@ -59,7 +59,7 @@ def test_junitparser_reads_titles_messages_and_lines_that_name_sub_and_payload(t
     command = subprocess.run([sys.executable, "-m", "perfgate.cli", "check", "--requirements", str(requirements),
                               "--experiment-directory", str(experiment), "--plots-directory", str(tmp_path / "plots"),
                               "--no-plots", "--junit", str(junit_file)], cwd=tmp_path, capture_output=True, text=True)
-    assert command.returncode == s.EXIT_INCOMPLETE, command.stderr
+    assert command.returncode == s.EXIT_REGRESSION, command.stderr
 
     document = junitparser.JUnitXml.fromfile(str(junit_file))
     assert (document.tests, document.failures, document.errors) == (12, 2, 3)

@@ -80,7 +80,7 @@ KNOWN_CALLS = {
     "post", "always", "success", "junit", "archiveArtifacts", "withCredentials", "echo",
 }
 PARAMETERS = {"PLATFORM", "FASTDDS_REPOSITORY", "FASTDDS_REF", "FASTDDS_PREFIX", "BASELINE_REF", "SAMPLES", "QUICK",
-              "EXPERIMENTS", "SUBEXPERIMENTS", "KEEP_IN_STORE", "STORE_CREDENTIALS", "AA_GATE"}
+              "EXPERIMENTS", "SUBEXPERIMENTS", "KEEP_IN_STORE", "STORE_CREDENTIALS", "AA_GATE", "STRICT_PLATFORM"}
 
 
 def parse(path: Path) -> subprocess.CompletedProcess:

@@ -614,12 +614,14 @@ def test_gate_uploads_and_publishes_the_ab_report(workflows, tmp_path):
     job = workflows["gate.yml"]["jobs"]["gate"]
     [upload] = [step for step in steps(job) if step.get("name", "").startswith("Upload the report")]
     uploaded = upload["with"]["path"].split()
-    assert uploaded[:4] == ["out/experiment/report.html", "out/experiment/report.md", "out/experiment/junit.xml",
-                            "out/experiment/metadata.json"]  # what perfgate pr-comment reads (docs/ci.md)
-    assert uploaded[4:-7] == [f"out/experiment/ab/{name}" for name in AB_REPORT_FILES]
+    assert uploaded[:5] == ["out/experiment/report.html", "out/experiment/report.md", "out/experiment/junit.xml",
+                            "out/experiment/metadata.json",
+                            "out/experiment/platform_files.json"]  # what perfgate pr-comment reads (docs/ci.md)
+    assert uploaded[5:-7] == [f"out/experiment/ab/{name}" for name in AB_REPORT_FILES]
     assert uploaded[-7:-5] == ["out/experiment/throughput/junit.xml", "out/experiment/throughput/throughput_checks.csv"]
     assert uploaded[-5:] == [f"out/experiment/throughput/ab/{name}" for name in AB_REPORT_FILES]
-    assert artifact_layout(uploaded)[:5] == ["report.html", "report.md", "junit.xml", "metadata.json", "ab/report.html"]
+    assert artifact_layout(uploaded)[:6] == ["report.html", "report.md", "junit.xml", "metadata.json",
+                                             "platform_files.json", "ab/report.html"]
     # one check of the three JUnit files (the gate's, the A/B's, the throughput check's)
     publish = workflows["gate.yml"]["jobs"]["publish"]
     assert published_junit_files(job, publish, tmp_path / "real") == {"report/junit.xml", "report/ab/junit.xml",
@@ -975,21 +977,21 @@ GATE_CASES = [
     # quick, the system's Fast DDS, a pull request: nothing stored
     ({"inputs.quick": True, "inputs.samples": 10000, "inputs.fastdds-prefix": "", "inputs.fastdds-ref": "",
       "inputs.keep-in-store": False, "inputs.experiments": "", "inputs.subexperiments": "",
-      "steps.baseline.outputs.build": ""},
+      "inputs.strict-platform": False, "steps.baseline.outputs.build": ""},
      {"quick": True, "samples": None, "fastdds": "system", "history": False, "experiments": ["latency"],
-      "subexperiments": None, "baseline_build": None}),
+      "subexperiments": None, "baseline_build": None, "strict_platform": False}),
     # a commit built here with its parent as the A/B baseline, kept in the store, two sub-experiments
     ({"inputs.quick": False, "inputs.samples": 5000, "inputs.fastdds-prefix": "", "inputs.fastdds-ref": "abc123",
       "inputs.keep-in-store": True, "inputs.experiments": "latency,throughput",
-      "inputs.subexperiments": "intraprocess_best_effort,interprocess_reliable",
+      "inputs.subexperiments": "intraprocess_best_effort,interprocess_reliable", "inputs.strict-platform": True,
       "steps.baseline.outputs.build": "/ws/installs/baseline"},
      {"quick": False, "samples": 5000, "fastdds": "workspace", "history": True,
       "experiments": ["latency", "throughput"], "subexperiments": ["intraprocess_best_effort", "interprocess_reliable"],
-      "baseline_build": "/ws/installs/baseline"}),
+      "baseline_build": "/ws/installs/baseline", "strict_platform": True}),
     # a prefix given: measured whatever fastdds-ref says
     ({"inputs.quick": False, "inputs.samples": 10000, "inputs.fastdds-prefix": "/opt/fastdds", "inputs.fastdds-ref": "v2",
       "inputs.keep-in-store": False, "inputs.experiments": "latency", "inputs.subexperiments": "",
-      "steps.baseline.outputs.build": ""},
+      "inputs.strict-platform": False, "steps.baseline.outputs.build": ""},
      {"quick": False, "samples": 10000, "fastdds": "/opt/fastdds", "history": False, "subexperiments": None}),
 ]
 
@@ -1091,3 +1093,29 @@ def test_the_comment_is_updated_in_place_and_only_ours(workflows, tmp_path):
     # a body without this platform's marker first is never posted
     assert run_comment_script(script, tmp_path, "## no marker\n", []) == {
         "error": "the comment does not start with <!-- perfgate:reference-x64 -->"}
+
+
+# Issue 44 item 4: an input echoed into a log line raw, with a line feed in it, forged a workflow command of
+# its own (`::error::`, `::add-mask::`, `##[...]`): each input is written as one line's data.
+FORGED = "v1\n::error title=forged::pwned\n##[warning]forged too %0A"
+
+
+@pytest.mark.parametrize("step_id, environment", [
+    ("head", {"PERFGATE_REF": FORGED}),
+    ("fastdds", {"FASTDDS_PREFIX": FORGED}),
+    ("fastdds", {"BASELINE_REF": FORGED}),
+    ("fastdds", {"FASTDDS_REF": FORGED, "FASTDDS_REPOSITORY": FORGED}),
+    ("baseline", {"BASELINE_REF": FORGED, "FASTDDS_REF": "abc123", "FAKE_BASELINE_EXIT": "3"}),
+])
+def test_inputs_in_log_lines_cannot_forge_workflow_commands(workflows, tmp_path, step_id, environment):
+    script = step_named(workflows["gate.yml"]["jobs"]["gate"], step_id)["run"]
+    given = {"GITHUB_REPOSITORY": "o/perfgate", "HEAD_SHA": HEAD, "PERFGATE_REPOSITORY": "", "FASTDDS_REF": "",
+             "FASTDDS_PREFIX": "", "BASELINE_REF": "", "FASTDDS_REPOSITORY": "eProsima/Fast-DDS", **environment}
+    [done], _, _ = run_build_steps([script], tmp_path, given)
+    lines = done.stdout.splitlines()
+    assert lines, done.stderr
+    # every line perfgate's script printed is its own: no line of the input's starts a command
+    assert not [line for line in lines if line.lstrip().startswith("::") and "forged" in line.split("::")[1]]
+    assert not any("##[" in line for line in lines)
+    shown = [line for line in lines if "v1%0A" in line]
+    assert shown and all("%0A::error title=forged::pwned%0A#%23[warning]forged too %250A" in line for line in shown)

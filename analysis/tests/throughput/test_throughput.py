@@ -109,7 +109,7 @@ def test_minimum_equal_passes_reliable_loss_fails_best_effort_loss_against_its_l
         ("throughput_interprocess_reliable", "Lost", 100): s.FAILED,  # one of 5000: reliable loses none
     }
     assert [(m[0], m[1], m[2], m[3], m[4]) for m in result.missing] == [("throughput_interprocess_reliable", 16, 100, 10, 7)]
-    assert result.exit_code == s.EXIT_INCOMPLETE
+    assert result.exit_code == s.EXIT_REGRESSION
 
 
 def test_check_command_junit_on_the_requirement_lines(checked, tmp_path):
@@ -117,7 +117,7 @@ def test_check_command_junit_on_the_requirement_lines(checked, tmp_path):
     junit = tmp_path / "junit.xml"
     completed = perfgate("check-throughput", "--requirements", str(requirements), "--experiment-directory",
                          str(experiment), "--junit", str(junit))
-    assert completed.returncode == s.EXIT_INCOMPLETE, completed.stderr
+    assert completed.returncode == s.EXIT_REGRESSION, completed.stderr
     assert "no measurements for throughput_interprocess_reliable at 16 B x 100, 10 ms" in completed.stderr
     root = ET.parse(junit).getroot()
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("6", "2", "1")
