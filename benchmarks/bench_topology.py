@@ -8,6 +8,13 @@
 
     .venv/bin/python benchmarks/bench_topology.py --output /tmp/bench-topology [--time 60]
 
+- --memory: 40 publishers every 0.1 ms (one subscriber each, one process) for --time seconds and for
+  3 x --time, the peak RSS of each side by side: the harness's (resources.csv, as check-topology
+  measures it) and perfgate's own (its peak, and that of every process it waited for); bounded by
+  design, the longer run's is the shorter's, not three times it.
+
+    .venv/bin/python benchmarks/bench_topology.py --output /tmp/bench-topology-memory --memory --time 200
+
 Prints the machine's load before and after each run: figures taken on a loaded machine say so.
 One run at a time; nothing else should measure on the machine meanwhile.
 """
@@ -76,12 +83,54 @@ def resources_line(output: Path) -> str:
             f"RSS {figures['rss[KB]']:.0f} KB")
 
 
+FAST_PUBLISHERS = 40
+FAST_PERIOD_MS = 0.1
+
+
+def fast_topology(folder: Path) -> Path:
+    """40 publishers every 0.1 ms, each with one subscriber on another node (the adversarial load of issue 44)."""
+    nodes = [{"node_name": f"pub{i}", "publishers": [{"topic_name": f"t{i}", "msg_type": "int64",
+                                                      "period_ms": FAST_PERIOD_MS}]} for i in range(FAST_PUBLISHERS)]
+    nodes.append({"node_name": "sink", "subscribers": [{"topic_name": f"t{i}", "msg_type": "int64"}
+                                                       for i in range(FAST_PUBLISHERS)]})
+    path = folder / "fast.json"
+    path.write_text(json.dumps({"nodes": nodes}))
+    return path
+
+
+def peak_rss_kb(topology: Path, output: Path, time_s: float) -> tuple[int, float, float]:
+    """Exit code, perfgate's peak RSS (its own and its waited-for children's, KB), the harness's (KB)."""
+    command = PERFGATE + ["topology", "--topology", str(topology), "--time", f"{time_s:g}", "--output", str(output)]
+    process = subprocess.Popen(command)
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    harness = float("nan")
+    if (output / "resources.csv").exists():
+        harness = float(pd.read_csv(output / "resources.csv").groupby("process")["rss[KB]"].max().sum())
+    return process.returncode, usage.ru_maxrss, harness
+
+
+def memory(output: Path, time_s: float) -> int:
+    topology = fast_topology(output)
+    rows = []
+    for factor in (1, 3):
+        code, perfgate_kb, harness_kb = peak_rss_kb(topology, output / f"fast_{factor}x", time_s * factor)
+        rows.append(f"  {time_s * factor:8g} s: exit {code}, perfgate peak RSS {perfgate_kb / 1024:8.1f} MB, "
+                    f"harness peak RSS {harness_kb / 1024:8.1f} MB")
+    print(f"\n{FAST_PUBLISHERS} publishers every {FAST_PERIOD_MS} ms, load {os.getloadavg()[0]:.2f} after:")
+    print("\n".join(rows))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument("--time", type=float, default=60.0)
+    parser.add_argument("--memory", action="store_true", help="peak RSS of 40 publishers every 0.1 ms, T and 3T")
     options = parser.parse_args()
     options.output.mkdir(parents=True, exist_ok=True)
+    if options.memory:
+        return memory(options.output, options.time)
     for name, topology in (("heavy", HEAVY), ("idle", idle_copy(options.output))):
         folder = options.output / name
         load_before = os.getloadavg()[0]

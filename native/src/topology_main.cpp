@@ -1,6 +1,8 @@
 // perfgate-topology: nodes of a topology (perfgate topology's spec) on Fast DDS, each a participant
-// publishing at its periods and taking its subscriptions; every message received recorded with the
-// publisher's and the subscriber's readings of the monotonic clock. Exit codes: 0 done, 2 usage
+// publishing at its periods and taking its subscriptions; every message received classified by its
+// latency (the publisher's and the subscriber's readings of the monotonic clock) and accumulated in a
+// fixed size per subscription (topology_stats.hpp), its late, too-late and lost messages written as
+// they happen: memory does not grow with the run's length. Exit codes: 0 done, 2 usage
 // error, 3 could not finish (what was received is still written).
 #include <algorithm>
 #include <atomic>
@@ -100,20 +102,22 @@ uint32_t largest_payload(const std::vector<perfgate::TopologyNodeSpec>& nodes)
 bool write_outputs(const perfgate::TopologyOptions& options,
         const std::vector<std::unique_ptr<perfgate::TopologyNode>>& nodes)
 {
-    std::FILE* records = std::fopen(options.records_csv.c_str(), "w");
+    std::FILE* summary = std::fopen(options.summary_csv.c_str(), "w");
+    std::FILE* histogram = std::fopen(options.histogram_csv.c_str(), "w");
     std::FILE* sent = std::fopen(options.sent_csv.c_str(), "w");
-    bool written = records != nullptr && sent != nullptr;
+    bool written = summary != nullptr && histogram != nullptr && sent != nullptr;
     if (written)
     {
-        std::fputs("subscription,sequence,sent_ns,received_ns\n", records);
+        std::fputs("subscription,received,late,too_late,lost,mean_us,m2_us2,min_us,max_us\n", summary);
+        std::fputs("subscription,bin,count\n", histogram);
         std::fputs("node,topic,sent,first_ns,last_ns\n", sent);
         for (const auto& node : nodes)
         {
-            node->write_records(records);
+            node->write_summary(summary, histogram);
             node->write_sent(sent);
         }
     }
-    for (std::FILE* file : {records, sent})
+    for (std::FILE* file : {summary, histogram, sent})
     {
         if (file != nullptr && std::fclose(file) != 0)
         {
@@ -236,13 +240,18 @@ int run(const perfgate::TopologyOptions& options, perfgate::StopRequest& stop)
     {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    bool events_written = true;
     for (auto& node : nodes)
     {
-        node->stop_executor();
+        events_written = node->stop_executor() && events_written;
+    }
+    if (!events_written)
+    {
+        throw std::runtime_error(options.events_dir + ": cannot write the events");
     }
     if (!allocator.finish() || !write_outputs(options, nodes))
     {
-        throw std::runtime_error(options.records_csv + ": cannot write the records");
+        throw std::runtime_error(options.summary_csv + ": cannot write the results");
     }
     if (stopping.load())
     {

@@ -142,12 +142,19 @@ TopologyNode::TopologyNode(const TopologyNodeSpec& spec, const TopologyOptions& 
             throw std::runtime_error("node " + spec.name + ": Fast DDS refused the writer of " + writer.spec.topic);
         }
     }
+    const std::string events_path = options.events_dir + "/events_" + spec.name + ".csv";
+    events_ = std::fopen(events_path.c_str(), "w");
+    if (events_ == nullptr)
+    {
+        throw std::runtime_error(events_path + ": cannot write");
+    }
     readers_.resize(spec.subscribers.size());
     for (size_t i = 0; i < spec.subscribers.size(); ++i)
     {
         Reader& reader = readers_[i];
         reader.spec = spec.subscribers[i];
         reader.counter = std::make_unique<MatchCounter>();
+        reader.stats = std::make_unique<LatencyStats>(reader.spec.late_us, reader.spec.too_late_us);
         reader.counter->wake_on_data(&wake_, &mutex_, &pending_);
         dds::DataReaderQos qos = dds::DATAREADER_QOS_DEFAULT;
         apply_policies(options, qos);
@@ -299,8 +306,23 @@ void TopologyNode::take_all()
         {
             if (info.valid_data)
             {
-                reader.received.push_back(
-                        Received{message.sequence, message.sent_ns, steady_ns(std::chrono::steady_clock::now())});
+                const int64_t received_ns = steady_ns(std::chrono::steady_clock::now());
+                uint64_t skipped = 0;
+                const MessageKind kind = reader.stats->add(message.sequence, received_ns - message.sent_ns, skipped);
+                // late or too late before lost, as perfgate orders events of one instant
+                if (kind != MessageKind::on_time && std::fprintf(events_, "%lld,%u,%d,%llu,%lld\n",
+                            static_cast<long long>(received_ns), reader.spec.index, static_cast<int>(kind),
+                            static_cast<unsigned long long>(message.sequence),
+                            static_cast<long long>(received_ns - message.sent_ns)) < 0)
+                {
+                    events_written_ = false;
+                }
+                if (skipped > 0 && std::fprintf(events_, "%lld,%u,3,%llu,%llu\n", static_cast<long long>(received_ns),
+                            reader.spec.index, static_cast<unsigned long long>(message.sequence - skipped),
+                            static_cast<unsigned long long>(skipped)) < 0)
+                {
+                    events_written_ = false;
+                }
                 if (message.sequence + 1 > reader.taken_up_to->load())
                 {
                     reader.taken_up_to->store(message.sequence + 1);
@@ -325,7 +347,7 @@ bool TopologyNode::received_last(SteadyTime start, SteadyTime end) const
     return true;
 }
 
-void TopologyNode::stop_executor()
+bool TopologyNode::stop_executor()
 {
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -336,18 +358,20 @@ void TopologyNode::stop_executor()
     {
         executor_.join();
     }
+    if (events_ != nullptr)
+    {
+        events_written_ = std::fclose(events_) == 0 && events_written_;
+        events_ = nullptr;
+    }
+    return events_written_;
 }
 
-void TopologyNode::write_records(std::FILE* file) const
+void TopologyNode::write_summary(std::FILE* summary, std::FILE* histogram) const
 {
     for (const Reader& reader : readers_)
     {
-        for (const Received& received : reader.received)
-        {
-            std::fprintf(file, "%u,%llu,%lld,%lld\n", reader.spec.index,
-                    static_cast<unsigned long long>(received.sequence), static_cast<long long>(received.sent_ns),
-                    static_cast<long long>(received.received_ns));
-        }
+        reader.stats->write_summary(summary, reader.spec.index);
+        reader.stats->write_histogram(histogram, reader.spec.index);
     }
 }
 

@@ -17,6 +17,7 @@
 #include "fastdds_compat.hpp"
 #include "topology_message.hpp"
 #include "topology_spec.hpp"
+#include "topology_stats.hpp"
 
 namespace perfgate {
 
@@ -42,13 +43,6 @@ private:
     bool* pending_ = nullptr;
 };
 
-struct Received
-{
-    uint64_t sequence;
-    int64_t sent_ns;
-    int64_t received_ns;
-};
-
 class TopologyNode
 {
 public:
@@ -67,8 +61,9 @@ public:
     // Every subscription has taken its publisher's last message: a publisher sends one per period of
     // the run (its grid from start to end), so the count is known without asking it.
     bool received_last(SteadyTime start, SteadyTime end) const;
-    void stop_executor();
-    void write_records(std::FILE* file) const;
+    // Stops the executor and closes the node's events file; false when it could not be written.
+    bool stop_executor();
+    void write_summary(std::FILE* summary, std::FILE* histogram) const;
     void write_sent(std::FILE* file) const;
 
 private:
@@ -86,7 +81,8 @@ private:
         TopologySubscriber spec;
         compat::dds::DataReader* reader = nullptr;
         std::unique_ptr<MatchCounter> counter;
-        std::vector<Received> received;
+        // what was taken, accumulated in a fixed size: nothing per message is kept
+        std::unique_ptr<LatencyStats> stats;
         // the highest sequence taken, plus one: written by the executor, read by received_last()
         std::unique_ptr<std::atomic<uint64_t>> taken_up_to = std::make_unique<std::atomic<uint64_t>>(0);
     };
@@ -98,6 +94,9 @@ private:
     const TopologyNodeSpec spec_;
     const TopologyOptions& options_;
     compat::dds::DomainParticipant* participant_ = nullptr;
+    // events_<node>.csv: each late, too-late and lost message written as the executor takes it
+    std::FILE* events_ = nullptr;
+    bool events_written_ = true;
     std::vector<Writer> writers_;
     std::vector<Reader> readers_;
     std::vector<std::thread> publishers_;

@@ -1,6 +1,8 @@
 #include "topology_spec.hpp"
 
+#include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <sstream>
 
 namespace perfgate {
@@ -16,6 +18,26 @@ uint64_t number(const std::string& text, const std::string& what, uint64_t low, 
     if (value < low || value > high)
     {
         throw UsageError(what + ": " + text + " is outside " + std::to_string(low) + " to " + std::to_string(high));
+    }
+    return value;
+}
+
+double real(const std::string& text, const std::string& what)
+{
+    // a threshold in us as perfgate wrote it (Python's repr of a float: read back exactly)
+    size_t used = 0;
+    double value = -1.0;
+    try
+    {
+        value = std::stod(text, &used);
+    }
+    catch (const std::exception&)
+    {
+        used = 0;
+    }
+    if (used != text.size() || !std::isfinite(value) || value <= 0.0)
+    {
+        throw UsageError(what + ": not a positive number: " + text);
     }
     return value;
 }
@@ -82,7 +104,9 @@ TopologyOptions parse_topology_options(const std::vector<std::string>& arguments
         else if (name == "--participants") options.participants = static_cast<uint32_t>(number(value, name, 1, 1000));
         else if (name == "--discovery-timeout-s")
             options.discovery_timeout_s = static_cast<uint32_t>(number(value, name, 1, 600));
-        else if (name == "--records") options.records_csv = value;
+        else if (name == "--summary") options.summary_csv = value;
+        else if (name == "--histogram") options.histogram_csv = value;
+        else if (name == "--events-dir") options.events_dir = value;
         else if (name == "--sent") options.sent_csv = value;
         else if (name == "--matched") options.matched_file = value;
         else if (name == "--allocator") options.allocator_csv = value;
@@ -99,9 +123,11 @@ TopologyOptions parse_topology_options(const std::vector<std::string>& arguments
         else if (name == "--publish-delay-ns") options.publish_delay_ns = number(value, name, 0, 1000000000ull);
         else throw UsageError("unknown option " + name);
     }
-    if (!options.show_help && (options.spec_file.empty() || options.records_csv.empty() || options.sent_csv.empty()))
+    if (!options.show_help && (options.spec_file.empty() || options.summary_csv.empty() ||
+                                      options.histogram_csv.empty() || options.events_dir.empty() ||
+                                      options.sent_csv.empty()))
     {
-        throw UsageError("--spec, --records and --sent are required");
+        throw UsageError("--spec, --summary, --histogram, --events-dir and --sent are required");
     }
     return options;
 }
@@ -131,12 +157,12 @@ std::vector<TopologyNodeSpec> parse_topology_spec(const std::string& text)
                     static_cast<uint32_t>(number(words[3], where, 0, kMaxSize)),
                     static_cast<uint32_t>(number(words[4], where, 0, kMaxU32))});
         }
-        else if (words[0] == "sub" && words.size() == 5 && !nodes.empty())
+        else if (words[0] == "sub" && words.size() == 7 && !nodes.empty())
         {
             nodes.back().subscribers.push_back(TopologySubscriber{
                     static_cast<uint32_t>(number(words[1], where, 0, kMaxU32)), words[2],
                     static_cast<uint32_t>(number(words[3], where, 0, kMaxSize)),
-                    number(words[4], where, 100, 3600000000ull)});
+                    number(words[4], where, 100, 3600000000ull), real(words[5], where), real(words[6], where)});
         }
         else
         {
@@ -160,7 +186,11 @@ std::string topology_usage()
            "  --history-depth N        KEEP_LAST depth of writers and readers (default 10)\n"
            "  --participants N         participants in the domain, all processes\n"
            "  --discovery-timeout-s N  (default 30)\n"
-           "  --records FILE           subscription,sequence,sent_ns,received_ns per message received\n"
+           "  --summary FILE           subscription,received,late,too_late,lost,mean_us,m2_us2,min_us,max_us\n"
+           "  --histogram FILE         subscription,bin,count: 64 log-spaced bins of the latency in ns per octave\n"
+           "  --events-dir DIR         events_<node>.csv: received_ns,subscription,code,sequence,value as they happen\n"
+           "                           (code 1 late, 2 too late: value the latency in ns; 3 lost: sequence the\n"
+           "                           first lost, value how many)\n"
            "  --sent FILE              node,topic,sent,first_ns,last_ns per publisher\n"
            "  --matched FILE           the steady-clock ns at which every endpoint had matched\n"
            "  --allocator FILE         time_ns,arena_kb,in_use_kb,mmap_kb (mallinfo2) every --sampling-ms (500)\n"

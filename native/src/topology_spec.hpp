@@ -5,8 +5,10 @@
 //   node NAME
 //   pub TOPIC PERIOD_US SIZE_BYTES SUBSCRIBERS     a publisher of the node above, and how many
 //                                                  subscriptions (in any process) it must match
-//   sub INDEX TOPIC SIZE_BYTES                     a subscription of the node above; INDEX numbers it
-//                                                  in the records file
+//   sub INDEX TOPIC SIZE_BYTES PERIOD_US LATE_US TOO_LATE_US
+//                                                  a subscription of the node above; INDEX numbers it
+//                                                  in the output files; its publisher's period and
+//                                                  its late and too-late thresholds in us
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,8 @@ struct TopologySubscriber
     uint32_t size = 0;
     // The publisher's period: with the run's length it fixes how many messages the subscription is due.
     uint64_t period_us = 0;
+    double late_us = 0.0;
+    double too_late_us = 0.0;
 };
 
 struct TopologyNodeSpec
@@ -54,7 +58,9 @@ struct TopologyOptions
     uint32_t history_depth = 10;
     uint32_t participants = 0;  // in the whole domain (all processes): how far discovery looks on loopback
     uint32_t discovery_timeout_s = 30;
-    std::string records_csv;
+    std::string summary_csv;
+    std::string histogram_csv;
+    std::string events_dir;
     std::string sent_csv;
     std::string matched_file;  // optional: the steady-clock ns at which every endpoint had matched
     // One process per node: publishing starts at one instant in all of them, once every process has

@@ -59,10 +59,11 @@ def remove_abandoned(folder: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def scratch_folder(purpose: str, run_id: str | None = None) -> Iterator[Path]:
-    """A private (0700) folder for one command, removed when it ends, in RAM where possible; watched,
+def scratch_folder(purpose: str, run_id: str | None = None, in_ram: bool = True) -> Iterator[Path]:
+    """A private (0700) folder for one command, removed when it ends, in RAM where possible (`in_ram`
+    False: the system's temporary folder, for files that grow with a run and hold no secret); watched,
     so that it is removed, and the processes of the run `run_id` killed, if perfgate dies outright."""
-    base = root()
+    base = root() if in_ram else None
     remove_abandoned(base if base is not None else Path(tempfile.gettempdir()))
     # the watcher removes the folder as the block ends; the cleanup after it finds nothing, or what a
     # watcher that could not start left

@@ -4,7 +4,9 @@ topology files) run on Fast DDS, every message classified as on time, late, too 
     names            the topology experiment's file names, columns and defaults
     model            the topology file parsed into a typed, validated model
     classify         the seed's rules: thresholds, on time / late / too late / lost, per subscription
-    tables           latency_all, latency_total and events from the harness's per-message records
+    histogram        the harness's latency histogram (fixed size) and the quantiles read from it, with their error
+    tables           latency_all and latency_total from the harness's per-subscription summaries and histograms
+    events           events.csv streamed from the harness's per-node events files (memory independent of their length)
     target           a performance target (JSON) and the check of an experiment against it
     run              `perfgate topology`: the harness processes, supervised, and the files they give
     check            `perfgate check-topology`: the target checked, JUnit

@@ -1,15 +1,17 @@
 """`perfgate topology`: a topology run on Fast DDS by the harness's perfgate-topology, in one process
 (--ipc on|off) or one process per node, supervised as every harness run is (measure.supervise: ready
-lines, process groups, nothing left behind), each process's CPU and memory sampled; the per-message
-records turned into latency_all.csv, latency_total.csv, events.csv, resources.csv and metadata.json
-(docs/formats.md, "Topology experiments")."""
+lines, process groups, nothing left behind), each process's CPU and memory sampled; the harness's
+per-subscription summaries and histograms (a fixed size: nothing per message is kept) and its events
+files turned into latency_all.csv, latency_total.csv, events.csv (streamed), resources.csv and
+metadata.json (docs/formats.md, "Topology experiments"). Its scratch folder is watched as every
+command's (measure.scratch): removed when perfgate dies, and by the next run if the watcher died too."""
 from __future__ import annotations
 
 import json
 import os
 import sys
-import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,11 +24,13 @@ from ..fastdds.harness import FLOOR_EXECUTABLE, LATENCY_EXECUTABLE, HarnessPaths
 from ..measure import resources
 from ..measure.commands import ProcessSpec
 from ..measure.domains import lease_domain
-from ..measure.environment import scrub_environment
+from ..measure import scratch as scratch_folders
+from ..measure.environment import RUN_ID_ENV, scrub_environment
 from ..measure.platform_info import fingerprint, read_readings
 from ..measure.shm import ShmWitness, fastdds_shm_files, remove_orphaned_shm
 from ..measure.supervise import supervise
 from .. import model
+from . import events as ev
 from . import names as n
 from . import tables
 from .classify import Rules
@@ -62,8 +66,9 @@ class TopologyPlan:
     extra: dict = field(default_factory=dict)
 
 
-def spec_text(topology: Topology) -> str:
-    """The harness's view of the topology (topology_spec.hpp): node, pub and sub lines, from the model."""
+def spec_text(topology: Topology, rules: Rules = Rules()) -> str:
+    """The harness's view of the topology (topology_spec.hpp): node, pub and sub lines, from the model;
+    a sub line carries its late and too-late thresholds in us (repr: read back exactly)."""
     lines = []
     index = {(sub.node, sub.publisher.topic): sub.index for sub in topology.subscriptions()}
     for node in topology.nodes:
@@ -74,7 +79,8 @@ def spec_text(topology: Topology) -> str:
         for subscriber in node.subscribers:
             publisher = topology.publisher_of(subscriber.topic)
             lines.append(f"sub {index[(node.name, subscriber.topic)]} {subscriber.topic} {publisher.size_bytes} "
-                         f"{round(publisher.period_ms * 1000)}")
+                         f"{round(publisher.period_ms * 1000)} {rules.late_us(publisher.period_ms)!r} "
+                         f"{rules.too_late_us(publisher.period_ms)!r}")
     return "\n".join(lines) + "\n"
 
 
@@ -108,7 +114,8 @@ def _process_specs(plan: TopologyPlan, executable: Path, scratch: Path, domain: 
                 "--time-ms", str(round(plan.time_s * 1000)), "--domain", str(domain), "--ipc",
                 "on" if plan.ipc else "off", "--transport", plan.transport, "--reliability", plan.reliability,
                 "--history-depth", str(plan.history_depth), "--participants", str(len(plan.topology.nodes)),
-                "--discovery-timeout-s", str(DISCOVERY_TIMEOUT_S), "--records", str(scratch / f"records_{number}.csv"),
+                "--discovery-timeout-s", str(DISCOVERY_TIMEOUT_S), "--summary", str(scratch / f"summary_{number}.csv"),
+                "--histogram", str(scratch / f"histogram_{number}.csv"), "--events-dir", str(scratch),
                 "--sent", str(scratch / f"sent_{number}.csv"), "--matched", str(scratch / f"matched_{number}.txt"),
                 "--barrier", str(len(groups)),
                 "--allocator", str(scratch / f"allocator_{number}.csv"), "--sampling-ms", str(plan.sampling_ms)]
@@ -127,14 +134,16 @@ def measure_topology(plan: TopologyPlan) -> int:
     if not executable.is_file():
         raise IncompleteError(f"the harness build has no {EXECUTABLE}", executable)
     environment, ignored = scrub_environment(os.environ)
+    run_id = uuid.uuid4().hex  # marks the harness processes: the watcher kills them if perfgate dies
+    environment[RUN_ID_ENV] = run_id
     load_before, started_at = clock.load_average(), clock.utc_now()
     subscriptions = len(plan.topology.subscriptions())
     print(f"perfgate topology: {len(plan.topology.nodes)} nodes, {subscriptions} subscriptions, {plan.time_s:g} s, "
           f"{'one process per node' if plan.per_node else 'one process'}, ipc {'on' if plan.ipc else 'off'}, "
           f"{plan.transport}, {plan.reliability}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="perfgate-topology-") as folder, lease_domain() as domain:
-        scratch = Path(folder)
-        (scratch / "spec.txt").write_text(spec_text(plan.topology))
+    # on disk, not in RAM: the events files grow with the late messages (there are no keys to hide)
+    with scratch_folders.scratch_folder("topology", run_id, in_ram=False) as scratch, lease_domain() as domain:
+        (scratch / "spec.txt").write_text(spec_text(plan.topology, plan.rules))
         specs = _process_specs(plan, executable, scratch, domain)
         start_ns = time.monotonic_ns()
         shm_before, witness = fastdds_shm_files(), ShmWitness()
@@ -151,13 +160,25 @@ def measure_topology(plan: TopologyPlan) -> int:
             _write_metadata(plan, result.outcome, result.error, load_before, started_at, ignored, executable,
                             {"removed_shared_memory": tuple(removed)})
             raise IncompleteError(f"the topology run did not finish: {result.error}")
-        records = pd.concat([pd.read_csv(scratch / f"records_{i}.csv") for i in range(len(specs))], ignore_index=True)
+        summary = _concat(scratch, "summary", len(specs), tables.SUMMARY_COLUMNS)
+        histogram = _concat(scratch, "histogram", len(specs), tables.HISTOGRAM_COLUMNS)
         sent = pd.concat([pd.read_csv(scratch / f"sent_{i}.csv") for i in range(len(specs))], ignore_index=True)
         matched = [(spec.role, int((scratch / f"matched_{i}.txt").read_text())) for i, spec in enumerate(specs)]
         allocator = {spec.role: pd.read_csv(scratch / f"allocator_{i}.csv") for i, spec in enumerate(specs)}
+        event_files = [scratch / f"events_{node.name}.csv" for node in plan.topology.nodes]
+        try:  # streamed from the scratch folder while it exists
+            ev.write_events(plan.output / n.EVENTS_CSV, plan.topology, plan.rules, start_ns, matched, event_files)
+        except (OSError, ValueError) as error:
+            raise IncompleteError(f"the harness's events: {error}") from None
     usage = resources_frame(collected.samples, os.cpu_count() or 1, allocator, start_ns)
-    return _write_results(plan, records, sent, matched, start_ns, usage, load_before, started_at, ignored, executable,
-                          removed)
+    return _write_results(plan, (summary, histogram), sent, matched, start_ns, usage, load_before, started_at,
+                          ignored, executable, removed)
+
+
+def _concat(scratch: Path, name: str, processes: int, columns: tuple[str, ...]) -> pd.DataFrame:
+    """<name>_<i>.csv of every process in one frame; a process without subscriptions wrote none."""
+    frames = [frame for i in range(processes) if not (frame := pd.read_csv(scratch / f"{name}_{i}.csv")).empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(columns))
 
 
 def resources_frame(samples: list[resources.Sample], cpus: int, allocator: dict[str, pd.DataFrame],
@@ -180,14 +201,16 @@ def resources_frame(samples: list[resources.Sample], cpus: int, allocator: dict[
     return pd.concat(parts, ignore_index=True).sort_values(n.RESOURCE_TIME, kind="stable")[list(n.RESOURCES_COLUMNS)]
 
 
-def _write_results(plan, records, sent, matched, start_ns, usage, load_before, started_at, ignored,
+def _write_results(plan, results, sent, matched, start_ns, usage, load_before, started_at, ignored,
                    executable, removed_shm: list[str] = ()) -> int:
-    latency_all = tables.latency_all(plan.topology, records, plan.rules, plan.time_s)
-    latency_total = tables.latency_total(latency_all, records)
-    events = tables.events(plan.topology, records, plan.rules, start_ns, matched)
+    """The tables from the harness's (summary, histogram) frames; events.csv is written before."""
+    summary, histogram = results
+    dense = tables.histograms(histogram)
+    latency_all = tables.latency_all(plan.topology, summary, dense, plan.time_s)
+    latency_total = tables.latency_total(latency_all, dense)
+    events = ev.discovery_frame(matched, start_ns)
     latency_all.to_csv(plan.output / n.LATENCY_ALL_CSV, index=False, float_format=FLOAT_FORMAT)
     latency_total.to_csv(plan.output / n.LATENCY_TOTAL_CSV, index=False, float_format=FLOAT_FORMAT)
-    events.to_csv(plan.output / n.EVENTS_CSV, index=False, float_format=FLOAT_FORMAT)
     usage.to_csv(plan.output / n.RESOURCES_CSV, index=False, float_format=FLOAT_FORMAT)
     if plan.plots:
         draw_plots(plan, latency_all, usage, publishing_start_ms(events))
