@@ -3,6 +3,7 @@
 as far as a merge base needs."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -10,9 +11,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import IncompleteError, InputError
+from ..process_group import own_group
 from .logs import printable
 
 GIT_TIMEOUT_S = 1800
+# What git runs with. A repository URL comes from outside: only transports that move data are allowed
+# (git's remote helpers `ext::` and `fd::` run a command or read an inherited descriptor: `fd::17`
+# hung for ever), it never prompts (no terminal: its own session has none; stdin closed), and git's
+# automatic gc after a fetch runs in the foreground, inside the process group ended with perfgate
+GIT_PROTOCOLS = ("file", "git", "http", "https", "ssh")
+GIT_ENVIRONMENT = {"GIT_ALLOW_PROTOCOL": ":".join(GIT_PROTOCOLS), "GIT_TERMINAL_PROMPT": "0"}
+GIT_CONFIG = ("-c", "gc.autoDetach=false", "-c", "maintenance.autoDetach=false")
+# `scheme://...` git takes as one of GIT_PROTOCOLS (git+ssh and ssh+git are ssh); any other scheme, and
+# `<transport>::<address>`, would start the remote helper git-remote-<transport>
+URL_SCHEMES = GIT_PROTOCOLS + ("git+ssh", "ssh+git")
+_SCHEME = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)(?P<separator>://|::)")
 
 # --- which commit: what --commit asks for ----------------------------------------------------------
 PARENT_PREFIX = "parent:"
@@ -61,17 +74,31 @@ def check_git_url(url: str, option: str) -> str:
         raise InputError(f"{option} {url!r} starts with '-', which git would read as an option")
     if any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f or c.isspace() and c != " " for c in url):
         raise InputError(f"{option} {ascii(url)} holds a control character")
+    scheme = _SCHEME.match(url)
+    if scheme and (scheme["separator"] == "::" or scheme["scheme"].lower() not in URL_SCHEMES):
+        raise InputError(f"{option} {url!r} starts with {scheme[0]!r}, git's remote helper "
+                         f"git-remote-{scheme['scheme']}, which can run commands or read open descriptors; give an "
+                         "http(s)://, ssh://, git:// or file:// URL, host:path or a local folder")
     if "://" not in url and Path(url).exists():
         return str(Path(url).resolve())
     return url
 
 
 # --- the git checkout -----------------------------------------------------------------------------
-def run_git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_git(args: list[str], cwd: Path | None = None,
+            timeout_s: float = GIT_TIMEOUT_S) -> subprocess.CompletedProcess:
+    """git ARGS in a process group of its own (process_group: it and what it starts, git-remote-https, ssh,
+    are killed when perfgate is stopped or the timeout passes), stdin closed, with GIT_ENVIRONMENT."""
+    command = ["git", *GIT_CONFIG, *args]
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as error:
+        with own_group(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, env={**os.environ, **GIT_ENVIRONMENT}) as process:
+            stdout, stderr = process.communicate(timeout=timeout_s)
+    except OSError as error:
         raise IncompleteError(f"git {args[0]} failed: {error}") from None
+    except subprocess.TimeoutExpired:  # own_group killed its group
+        raise IncompleteError(f"git {args[0]} did not end within {timeout_s:g} s") from None
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def git_message(done: subprocess.CompletedProcess) -> str:

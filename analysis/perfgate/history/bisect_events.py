@@ -11,9 +11,11 @@ page), 3 when one could not decide or failed, 2 for a bad events.csv or option.
 """
 from __future__ import annotations
 
+import csv
 import sys
 import time
 from pathlib import Path
+from typing import Iterator, TextIO
 
 from .. import files, outputs
 from .. import schema as s
@@ -25,9 +27,35 @@ from ..errors import InputError, PerfgateError
 from ..escape.workflow import log_text
 from . import bisect_plan
 from . import names as event_names
-from .page import read_events
 
 PREFIX = "perfgate bisect-events:"
+
+
+def _event_rows(path: Path, stream: TextIO) -> Iterator[dict[str, str]]:
+    """The rows of events.csv one at a time, each {column: text} (as history.page.read_events reads every
+    cell); InputError naming `path` for other columns or a row of another length."""
+    reader = csv.reader(stream)
+    header = tuple(next(reader, ()))
+    if header != event_names.EVENT_COLUMNS:
+        raise InputError(f"the history's events have the columns {', '.join(header)}, not "
+                         f"{', '.join(event_names.EVENT_COLUMNS)}", path)
+    for cells in reader:
+        if not cells:  # a blank line, skipped as pandas does
+            continue
+        if len(cells) != len(header):
+            raise InputError(f"event on line {reader.line_num}: {len(cells)} cells, not {len(header)}", path)
+        yield dict(zip(header, cells))
+
+
+def _read_regressions(path: Path) -> list[bisect_plan.Planned]:
+    """bisect_plan.regressions of events.csv, streamed: a row is read, checked and folded into its range,
+    never kept (a 152 MB file read whole took 2.8 GB); a cell over the csv module's limit (128 Ki
+    characters) is refused."""
+    try:
+        with path.open(encoding="utf-8", newline="") as stream:
+            return bisect_plan.regressions(_event_rows(path, stream), path)
+    except (OSError, csv.Error, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the history's events: {error}", path) from None
 
 
 def _range_size(url: str, event: bisect_plan.Planned, workspace: Path) -> int | None:
@@ -51,10 +79,9 @@ def command_bisect_events(*, events, workspace, git_url, output, max_events, tim
     if fastcdr_url is not None:
         fastcdr_url = bisect_commits.check_git_url(fastcdr_url, "--fastcdr-url")
     events_path, output, workspace = Path(events), Path(output).resolve(), Path(workspace).resolve()
-    table = read_events(events_path)
-    if table is None:
+    if not events_path.is_file():
         raise InputError("no such events file (perfgate history writes events.csv)", events_path)
-    planned = bisect_plan.regressions(table, events_path)
+    planned = _read_regressions(events_path)
     # every A/B option checked before anything is fetched or built (exit 2), as `perfgate bisect` does:
     # an InputError from one event's bisect is then that event's (a commit that is no Fast DDS source)
     v.require_parameters(threshold, alpha)

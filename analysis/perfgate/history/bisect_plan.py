@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Mapping
 
 import pandas as pd
 
@@ -25,6 +26,7 @@ from . import names as event_names
 SHA = re.compile(r"[0-9a-f]{7,40}")
 SHORT = 12  # hex digits of each commit in a bisect's folder name
 BUILD_CHANGE_CHARACTERS = 300  # of an event's build options change, as the bisect's line repeats it
+MAX_RANGES = 10000  # regression ranges of one events.csv: a history has hundreds; more is no history's
 
 
 @dataclass(frozen=True)
@@ -77,28 +79,48 @@ def _row_problem(row: pd.Series) -> str | None:
     return None
 
 
-def regressions(events: pd.DataFrame, path: Path) -> list[Planned]:
-    """The regressions of `events` (history.page.read_events: every cell text) with both commits, one
-    per commit range, largest change first; InputError naming `path` and the row for a bad cell."""
-    ranges: dict[tuple[str, str], list[pd.Series]] = {}
-    for position, (_, row) in enumerate(events.iterrows()):
+def regressions(events: pd.DataFrame | Iterable[Mapping[str, str]], path: Path) -> list[Planned]:
+    """The regressions of `events` (history.page.read_events: every cell text; or its rows one by one,
+    as bisect-events streams them) with both commits, one per commit range, largest change first;
+    InputError naming `path` and the row for a bad cell, or for more than MAX_RANGES ranges. A row is
+    folded into its range's summary and dropped (keeping every row cost 2.8 GB for a 152 MB file)."""
+    rows = (row for _, row in events.iterrows()) if isinstance(events, pd.DataFrame) else events
+    ranges: dict[tuple[str, str], _Range] = {}
+    for position, row in enumerate(rows):
         problem = _row_problem(row)
         if problem is not None:
             raise InputError(f"event on line {position + 2}: {problem}", path)
         pair = commit_pair(row[event_names.EVENT_PREVIOUS_COMMIT], row[event_names.EVENT_COMMIT])
         if pair is not None and float(row[event_names.EVENT_CHANGE]) > 0:
-            ranges.setdefault(pair, []).append(row)
-    planned = []
-    for (good, bad), rows in ranges.items():
-        subs = tuple(dict.fromkeys(row[s.EXPERIMENT_TYPE] for row in rows))
-        moved = [row[event_names.EVENT_PAYLOADS].split() for row in rows]
-        # one event of the range that names no payload moved in the whole series: every payload
-        payloads = () if any(not parts for parts in moved) else tuple(sorted({int(p) for parts in moved for p in parts}))
-        build_change = next((cell for cell in (row[event_names.EVENT_BUILD_CHANGE] for row in rows)
-                             if isinstance(cell, str) and cell), "")
-        planned.append(Planned(good, bad, subs, payloads, max(float(row[event_names.EVENT_CHANGE]) for row in rows),
-                               build_change[:BUILD_CHANGE_CHARACTERS]))
+            if pair not in ranges and len(ranges) == MAX_RANGES:
+                raise InputError(f"event on line {position + 2}: more than {MAX_RANGES} regression ranges, "
+                                 "more than a history's events", path)
+            ranges.setdefault(pair, _Range()).add(row)
+    planned = [Planned(good, bad, tuple(summary.subs), () if summary.every_payload else tuple(sorted(summary.payloads)),
+                       summary.change, summary.build_change[:BUILD_CHANGE_CHARACTERS])
+               for (good, bad), summary in ranges.items()]
     return sorted(planned, key=lambda event: -event.change)
+
+
+@dataclass
+class _Range:
+    """What `regressions` keeps of one commit range's rows: bounded (ten sub-experiments, payloads up to
+    65536, one build change cut to BUILD_CHANGE_CHARACTERS) however many rows name it."""
+    subs: dict[str, None] = field(default_factory=dict)  # in the order first seen
+    payloads: set[int] = field(default_factory=set)
+    every_payload: bool = False  # one event of the range that names no payload moved in the whole series
+    change: float = -math.inf
+    build_change: str = ""
+
+    def add(self, row: Mapping[str, str]) -> None:
+        self.subs.setdefault(row[s.EXPERIMENT_TYPE], None)
+        parts = row[event_names.EVENT_PAYLOADS].split()
+        self.every_payload |= not parts
+        self.payloads.update(int(part) for part in parts)
+        self.change = max(self.change, float(row[event_names.EVENT_CHANGE]))
+        cell = row[event_names.EVENT_BUILD_CHANGE]
+        if not self.build_change and isinstance(cell, str) and cell:
+            self.build_change = cell[:BUILD_CHANGE_CHARACTERS]
 
 
 def waiting(planned: list[Planned], done: set[str]) -> list[Planned]:

@@ -10,64 +10,19 @@ run removes, and records, only its own.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from pathlib import Path
 from typing import Iterable
 
 from .domains import RTPS_DOMAIN_GAIN, RTPS_PORT_BASE
+# the names of Fast DDS's files and who holds what: defined where the watcher (standard library only)
+# removes what a killed run's processes held
+from .watcher import SHM_DIR, SHM_PREFIXES, fastdds_shm_files, segment_stem, shm_files_held_by, shm_files_in_use
 
-
-# Shared-memory files Fast DDS creates: SHM transport segments, their mutexes and lock files,
-# and data-sharing pools.
-SHM_DIR = Path("/dev/shm")
-SHM_PREFIXES = ("fastrtps_", "fastdds_", "fast_datasharing_", "sem.fastrtps_", "sem.fastdds_", "sem.fast_datasharing_")
-# A segment's companions: its named mutex (sem.<name>_mutex) and its robust lock files (<name>_el, <name>_sl).
-_COMPANION = re.compile(r"^(?:sem\.)?(?P<stem>.+?)(?:_el|_sl|_mutex)?$")
 _PORT_FILE = re.compile(r"^(?:fastrtps|fastdds)_port(?P<port>\d+)$")
 
 
-# --- who holds what -----------------------------------------------------------------------------
-def fastdds_shm_files(shm_dir: Path = SHM_DIR) -> set[str]:
-    try:
-        return {p.name for p in shm_dir.iterdir() if p.name.startswith(SHM_PREFIXES)}
-    except OSError:
-        return set()
-
-
-def shm_files_held_by(pid: int, shm_dir: Path = SHM_DIR) -> set[str]:
-    """Names of the files under shm_dir that process `pid` has mapped or open (none once it is gone)."""
-    held: set[str] = set()
-    prefix = f"{shm_dir}/"
-    proc = Path(f"/proc/{pid}")
-    with contextlib.suppress(OSError):
-        for line in (proc / "maps").read_text(errors="replace").splitlines():
-            fields = line.split(maxsplit=5)  # address perms offset dev inode [path]
-            if len(fields) == 6 and fields[5].startswith(prefix):
-                held.add(fields[5][len(prefix):].removesuffix(" (deleted)"))
-    with contextlib.suppress(OSError):
-        for fd in (proc / "fd").iterdir():
-            with contextlib.suppress(OSError):
-                target = os.readlink(fd)
-                if target.startswith(prefix):
-                    held.add(target[len(prefix):])
-    return held
-
-
-def shm_files_in_use(shm_dir: Path = SHM_DIR) -> set[str]:
-    """Names of the files under shm_dir that a live process has mapped or open."""
-    in_use: set[str] = set()
-    for proc in Path("/proc").glob("[0-9]*"):
-        in_use |= shm_files_held_by(int(proc.name), shm_dir)
-    return in_use
-
-
 # --- whose a file is ----------------------------------------------------------------------------
-def segment_stem(name: str) -> str:
-    """The segment a file belongs to: itself, or the segment whose mutex or lock file it is."""
-    return _COMPANION.match(name)["stem"]
-
-
 def is_port_file_of(name: str, domains: Iterable[int]) -> bool:
     """Whether `name` (or its mutex or lock file) is a Fast DDS port segment of one of `domains`:
     its port lies in the domain's block of RTPS ports."""

@@ -10,6 +10,15 @@ when perfgate ends, however it ends: the system closes a dead process's files. T
 carries the run's id in its environment (harness processes; they die with perfgate on their own
 through their parent-death signal: this is the second line) and removes the scratch folder, and exits.
 
+A harness process killed (by the watcher, or dying with perfgate just as it starts) unlinks none of
+its Fast DDS shared-memory files, and perfgate's own record of them (shm.ShmWitness) died with it:
+a run killed as a shared-memory harness started left its segments in /dev/shm for good (the next run
+removes only what appears while it runs). So the watcher stops each of the run's processes
+(SIGSTOP: it makes nothing more), notes the Fast DDS files it holds (the run's own: the witness's
+evidence), kills it, and once none is left removes those files, and their companions, that no live
+process holds. The names of those files and who holds what are defined here, standard library only,
+and perfgate.measure.shm uses them.
+
 When perfgate ends normally it closes the pipe itself, after its own clean-up, and waits for the
 watcher to end: the watcher finds nothing left and is never left behind.
 
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -32,6 +42,58 @@ from pathlib import Path
 KILL_ROUNDS = 20  # of /proc scans: a process found may still be starting another
 ENDED_S = 30.0  # how long perfgate waits for a watcher that found nothing to do
 _write_ends: set[int] = set()  # this process's ends of its watchers' pipes
+
+# Shared-memory files Fast DDS creates: SHM transport segments, their mutexes and lock files,
+# and data-sharing pools.
+SHM_DIR = Path("/dev/shm")
+SHM_PREFIXES = ("fastrtps_", "fastdds_", "fast_datasharing_", "sem.fastrtps_", "sem.fastdds_", "sem.fast_datasharing_")
+# A segment's companions: its named mutex (sem.<name>_mutex) and its robust lock files (<name>_el, <name>_sl).
+_COMPANION = re.compile(r"^(?:sem\.)?(?P<stem>.+?)(?:_el|_sl|_mutex)?$")
+
+
+def segment_stem(name: str) -> str:
+    """The segment a file belongs to: itself, or the segment whose mutex or lock file it is."""
+    return _COMPANION.match(name)["stem"]
+
+
+def fastdds_shm_files(shm_dir: Path = SHM_DIR) -> set[str]:
+    try:
+        return {p.name for p in shm_dir.iterdir() if p.name.startswith(SHM_PREFIXES)}
+    except OSError:
+        return set()
+
+
+def shm_files_held_by(pid: int, shm_dir: Path = SHM_DIR, proc: Path = Path("/proc")) -> set[str]:
+    """Names of the files under shm_dir that process `pid` has mapped or open (none once it is gone)."""
+    held: set[str] = set()
+    prefix = f"{shm_dir}/"
+    with contextlib.suppress(OSError):
+        for line in (proc / str(pid) / "maps").read_text(errors="replace").splitlines():
+            fields = line.split(maxsplit=5)  # address perms offset dev inode [path]
+            if len(fields) == 6 and fields[5].startswith(prefix):
+                held.add(fields[5][len(prefix):].removesuffix(" (deleted)"))
+    with contextlib.suppress(OSError):
+        for fd in (proc / str(pid) / "fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith(prefix):
+                    held.add(target[len(prefix):])
+    return held
+
+
+def shm_files_in_use(shm_dir: Path = SHM_DIR, proc: Path = Path("/proc")) -> set[str]:
+    """Names of the files under shm_dir that a live process has mapped or open."""
+    in_use: set[str] = set()
+    for entry in proc.glob("[0-9]*"):
+        in_use |= shm_files_held_by(int(entry.name), shm_dir, proc)
+    return in_use
+
+
+def left_segments(held: set[str], present: set[str], in_use: set[str]) -> set[str]:
+    """Of the Fast DDS files `present`, those of a segment the run's processes held (`held`: a file or
+    its companion) that no live process holds."""
+    stems = {segment_stem(name) for name in held if name.startswith(SHM_PREFIXES)}
+    return {name for name in present - in_use if segment_stem(name) in stems}
 
 
 def carriers(variable: bytes, proc: Path = Path("/proc"), own: int | None = None) -> list[int]:
@@ -46,16 +108,27 @@ def carriers(variable: bytes, proc: Path = Path("/proc"), own: int | None = None
     return sorted(found)
 
 
-def clean_up(folder: Path, variable: bytes | None) -> None:
-    """Kill the run's processes (first: they may write into the folder), then remove the folder."""
+def clean_up(folder: Path, variable: bytes | None, shm_dir: Path = SHM_DIR) -> None:
+    """Kill the run's processes (first: they may write into the folder), then remove the Fast DDS files
+    they held and the folder."""
+    held: set[str] = set()
     for _ in range(KILL_ROUNDS if variable else 0):
         found = carriers(variable, own=os.getpid())
         if not found:
             break
+        for pid in found:  # stopped first: a process between a look and its kill could make a segment
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGSTOP)
+        for pid in found:
+            held |= shm_files_held_by(pid, shm_dir)
         for pid in found:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
+    if held:  # once the run's processes are gone: what they held is no longer in use by them
+        for name in left_segments(held, fastdds_shm_files(shm_dir), shm_files_in_use(shm_dir)):
+            with contextlib.suppress(OSError):
+                (shm_dir / name).unlink()
     shutil.rmtree(folder, ignore_errors=True)
 
 

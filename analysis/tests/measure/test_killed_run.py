@@ -5,13 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import live_processes_of, wait_until
 from perfgate import files
-from perfgate.measure import scratch
+from perfgate.measure import scratch, shm
 from perfgate import schema as s
 
 WAIT_LIMIT_S = 60.0  # for the run to get going on a loaded machine; not a timing assertion
@@ -67,7 +68,7 @@ def test_a_killed_run_leaves_no_harness_and_its_keys_only_in_ram_until_the_next_
     if base != Path(tempfile.gettempdir()):  # nothing of it on the disk-backed temporary folder
         assert not list(Path(tempfile.gettempdir()).glob(f"{scratch.PREFIX}{killed.pid}-*"))
 
-    later = perfgate_run(tmp_path / "later", harness_paths.latency, "--subexperiments", "interprocess_best_effort",
+    later = perfgate_run(tmp_path / "later", harness_paths.latency, "--subexperiments", "interprocess_best_effort_shm",
                          "--payloads", "16", "--samples", "20")
     _, stderr = later.communicate(timeout=300)
     assert later.returncode == 0, stderr
@@ -90,3 +91,53 @@ def test_a_killed_runs_keys_and_harness_are_gone_within_moments_without_another_
         killed.stderr.close()
     assert wait_until(lambda: not folders[0].exists(), FOLLOW_LIMIT_S), sorted(folders[0].rglob("*"))
     assert wait_until(lambda: live_processes_of(run_id) == [], FOLLOW_LIMIT_S), live_processes_of(run_id)
+
+
+def held_fastdds_files(pids: list[int]) -> set[str]:
+    return {name for pid in pids for name in shm.shm_files_held_by(pid) if name.startswith(shm.SHM_PREFIXES)}
+
+
+def kill_as_the_harness_starts(harness: Path, output: Path, delay_s: float) -> tuple[int, str, set[str]]:
+    """`perfgate run` of a shared-memory sub-experiment (Fast DDS's SHM transport alone) killed by
+    SIGKILL `delay_s` after its first harness process appeared: its pid, its run id and the Fast DDS files
+    its processes were seen holding (looked at until the kill: a file made after the last look is missed,
+    never one of another run counted)."""
+    run = perfgate_run(output, harness, "--subexperiments", "interprocess_best_effort_shm", "--payloads", "16",
+                       "--samples", "1000000")
+    held: set[str] = set()
+    try:
+        assert wait_until(lambda: (output / s.METADATA_FILE).exists(), WAIT_LIMIT_S), "no metadata"
+        run_id = files.read_metadata(output)["run_id"]
+        assert wait_until(lambda: live_processes_of(run_id), WAIT_LIMIT_S), "no harness process"
+        end = time.monotonic() + delay_s
+        while time.monotonic() < end:
+            held |= held_fastdds_files(live_processes_of(run_id))
+        held |= held_fastdds_files(live_processes_of(run_id))
+    finally:
+        run.kill()
+        run.wait()
+        run.stderr.close()
+    return run.pid, run_id, held
+
+
+@pytest.mark.skipif(not shm.SHM_DIR.is_dir(), reason="no /dev/shm")
+@pytest.mark.fastdds
+def test_a_run_killed_as_a_shared_memory_harness_starts_leaves_no_segment(harness_paths, tmp_path):
+    """Issue 44: 3 of about 15 such kills left Fast DDS segments in /dev/shm, which later runs never removed
+    (they remove only what appears while they run): the watcher removes what the run's processes held."""
+    left: dict[float, list] = {}
+    seen: set[str] = set()
+    for number, delay_s in enumerate([0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2.0]):
+        pid, run_id, held = kill_as_the_harness_starts(harness_paths.latency, tmp_path / f"killed-{number}", delay_s)
+        seen |= held
+        base = scratch.root() or Path(tempfile.gettempdir())
+        gone = lambda: (not live_processes_of(run_id) and not list(base.glob(f"{scratch.PREFIX}{pid}-*"))  # noqa: E731
+                        and not held & shm.fastdds_shm_files())
+        if not wait_until(gone, FOLLOW_LIMIT_S):
+            left[delay_s] = sorted(held & shm.fastdds_shm_files()) + live_processes_of(run_id)
+    later = perfgate_run(tmp_path / "later", harness_paths.latency, "--subexperiments", "interprocess_best_effort_shm",
+                         "--payloads", "16", "--samples", "20")
+    _, stderr = later.communicate(timeout=300)
+    assert later.returncode == 0, stderr
+    assert left == {}, left  # delay -> what was left: segments, live processes
+    assert seen and not seen & shm.fastdds_shm_files()  # segments were made, and none is back or left

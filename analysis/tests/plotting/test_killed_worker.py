@@ -221,3 +221,27 @@ def test_the_plot_workers_of_a_killed_history_die_with_it(tmp_path):
         for pid in workers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.heavy
+def test_what_a_killed_process_and_its_workers_left_the_next_run_removes(fastdds_fixtures, tmp_path):
+    """Issue 44: SIGKILL of the main process (its workers die with it) leaves their temporary PNGs, and the
+    main process's own, where they were being written; killed at several moments, the next `perfgate
+    process` of the experiment removes every one of them as it draws there again."""
+    experiment = experiment_folder(fastdds_fixtures, tmp_path / "experiment")
+    left = set()
+    for delay_s in (0.0, 0.3, 1.0):
+        command = perfgate_process(experiment, output=subprocess.DEVNULL)
+        try:
+            assert wait_until(lambda: command.poll() is not None or temporary_files(experiment), 60.0)
+            time.sleep(delay_s)
+            left |= set(temporary_files(experiment))
+        finally:
+            command.kill()
+            command.wait()
+        left |= set(temporary_files(experiment))
+    assert left  # killed while writing: what the next run must remove
+    later = perfgate_process(experiment)
+    _, err = later.communicate(timeout=300)
+    assert later.returncode == s.EXIT_OK, err
+    assert temporary_files(experiment) == []
