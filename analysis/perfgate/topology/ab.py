@@ -14,6 +14,7 @@ rounds.csv and the decision (topology.ab_verdict) to verdict.csv, verdict.json, 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,7 +23,8 @@ import pandas as pd
 
 from .. import claims, clock, files
 from .. import schema as s
-from ..ab import verdict as v
+from ..ab import attempts, verdict as v
+from ..escape.workflow import log_text
 from ..ab.arms import ArmSpec, parse_arm, prepare_arm
 from ..ab.latency import first_arm, require_rounds, round_name
 from ..errors import IncompleteError, InputError
@@ -98,22 +100,26 @@ def measure_topology_ab(plan: TopologyAbPlan, *, threshold: float | None = None,
     print(f"perfgate topology-ab: {plan.name}: {plan.rounds} rounds x 2 arms of {plan.run.time_s:g} s; baseline "
           f"{arms[0].spec.spec} (Fast DDS {arms[0].version}), candidate {arms[1].spec.spec} (Fast DDS "
           f"{arms[1].version})", flush=True)
-    rows = []
+    rows, metadata["retried"] = [], []
     for index in range(plan.rounds):
         round_dir = plan.output / s.AB_ROUNDS_DIR / round_name(index, plan.rounds)
         first = first_arm(index, 0)
-        for arm in (arms[first], arms[1 - first]):
-            folder = round_dir / arm.name
-            folder.mkdir(parents=True, exist_ok=True)
-            run = replace(plan.run, output=folder, harness=executables[arm.name], plots=False,
-                          label=f"{plan.run.label}-{round_dir.name}-{arm.name}",
-                          publish_delay_ns=plan.publish_delay_ns.get(arm.name, 0))
-            try:
-                measure_topology(run)
-            except IncompleteError as error:  # that arm's round is missing; the others still count
-                metadata["failures"].append({"round": round_dir.name, "arm": arm.name, "error": error.message})
-                print(f"perfgate topology-ab: round {round_dir.name} {arm.name}: {error.message}", file=sys.stderr)
-            figures = ab_verdict.arm_figures(folder)
+        ordered = (arms[first], arms[1 - first])
+        # an arm that did not finish is measured again with the other, in a fresh round folder (ab.attempts)
+        attempted = attempts.measure_attempts(
+            lambda: measure_round(plan, round_dir, ordered, executables), [arm.name for arm in ordered],
+            on_retry=lambda n, what: print(f"perfgate topology-ab: round {round_dir.name}: {log_text(what)}; measuring "
+                                           f"both arms again (attempt {n} of {attempts.ROUND_ATTEMPTS})",
+                                           file=sys.stderr, flush=True))
+        if not attempted.finished:  # the topology itself keeps failing: what was measured is decided, incomplete
+            metadata["failures"] += [{"round": round_dir.name, "arm": arm.name, "error": result.error}
+                                     for arm, result in zip(ordered, attempted.results) if result.error is not None]
+            print(f"perfgate topology-ab: round {round_dir.name}: every one of {attempts.ROUND_ATTEMPTS} attempts "
+                  f"failed ({log_text(attempted.failed_attempts[-1])}); no later round is measured", file=sys.stderr)
+            break
+        metadata["retried"] += [f"round {round_dir.name}: {line}; measured again" for line in attempted.failed_attempts]
+        for arm in ordered:
+            figures = ab_verdict.arm_figures(round_dir / arm.name)
             if figures is not None:
                 rows.append({v.ROUND: round_dir.name, v.ARM: arm.name, **figures})
     metadata["load_after"] = clock.load_average()
@@ -124,8 +130,35 @@ def measure_topology_ab(plan: TopologyAbPlan, *, threshold: float | None = None,
     if metadata["failures"]:
         print(f"perfgate topology-ab: {len(metadata['failures'])} arm run(s) did not finish (see metadata.json "
               "'failures')", file=sys.stderr)
-        return s.EXIT_INCOMPLETE
+        # a regression proven on the rounds measured stands (perfgate.outcome); the verdict says both
+        return code if code in (s.EXIT_USAGE, s.EXIT_REGRESSION) else s.EXIT_INCOMPLETE
     return code
+
+
+@dataclass(frozen=True)
+class ArmRun:
+    """One arm's topology run in one attempt of a round, as ab.attempts reads it."""
+    outcome: str
+    error: str | None = None
+
+
+def measure_round(plan: TopologyAbPlan, round_dir: Path, ordered, executables: dict[str, Path]) -> list[ArmRun]:
+    """Both arms' runs of one round, `ordered[0]` first, into a fresh round folder."""
+    if round_dir.exists():
+        shutil.rmtree(round_dir)  # a failed attempt's folders: a run writes into an empty folder only
+    results = []
+    for arm in ordered:
+        folder = round_dir / arm.name
+        folder.mkdir(parents=True)
+        run = replace(plan.run, output=folder, harness=executables[arm.name], plots=False,
+                      label=f"{plan.run.label}-{round_dir.name}-{arm.name}",
+                      publish_delay_ns=plan.publish_delay_ns.get(arm.name, 0))
+        try:
+            measure_topology(run)
+            results.append(ArmRun(s.OUTCOME_OK))
+        except IncompleteError as error:
+            results.append(ArmRun(s.OUTCOME_INCOMPLETE, error.message))
+    return results
 
 
 def decide_folder(ab_dir: Path, *, threshold: float, alpha: float) -> int:

@@ -4,7 +4,11 @@ harness's --publish-delay-ns, a real slow-down of the whole system) fails its me
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,6 +19,7 @@ from perfgate.ab import verdict as v
 from perfgate.topology import ab as topology_ab
 from perfgate.topology import ab_verdict
 from perfgate.topology import names as n
+from perfgate.topology import run as topology_run
 from perfgate.topology.run import plan_from_options
 
 LIGHT = REPO_ROOT / "topologies" / "light.json"
@@ -92,3 +97,54 @@ def test_topology_ab_refuses_a_bad_build_or_topology_before_measuring(tmp_path):
         assert result.returncode == s.EXIT_USAGE and message in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
         assert not (tmp_path / "ab").exists()
+
+
+def own_topology_harnesses() -> list[int]:
+    """The perfgate-topology processes this test process started (its descendants), by pid."""
+    children: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(proc.name))
+            names[int(proc.name)] = (proc / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+    found, stack = [], [os.getpid()]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            stack.append(child)
+            if names.get(child, "").endswith(topology_run.EXECUTABLE):
+                found.append(child)
+    return found
+
+
+@pytest.mark.fastdds
+def test_a_topology_run_killed_mid_round_is_measured_again_both_arms(tmp_path, harness_paths, capsys):
+    plan = light_ab(tmp_path, rounds=A_A_ROUNDS)
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def kill_the_first_one() -> None:
+        while not killed and not stop.wait(0.05):
+            for pid in own_topology_harnesses():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                break
+
+    killer = threading.Thread(target=kill_the_first_one, daemon=True)
+    killer.start()
+    try:
+        code = topology_ab.measure_topology_ab(plan, alpha=A_A_ALPHA)
+    finally:
+        stop.set()
+        killer.join()
+    captured = capsys.readouterr()
+    assert len(killed) == 1
+    assert code == s.EXIT_OK, captured.out + captured.err
+    assert "round 01: " in captured.err and "measuring both arms again (attempt 2 of 3)" in captured.err
+    metadata = json.loads((plan.output / s.METADATA_FILE).read_text())
+    assert metadata["failures"] == [] and len(metadata["retried"]) == 1
+    assert metadata["retried"][0].startswith("round 01: attempt 1 of 3: ")
+    rounds = pd.read_csv(plan.output / ab_verdict.ROUNDS_CSV)
+    assert len(rounds) == 2 * A_A_ROUNDS  # every round a pair, the first of its second attempt
