@@ -231,6 +231,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
                                          dir=path.parent)
     os.close(handle)
     temporary_path = Path(temporary)
+    temporaries.started(temporary_path)
     try:
         yield temporary_path
         # mkstemp creates 0600; results are shared artefacts, so give them the usual umask mode
@@ -244,6 +245,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     finally:
         if temporary_path.exists():
             temporary_path.unlink()
+        temporaries.finished(temporary_path)
 
 
 def _current_umask() -> int:

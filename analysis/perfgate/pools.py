@@ -4,9 +4,10 @@ A CI job that is cancelled sends SIGINT or SIGTERM, often to the whole process g
 ignore both: the main process decides (the gate turns them into a stop that still writes its
 reports), cancels what has not started, and waits only for the tasks under way, so no worker is
 orphaned and no half-written plot is left. A worker whose main process died outright (SIGKILL, the
-OOM killer) is killed by the system at once (the parent-death signal, set as it starts): it would
-otherwise draw on, orphaned, until its task ended. A worker killed outright leaves its temporary file,
-which the main process removes when the pool ends (`output`), or the next writer in that folder.
+OOM killer) is told by the system at once (the parent-death signal SIGUSR1, set as it starts): it removes
+the temporary file it is writing and ends; it would otherwise draw on, orphaned, until its task ended, and
+leave its temporary where no later run might write again. A worker killed outright itself leaves its
+temporary file, which the main process removes when the pool ends (`output`), or the next writer there.
 The parent-death signal follows the thread that started the worker: a pool is used from the thread
 that made it (the main thread), which outlives it.
 """
@@ -32,13 +33,19 @@ _stop = None  # in a worker: the pool's stop event (set by the main process when
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
 
 
-def die_with_parent(parent: int) -> None:
-    """SIGKILL (workers ignore SIGTERM and SIGINT) when the process `parent` dies, however it dies. A
+def die_with_parent(parent: int, signal_number: int = signal.SIGKILL) -> None:
+    """`signal_number` (workers ignore SIGTERM and SIGINT) when the process `parent` dies, however it dies. A
     parent already gone before the request was made left this process to another: it ends at once."""
     with contextlib.suppress(OSError, AttributeError):  # not Linux's C library: the old behaviour
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal_number, 0, 0, 0)
     if os.getppid() != parent:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal_number)
+
+
+def _parent_died(signal_number, frame) -> None:
+    """A worker's main process is gone: nobody will rename or remove what it writes. Remove it, end now."""
+    temporaries.remove_own()
+    os._exit(128 + signal_number)
 
 
 def _start_worker(stop, parent: int) -> None:
@@ -46,7 +53,8 @@ def _start_worker(stop, parent: int) -> None:
     _stop = stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    die_with_parent(parent)
+    signal.signal(signal.SIGUSR1, _parent_died)
+    die_with_parent(parent, signal.SIGUSR1)
 
 
 def stop_requested() -> bool:

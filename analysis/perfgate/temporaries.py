@@ -21,6 +21,7 @@ MARK = ".perfgate-tmp-"
 # .<target name, or a hash of it when too long>.perfgate-tmp-<pid>-<random>.tmp<suffix>
 _NAME = re.compile(rf"^\..*{re.escape(MARK)}(\d+)-[^/]*\.tmp[^/]*$")
 _swept: set[Path] = set()  # folders this process has already cleaned
+_writing: set[Path] = set()  # this process's temporaries not yet renamed or removed (remove_own)
 
 
 NAME_MAX = 255  # bytes in one file name (Linux's file systems)
@@ -96,3 +97,31 @@ def sweep_once(folder: Path) -> None:
     if folder not in _swept:
         _swept.add(folder)
         remove_abandoned(folder)
+
+
+def started(temporary: Path) -> None:
+    """A temporary this process is writing (files.atomic_path): remove_own removes it if the process must end."""
+    _writing.add(Path(temporary))
+
+
+def finished(temporary: Path) -> None:
+    _writing.discard(Path(temporary))
+
+
+def remove_own() -> None:
+    """Remove the temporaries this process is writing: a plot worker whose main process died (pools) ends
+    with this, so that no half-written PNG outlives it where no later run may ever write again. Its own
+    temporaries in every folder it wrote into too: one made a moment before `started` could record it."""
+    own = os.getpid()
+    found = set(_writing)
+    for folder in _swept:
+        try:
+            found.update(Path(entry.path) for entry in os.scandir(folder) if writer_pid(entry.name) == own)
+        except OSError:
+            continue
+    for temporary in found:
+        try:
+            os.unlink(temporary)
+        except OSError:  # renamed a moment ago, or already gone
+            pass
+        _writing.discard(temporary)

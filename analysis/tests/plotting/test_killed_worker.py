@@ -245,3 +245,38 @@ def test_what_a_killed_process_and_its_workers_left_the_next_run_removes(fastdds
     _, err = later.communicate(timeout=300)
     assert later.returncode == s.EXIT_OK, err
     assert temporary_files(experiment) == []
+
+
+def test_a_worker_whose_main_process_is_killed_removes_the_png_it_was_writing(fastdds_fixtures, tmp_path):
+    """Issue 44: SIGKILL of the main process while a worker writes its temporary PNG. The worker, told by the
+    parent-death signal, removes that temporary as it ends: nothing of it is left for a later run that may
+    never come (only the main process's own temporary can remain, which it could not remove)."""
+    experiment = experiment_folder(fastdds_fixtures, tmp_path / "experiment")
+    command = perfgate_process(experiment, output=subprocess.DEVNULL)
+    caught = None
+    try:
+        end = time.monotonic() + 60.0
+        while caught is None and time.monotonic() < end and command.poll() is None:
+            for path in temporary_files(experiment):
+                pid = temporaries.writer_pid(path.name)
+                if pid is None or pid == command.pid:
+                    continue
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)  # held while its temporary exists: it dies mid-write
+                    if path.exists():
+                        caught = (pid, path)
+                        break
+                    os.kill(pid, signal.SIGCONT)
+        assert caught is not None, command.poll()
+    finally:
+        command.kill()
+        command.wait()
+    pid, path = caught
+    os.kill(pid, signal.SIGCONT)  # the parent-death signal waits for it
+    try:
+        assert wait_until(lambda: not alive(pid), 20.0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not path.exists()
+    assert [p for p in temporary_files(experiment) if temporaries.writer_pid(p.name) != command.pid] == []
