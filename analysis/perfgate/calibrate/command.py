@@ -82,7 +82,9 @@ def _measure_step(plan: p.Plan, output: Path, step: str, budget: resume.Budget) 
                   f"about {resume.duration_text(estimate)}): stopped, what was measured is kept; call again with the "
                   f"same arguments to go on", file=sys.stderr)
             return s.EXIT_INCOMPLETE
-        print(f"{PREFIX} [{where}] {name}: measuring ({resume.duration_text(budget.left())} left"
+        left = budget.left()
+        print(f"{PREFIX} [{where}] {name}: measuring ("
+              + (f"{resume.duration_text(left)} of the time budget left" if left is not None else "no time budget")
               + (f", about {resume.duration_text(estimate)} a run)" if estimate else ")"), flush=True)
         folder = resume.start_partial(output, step, name)
         command, arguments = measure.argv(plan, step, name, folder)

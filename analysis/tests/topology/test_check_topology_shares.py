@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pytest
 
 from conftest import perfgate_in_process
+from topology_inputs import write_topology_experiment
 from perfgate import schema as s
 from perfgate.topology import names as n
 
@@ -17,15 +17,9 @@ from perfgate.topology import names as n
 def experiment(folder, **shares):
     """latency_total.csv, events.csv and resources.csv as `perfgate topology` writes them: 150 late, 5 too
     late and 3 lost of 10000 received, the shares as written (3 decimals) unless given."""
-    folder.mkdir()
-    totals = {n.RECEIVED: "10000", n.MEAN: "300.000", n.LATE: "150", n.LATE_PERCENT: "1.500", n.TOO_LATE: "5",
-              n.TOO_LATE_PERCENT: "0.050", n.LOST: "3", n.LOST_PERCENT: "0.030", **shares}
-    (folder / n.LATENCY_TOTAL_CSV).write_text(",".join(totals) + "\n" + ",".join(totals.values()) + "\n")
-    pd.DataFrame({n.EVENT_TIME: [400.0], n.EVENT_CALLER: ["SYSTEM"], n.EVENT_CODE: [0],
-                  n.EVENT_DESCRIPTION: ["[discovery] a"]}).to_csv(folder / n.EVENTS_CSV, index=False)
-    pd.DataFrame({n.RESOURCE_TIME: [500, 1000], n.PROCESS: ["a", "a"], n.RESOURCE_CPU: [3.0, 5.0],
-                  n.RESOURCE_RSS: [10000, 20000], n.RESOURCE_VSZ: [1, 1]}).to_csv(folder / n.RESOURCES_CSV, index=False)
-    return folder
+    return write_topology_experiment(folder, {
+        n.RECEIVED: "10000", n.MEAN: "300.000", n.LATE: "150", n.LATE_PERCENT: "1.500", n.TOO_LATE: "5",
+        n.TOO_LATE_PERCENT: "0.050", n.LOST: "3", n.LOST_PERCENT: "0.030", **shares})
 
 
 def check(tmp_path, folder):

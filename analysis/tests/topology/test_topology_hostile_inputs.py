@@ -9,10 +9,10 @@ import os
 import subprocess
 import sys
 
-import pandas as pd
 import pytest
 
 from conftest import perfgate_in_process
+from topology_inputs import write_topology_experiment
 from perfgate import schema as s
 from perfgate.topology import names as n
 
@@ -26,15 +26,9 @@ def _topology(publisher: str) -> str:
 
 def _experiment(folder, received="10000", lost="0"):
     """latency_total.csv, events.csv and resources.csv as `perfgate topology` writes them, one count chosen."""
-    folder.mkdir()
-    totals = {n.RECEIVED: received, n.MEAN: "300.0", n.LATE: "150", n.LATE_PERCENT: "1.5", n.TOO_LATE: "5",
-              n.TOO_LATE_PERCENT: "0.05", n.LOST: lost, n.LOST_PERCENT: "0"}
-    (folder / n.LATENCY_TOTAL_CSV).write_text(",".join(totals) + "\n" + ",".join(totals.values()) + "\n")
-    pd.DataFrame({n.EVENT_TIME: [400.0], n.EVENT_CALLER: ["SYSTEM"], n.EVENT_CODE: [0],
-                  n.EVENT_DESCRIPTION: ["[discovery] a"]}).to_csv(folder / n.EVENTS_CSV, index=False)
-    pd.DataFrame({n.RESOURCE_TIME: [500, 1000], n.PROCESS: ["a", "a"], n.RESOURCE_CPU: [3.0, 5.0],
-                  n.RESOURCE_RSS: [10000, 20000], n.RESOURCE_VSZ: [1, 1]}).to_csv(folder / n.RESOURCES_CSV, index=False)
-    return folder
+    return write_topology_experiment(folder, {
+        n.RECEIVED: received, n.MEAN: "300.0", n.LATE: "150", n.LATE_PERCENT: "1.5", n.TOO_LATE: "5",
+        n.TOO_LATE_PERCENT: "0.05", n.LOST: lost, n.LOST_PERCENT: "0"})
 
 
 def _check(tmp_path, target_text: str, experiment):
