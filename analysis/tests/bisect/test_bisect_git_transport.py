@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import perfgate_in_process, wait_until
+from conftest import perfgate_in_process, terminal_signals, wait_until
 from perfgate import schema as s
 from perfgate.errors import InputError
 from perfgate.fastdds import git
@@ -99,7 +99,8 @@ def test_a_stopped_bisect_leaves_no_git_behind(tmp_path, silent_server, stop):
     bisect = subprocess.Popen([sys.executable, "-m", "perfgate.cli", "bisect", "--workspace", str(tmp_path / "ws"),
                                "--git-url", silent_server, "--good", "main", "--bad", "dev",
                                "--output", str(tmp_path / "out")],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=terminal_signals)  # SIGINT passed on ignored by a background runner
     try:
         # git fetch, and the git-remote-http it started, waiting for the silent server's answer
         assert wait_until(lambda: len(processes_naming(silent_server)) >= 2, WAIT_LIMIT_S), \

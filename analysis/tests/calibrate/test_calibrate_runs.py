@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import perfgate_in_process, wait_until
+from conftest import perfgate_in_process, terminal_signals, wait_until
 from perfgate import files
 from perfgate.ab import layout_file
 from perfgate.latency import gross, resources_requirements
@@ -46,7 +46,9 @@ def calibrate(output: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "perfgate", "calibrate", "--platform", "tp", "--output-directory",
                              str(output), "--quick", "--subexperiments", SUBS, *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            # a test runner started in the background passes SIGINT on ignored
+                            preexec_fn=terminal_signals)
 
 
 @pytest.mark.fastdds

@@ -45,10 +45,10 @@ HOLDER = textwrap.dedent("""\
     from perfgate.measure import scratch
     run_id, stem, pause, maker = sys.argv[1:5]
     with scratch.scratch_folder("test", run_id) as folder:
+        print(folder, flush=True)  # before the maker starts: its lines share this stdout
         # a session of its own and no parent-death signal: only the watcher ends it
         subprocess.Popen([sys.executable, "-c", maker, stem, pause], env={**os.environ, "%s": run_id},
                          start_new_session=True, stdout=sys.stdout)
-        print(folder, flush=True)
         time.sleep(600)
 """ % RUN_ID_ENV)
 
