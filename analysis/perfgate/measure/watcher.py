@@ -19,8 +19,11 @@ evidence), kills it, and once none is left removes those files, and their compan
 process holds. The names of those files and who holds what are defined here, standard library only,
 and perfgate.measure.shm uses them.
 
-When perfgate ends normally it closes the pipe itself, after its own clean-up, and waits for the
-watcher to end: the watcher finds nothing left and is never left behind.
+When perfgate ends normally it writes one byte into the pipe and closes it, after its own clean-up, and
+waits for the watcher to end: the watcher finds nothing left and is never left behind. A pipe that closes
+without that byte is perfgate killed outright, maybe between forking a harness and its exec: such a child
+carries no run id yet, so the watcher keeps looking until it has seen none of the run's processes for
+SETTLE_S (a harness killed at 0 s of its start made its segments after a watcher that looked once).
 
 The watcher runs as a file (`python -I -S watcher.py`): the standard library only, nothing of
 perfgate imported, so that it starts fast and its environment (PYTHONPATH) cannot change what runs.
@@ -40,6 +43,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 KILL_ROUNDS = 20  # of /proc scans: a process found may still be starting another
+SETTLE_S = 1.0  # after perfgate died outright: no process of the run seen for this long, then clean up
+SCAN_S = 0.05
+ENDED_NORMALLY = b"e"  # what perfgate writes into the pipe before closing it at its normal end
 ENDED_S = 30.0  # how long perfgate waits for a watcher that found nothing to do
 _write_ends: set[int] = set()  # this process's ends of its watchers' pipes
 
@@ -108,14 +114,20 @@ def carriers(variable: bytes, proc: Path = Path("/proc"), own: int | None = None
     return sorted(found)
 
 
-def clean_up(folder: Path, variable: bytes | None, shm_dir: Path = SHM_DIR) -> None:
+def clean_up(folder: Path, variable: bytes | None, shm_dir: Path = SHM_DIR, settle_s: float = 0.0) -> None:
     """Kill the run's processes (first: they may write into the folder), then remove the Fast DDS files
-    they held and the folder."""
+    they held and the folder. `settle_s`: look on until none of them was seen for that long."""
     held: set[str] = set()
-    for _ in range(KILL_ROUNDS if variable else 0):
+    quiet_since = None
+    for _ in range(KILL_ROUNDS + round(settle_s / SCAN_S) if variable else 0):
         found = carriers(variable, own=os.getpid())
         if not found:
-            break
+            quiet_since = time.monotonic() if quiet_since is None else quiet_since
+            if time.monotonic() - quiet_since >= settle_s:
+                break
+            time.sleep(SCAN_S)
+            continue
+        quiet_since = None
         for pid in found:  # stopped first: a process between a look and its kill could make a segment
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGSTOP)
@@ -124,7 +136,7 @@ def clean_up(folder: Path, variable: bytes | None, shm_dir: Path = SHM_DIR) -> N
         for pid in found:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        time.sleep(0.05)
+        time.sleep(SCAN_S)
     if held:  # once the run's processes are gone: what they held is no longer in use by them
         for name in left_segments(held, fastdds_shm_files(shm_dir), shm_files_in_use(shm_dir)):
             with contextlib.suppress(OSError):
@@ -137,10 +149,12 @@ def main(argv: list[str]) -> int:
     if len(argv) not in (2, 3) or not Path(argv[1]).is_absolute():
         return 2  # never guess what to remove
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for perfgate: the pipe tells when it ended
+    said = b""
     with contextlib.suppress(OSError):
-        while os.read(0, 4096):  # perfgate writes nothing: only the end matters
-            pass
-    clean_up(Path(argv[1]), os.fsencode(argv[2]) if len(argv) == 3 and argv[2] else None)
+        while chunk := os.read(0, 4096):  # perfgate writes ENDED_NORMALLY at its normal end, else nothing
+            said = (said + chunk)[-1:]
+    clean_up(Path(argv[1]), os.fsencode(argv[2]) if len(argv) == 3 and argv[2] else None,
+             settle_s=0.0 if said == ENDED_NORMALLY else SETTLE_S)
     return 0
 
 
@@ -167,6 +181,8 @@ def watching(folder: Path, variable: str | None = None) -> Iterator[None]:
         yield
     finally:
         _write_ends.discard(write_end)
+        with contextlib.suppress(OSError):
+            os.write(write_end, ENDED_NORMALLY)  # alive to end its own children: no need to look on
         os.close(write_end)
         try:
             watcher.wait(ENDED_S)

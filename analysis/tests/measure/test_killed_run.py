@@ -122,10 +122,6 @@ def kill_as_the_harness_starts(harness: Path, output: Path, delay_s: float) -> t
 
 @pytest.mark.skipif(not shm.SHM_DIR.is_dir(), reason="no /dev/shm")
 @pytest.mark.fastdds
-# Outside the default run until its last case is fixed: in the parallel clean-clone run of 2026-12-07 the kill
-# at 0 s left the six port segments (fastrtps_port7650..7661_el) that the run's processes had been seen holding,
-# though it passed alone (issue 44 stays open for it). ci/slow-test.sh runs it.
-@pytest.mark.slow
 def test_a_run_killed_as_a_shared_memory_harness_starts_leaves_no_segment(harness_paths, tmp_path):
     """Issue 44: 3 of about 15 such kills left Fast DDS segments in /dev/shm, which later runs never removed
     (they remove only what appears while they run): the watcher removes what the run's processes held."""
