@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <system_error>
 
 namespace perfgate {
@@ -100,6 +101,12 @@ StopRequest::Subscription::~Subscription()
 
 void stop_when_parent_dies()
 {
+    // Before the parent-death signal, which may come at once. A disposition is the whole process's:
+    // Fast DDS's threads are covered too.
+    if (::signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+    {
+        throw std::system_error(errno, std::generic_category(), "signal(SIGPIPE)");
+    }
     if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
     {
         throw std::system_error(errno, std::generic_category(), "prctl(PR_SET_PDEATHSIG)");

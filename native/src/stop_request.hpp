@@ -65,7 +65,9 @@ private:
 
 // Asks the kernel to send this process SIGTERM when the process that started it dies (perfgate,
 // even killed by SIGKILL), so a harness never outlives its supervisor; with a StopRequest in place
-// that is an ordinary request to stop. Call it from main before starting any work.
+// that is an ordinary request to stop. A write to the dead parent's pipe (stdout, stderr) then fails
+// with EPIPE instead of killing the process with SIGPIPE before it deletes its participants, which
+// left their shared-memory files in /dev/shm. Call it from main before starting any work.
 void stop_when_parent_dies();
 
 }  // namespace perfgate

@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <atomic>
 #include <chrono>
@@ -81,6 +84,30 @@ TEST(StopRequest, AnEndedSubscriptionIsNotCalled)
     ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);
     ASSERT_TRUE(wait_until_requested(stop));
     EXPECT_EQ(calls.load(), 0);
+}
+
+// A harness whose perfgate was killed wrote to its dead parent's pipe and died of SIGPIPE before
+// deleting its participants, leaving their files in /dev/shm: the write must fail instead.
+TEST(StopWhenParentDies, AWriteToAClosedPipeFailsInsteadOfKilling)
+{
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0)  // the process-wide settings of a harness, here only
+    {
+        stop_when_parent_dies();
+        int ends[2];
+        if (::pipe(ends) != 0)
+        {
+            ::_exit(2);
+        }
+        ::close(ends[0]);
+        const bool failed_with_epipe = ::write(ends[1], "x", 1) == -1 && errno == EPIPE;
+        ::_exit(failed_with_epipe ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_FALSE(WIFSIGNALED(status)) << "killed by signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

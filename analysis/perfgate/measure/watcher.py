@@ -13,11 +13,16 @@ through their parent-death signal: this is the second line) and removes the scra
 A harness process killed (by the watcher, or dying with perfgate just as it starts) unlinks none of
 its Fast DDS shared-memory files, and perfgate's own record of them (shm.ShmWitness) died with it:
 a run killed as a shared-memory harness started left its segments in /dev/shm for good (the next run
-removes only what appears while it runs). So the watcher stops each of the run's processes
-(SIGSTOP: it makes nothing more), notes the Fast DDS files it holds (the run's own: the witness's
-evidence), kills it, and once none is left removes those files, and their companions, that no live
-process holds. The names of those files and who holds what are defined here, standard library only,
-and perfgate.measure.shm uses them.
+removes only what appears while it runs). The harness ends cleanly when perfgate dies (its
+parent-death signal asks it to stop; it ignores SIGPIPE: a write to dead perfgate's pipe killed 10 of
+75 harnesses as they started, in parallel runs). So, after a perfgate killed outright, the watcher
+first lets the run's processes end on their own for up to GRACE_S, noting the Fast DDS files each
+holds while it lives (killed in the middle of its shutdown, between unmapping a segment and unlinking
+it, a harness would leave a segment the watcher never saw). Then it stops each process left (SIGSTOP:
+it makes nothing more), notes what it holds (the run's own: the witness's evidence), kills it, and
+once none is left removes those files, and their companions, that no live process holds. The names
+of those files and who holds what are defined here, standard library only, and perfgate.measure.shm
+uses them.
 
 When perfgate ends normally it writes one byte into the pipe and closes it, after its own clean-up, and
 waits for the watcher to end: the watcher finds nothing left and is never left behind. A pipe that closes
@@ -44,6 +49,7 @@ from pathlib import Path
 
 KILL_ROUNDS = 20  # of /proc scans: a process found may still be starting another
 SETTLE_S = 1.0  # after perfgate died outright: no process of the run seen for this long, then clean up
+GRACE_S = 5.0  # after perfgate died outright: how long the run's processes may take to end on their own
 SCAN_S = 0.05
 ENDED_NORMALLY = b"e"  # what perfgate writes into the pipe before closing it at its normal end
 ENDED_S = 30.0  # how long perfgate waits for a watcher that found nothing to do
@@ -114,12 +120,43 @@ def carriers(variable: bytes, proc: Path = Path("/proc"), own: int | None = None
     return sorted(found)
 
 
-def clean_up(folder: Path, variable: bytes | None, shm_dir: Path = SHM_DIR, settle_s: float = 0.0) -> None:
-    """Kill the run's processes (first: they may write into the folder), then remove the Fast DDS files
-    they held and the folder. `settle_s`: look on until none of them was seen for that long."""
+def clean_up(folder: Path, variable: bytes | None, shm_dir: Path = SHM_DIR, settle_s: float = 0.0,
+             grace_s: float = 0.0) -> None:
+    """Let the run's processes end on their own for up to `grace_s`, kill those left (first: they may
+    write into the folder), then remove the Fast DDS files they held and the folder. `settle_s`: look on
+    until none of them was seen for that long."""
+    held: set[str] = set()
+    if variable:
+        held |= _watch_them_end(variable, shm_dir, grace_s)
+        held |= _kill_them(variable, shm_dir, settle_s)
+    if held:  # once the run's processes are gone: what they held is no longer in use by them
+        for name in left_segments(held, fastdds_shm_files(shm_dir), shm_files_in_use(shm_dir)):
+            with contextlib.suppress(OSError):
+                (shm_dir / name).unlink()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _watch_them_end(variable: bytes, shm_dir: Path, grace_s: float) -> set[str]:
+    """The Fast DDS files the run's processes hold while they end on their own, looked at until none is
+    left or `grace_s` has passed."""
+    held: set[str] = set()
+    end = time.monotonic() + grace_s
+    while time.monotonic() < end:
+        found = carriers(variable, own=os.getpid())
+        if not found:
+            break
+        for pid in found:
+            held |= shm_files_held_by(pid, shm_dir)
+        time.sleep(SCAN_S)
+    return held
+
+
+def _kill_them(variable: bytes, shm_dir: Path, settle_s: float) -> set[str]:
+    """Stop, look at and kill the run's processes until none was seen for `settle_s`: the Fast DDS files
+    they held."""
     held: set[str] = set()
     quiet_since = None
-    for _ in range(KILL_ROUNDS + round(settle_s / SCAN_S) if variable else 0):
+    for _ in range(KILL_ROUNDS + round(settle_s / SCAN_S)):
         found = carriers(variable, own=os.getpid())
         if not found:
             quiet_since = time.monotonic() if quiet_since is None else quiet_since
@@ -137,11 +174,7 @@ def clean_up(folder: Path, variable: bytes | None, shm_dir: Path = SHM_DIR, sett
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(SCAN_S)
-    if held:  # once the run's processes are gone: what they held is no longer in use by them
-        for name in left_segments(held, fastdds_shm_files(shm_dir), shm_files_in_use(shm_dir)):
-            with contextlib.suppress(OSError):
-                (shm_dir / name).unlink()
-    shutil.rmtree(folder, ignore_errors=True)
+    return held
 
 
 def main(argv: list[str]) -> int:
@@ -153,8 +186,9 @@ def main(argv: list[str]) -> int:
     with contextlib.suppress(OSError):
         while chunk := os.read(0, 4096):  # perfgate writes ENDED_NORMALLY at its normal end, else nothing
             said = (said + chunk)[-1:]
+    killed_outright = said != ENDED_NORMALLY
     clean_up(Path(argv[1]), os.fsencode(argv[2]) if len(argv) == 3 and argv[2] else None,
-             settle_s=0.0 if said == ENDED_NORMALLY else SETTLE_S)
+             settle_s=SETTLE_S if killed_outright else 0.0, grace_s=GRACE_S if killed_outright else 0.0)
     return 0
 
 

@@ -122,14 +122,13 @@ def kill_as_the_harness_starts(harness: Path, output: Path, delay_s: float) -> t
 
 @pytest.mark.skipif(not shm.SHM_DIR.is_dir(), reason="no /dev/shm")
 @pytest.mark.fastdds
-# Outside the default run until its last case is fixed: in parallel clean-clone runs of 2026-12-07 the kill at
-# 0 s still left segments in 1 of 3 runs (issue 44 stays open for it); alone it passes. ci/slow-test.sh runs it.
-@pytest.mark.slow
 def test_a_run_killed_as_a_shared_memory_harness_starts_leaves_no_segment(harness_paths, tmp_path):
     """Issue 44: 3 of about 15 such kills left Fast DDS segments in /dev/shm, which later runs never removed
     (they remove only what appears while they run): the watcher removes what the run's processes held and no
     live process holds. A port segment is named by its domain's port: a run of another test in the same
-    domain at the same time holds it, and it stays, rightly (seen in the parallel clean-clone run)."""
+    domain at the same time holds it, and it stays, rightly (seen in the parallel clean-clone run). The harness
+    ignores SIGPIPE: killed at 0 s, 10 of 75 harnesses died of a write to dead perfgate's pipe before
+    deleting their participants, leaving their segments unseen by the watcher."""
 
     def left_over(names: set[str]) -> set[str]:
         return (names & shm.fastdds_shm_files()) - watcher.shm_files_in_use()
@@ -149,4 +148,6 @@ def test_a_run_killed_as_a_shared_memory_harness_starts_leaves_no_segment(harnes
     _, stderr = later.communicate(timeout=300)
     assert later.returncode == 0, stderr
     assert left == {}, left  # delay -> what was left: segments, live processes
-    assert seen and not left_over(seen)  # segments were made, and none is back or left unheld
+    # segments were made, and none is back or left unheld (a port segment is named by its domain's port:
+    # another test's run in the same domain may hold it unheld for a moment, until its own clean-up)
+    assert seen and wait_until(lambda: not left_over(seen), FOLLOW_LIMIT_S), sorted(left_over(seen))
