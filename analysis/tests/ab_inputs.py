@@ -2,6 +2,7 @@
 its files and the reports that show it."""
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from pathlib import Path
@@ -17,7 +18,8 @@ from perfgate.ab import curtail
 from perfgate.ab import verdict as v
 from perfgate.ab.rounds import read_rounds
 from perfgate.ab.verdict import ROUND, STATISTIC
-from perfgate.fastdds import colcon
+from perfgate.fastdds import colcon, layouts
+from perfgate.fastdds import harness as native_harness
 from perfgate.model import KIND_AB, AbArm, CpuLatency, FastDDS, LoadAverage, Metadata, Platform, write_metadata
 
 SUBS = ["intraprocess_best_effort", "interprocess_best_effort"]
@@ -132,3 +134,22 @@ def one_line_exit_2(done, *words):
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     for word in words:
         assert word in done.stderr, done.stderr
+
+
+def kept_with_layouts(root: Path, commit: str, count: int, harness, align_functions: int = 0) -> Path:
+    """A kept install with `count` layouts as `perfgate build --layouts` keeps them (bin/, a build record with its
+    `layout`), each with the real harness (`harness`: HarnessPaths) on the system's Fast DDS."""
+    folder = root / commit
+    for seed, where in enumerate([folder] + [folder / layouts.LAYOUTS_DIR / str(k) for k in range(1, count + 1)]):
+        (where / "bin").mkdir(parents=True)
+        for executable in (harness.latency, harness.floor):
+            shutil.copy2(executable, where / "bin" / executable.name)
+        record = {"status": s.BUILD_OK, "workspace": str(root), "prefix": str(where),
+                  "harness": str(where / "bin" / native_harness.LATENCY_EXECUTABLE),
+                  "fastdds": {"package": "fastrtps", "version": "2.9.1", "commit": commit, "kind": "git"},
+                  "cmake_args": colcon.cmake_arguments(ccache=False, align_functions=align_functions),
+                  "harness_source": "sources-1"}
+        record.update({"layout": {"seed": seed, "of": count, "order": layouts.ORDER}} if seed else
+                      {"layouts": {"count": count, "order": layouts.ORDER}})
+        files.write_text(where / s.BUILD_RECORD_FILE, json.dumps(record))
+    return folder

@@ -17,7 +17,7 @@ import pandas as pd
 from .. import files
 from .. import junit_writer
 from .. import schema as s
-from . import attempts, curtail, layout_file, verdict as v
+from . import attempts, curtail, explain, layout_file, verdict as v
 from .verdict import require_parameters
 from . import throughput_report as ab_throughput_report
 from .rounds import Rounds, read_rounds
@@ -30,6 +30,7 @@ from .arms import recorded_alignments
 from ..report import CSS, Column, _e, _html_table, _md, _md_table
 from ..report.bounds import bound_text
 from ..report.columns import idle_text
+from ..report.words import named_subexperiment
 
 @dataclass(frozen=True)
 class VerdictReport:
@@ -91,6 +92,11 @@ def verdict_csv(table: pd.DataFrame, columns) -> pd.DataFrame:
     for column in (v.P_VALUE, v.ADJUSTED_P):
         if column in out:
             out[column] = out[column].map(lambda x: f"{x:.6g}")
+    if v.THRESHOLD in out:
+        out[v.THRESHOLD] = out[v.THRESHOLD].map(lambda x: f"{x:.4f}")
+    for column in (v.BASELINE_MEDIAN, v.CANDIDATE_MEDIAN):
+        if column in out:
+            out[column] = out[column].map(lambda x: f"{x:.6g}" if math.isfinite(x) else "")
     return out
 
 
@@ -147,12 +153,22 @@ def junit_xml(report: VerdictReport) -> str:
     return junit_writer.document("perfgate ab", [junit_writer.suite("ab_verdict", cases)])
 
 
-def heatmap_frame(decision: v.Decision, subs: list[str]) -> tuple[pd.DataFrame, set[tuple[str, int]]]:
+def heatmap_frame(decision: v.Decision, subs: list[str]) -> tuple[pd.DataFrame, set[tuple[str, int]],
+                                                                  set[tuple[str, int]]]:
+    """The Median's change per sub-experiment and payload in %, the cells whose own test says slower beyond
+    the threshold (their lower bound clears it) and those whose mirrored test says faster."""
     medians = decision.payloads[decision.payloads[v.STATISTIC] == s.MEDIAN]
     changes = medians.pivot(index=s.EXPERIMENT_TYPE, columns=s.BYTES, values=v.RATIO).reindex(subs)
     significant = {(r[s.EXPERIMENT_TYPE], int(r[s.BYTES])) for _, r in medians.iterrows()
                    if r[v.LOWER_BOUND] > 1 + decision.threshold_of(r[s.EXPERIMENT_TYPE])}
-    return (changes - 1) * 100, significant
+    faster = {(r[s.EXPERIMENT_TYPE], int(r[s.BYTES])) for _, r in medians.iterrows() if r[v.IMPROVED]}
+    return (changes - 1) * 100, significant, faster
+
+
+# what the heatmap's colours and marks mean: under the picture and beside it on the page
+HEATMAP_LEGEND = ("Colour: the payload's own test says slower (red) or faster (blue) beyond the threshold at the "
+                  "verdict's level; grey: a change these rounds cannot tell from noise. \u2022: slower beyond the "
+                  "threshold. Red frame: the sub-experiment failed.")
 
 
 # --- the readers' views ------------------------------------------------------------------------------
@@ -201,24 +217,32 @@ def setting_lines(report: VerdictReport) -> list[str]:
                      + (f", functions aligned to {alignments[name]} bytes" if alignments.get(name) else "") + ")"
                      + (", injected echo delay " + ", ".join(f"{sub} {ns} ns" for sub, ns in delay.items())
                         if delay else ""))
-    return lines
+    return lines + ["Baseline and Candidate: each arm's round-trip latency in us, per round the geometric mean over "
+                    "the payloads, then the median over the test's rounds"]
 
 
 def _status(row: pd.Series) -> str:
     return row[s.STATUS] + (" (improved)" if row[v.IMPROVED] else "") + (" (layout-sized)" if row[v.LAYOUT_SIZED] else "")
 
 
-# the tables of report.md and report.html, in the gate report's table helpers and style
+def _microseconds(value: float) -> str:
+    return "-" if not math.isfinite(value) else f"{value:.4g}"
+
+
+# the tables of report.md and report.html, in the gate report's table helpers and style; the values are
+# each arm's median over the test's rounds of its geometric mean over the payloads (ab.verdict)
 TEST_COLUMNS = [
     Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
     Column("Statistic", lambda r: str(r[v.STATISTIC]), text=True),
+    Column("Baseline [us]", lambda r: _microseconds(r[v.BASELINE_MEDIAN])),
+    Column("Candidate [us]", lambda r: _microseconds(r[v.CANDIDATE_MEDIAN])),
     Column("Change", lambda r: _percent(r[v.RATIO])),
-    Column("Ratio", lambda r: _ratio(r[v.RATIO])),
-    Column("Lower bound", lambda r: bound_text(r[v.LOWER_BOUND], r[v.ROUNDS], v.LOWER_BOUND)),
     Column("Threshold", lambda r: f"+{r[v.THRESHOLD]:.1%}"),
+    Column("Lower bound", lambda r: bound_text(r[v.LOWER_BOUND], r[v.ROUNDS], v.LOWER_BOUND)),
     Column("p (Holm)", lambda r: f"{r[v.ADJUSTED_P]:.3g}"),
     Column("Rounds", lambda r: str(r[v.ROUNDS])),
     Column("Status", _status, text=True),
+    Column("Reason", lambda r: str(r[v.REASON]), text=True, wrap=True),
 ]
 # with the planned rounds known: the rounds each test used "of" them
 TEST_COLUMNS_PLANNED = [column if column.header != "Rounds" else
@@ -236,13 +260,13 @@ PAYLOAD_COLUMNS = [
 def markdown(report: VerdictReport) -> str:
     lines = [f"## perfgate A/B verdict: **{report.status}**", "", _md(report.headline()), ""]
     lines += [f"- {_md(line)}" for line in setting_lines(report)] + [""]
-    return "\n".join(lines + _md_table(*curtail.with_planned(ordered_for_reading(report.decision.table),
+    return "\n".join(lines + _md_table(*curtail.with_planned(ordered_for_reading(explain.explained(report.decision)),
                                                              report.decision, TEST_COLUMNS, TEST_COLUMNS_PLANNED)))
 
 
 def html_page(report: VerdictReport, heatmap_uri: str | None) -> str:
     picture = f'<img alt="change of the median per sub-experiment and payload" src="{heatmap_uri}">' if heatmap_uri else ""
-    tests = _html_table(*curtail.with_planned(ordered_for_reading(report.decision.table), report.decision, TEST_COLUMNS,
+    tests = _html_table(*curtail.with_planned(ordered_for_reading(explain.explained(report.decision)), report.decision, TEST_COLUMNS,
                                               TEST_COLUMNS_PLANNED), lambda r: str(r[s.STATUS]))
     drill = _html_table(report.decision.payloads, PAYLOAD_COLUMNS)
     return f"""<!DOCTYPE html>
@@ -254,6 +278,7 @@ def html_page(report: VerdictReport, heatmap_uri: str | None) -> str:
 {picture}
 <h2>Tests</h2>{tests}
 <details><summary>Per payload (drill-down, not tested)</summary>{drill}</details>
+<h2>Sub-experiments</h2><ul>{"".join(f"<li>{_e(named_subexperiment(sub))}</li>" for sub in report.rounds.subexperiments)}</ul>
 </main></body></html>
 """
 
@@ -261,7 +286,7 @@ def html_page(report: VerdictReport, heatmap_uri: str | None) -> str:
 # --- the command ------------------------------------------------------------------------------------
 def write_outputs(report: VerdictReport, plots: bool) -> None:
     ab_dir, d = report.ab_dir, report.decision
-    files.write_csv(ab_dir / s.VERDICT_CSV, verdict_csv(d.table, v.VERDICT_COLUMNS))
+    files.write_csv(ab_dir / s.VERDICT_CSV, verdict_csv(explain.explained(d), v.VERDICT_COLUMNS + v.EXPLAINED_COLUMNS))
     files.write_csv(ab_dir / s.VERDICT_PAYLOADS_CSV, verdict_csv(d.payloads, v.PAYLOAD_COLUMNS))
     files.write_text(ab_dir / s.VERDICT_JSON, json.dumps(verdict_json(report), indent=2, default=_json_value) + "\n")
     files.write_text(ab_dir / s.JUNIT_FILE, junit_xml(report))
@@ -271,11 +296,11 @@ def write_outputs(report: VerdictReport, plots: bool) -> None:
         from ..plotting.verdict_plots import draw_heatmap
         from ..report import embedded_images
 
-        changes, significant = heatmap_frame(d, report.rounds.subexperiments)
+        changes, significant, faster = heatmap_frame(d, report.rounds.subexperiments)
         path = ab_dir / s.PLOTS_DIR / s.VERDICT_HEATMAP_PNG
         path.parent.mkdir(parents=True, exist_ok=True)
         draw_heatmap(changes, set(d.failed[s.EXPERIMENT_TYPE]), significant, path,
-                     f"Median, candidate vs baseline: {report.status}")
+                     f"Median, candidate vs baseline: {report.status}", better=faster, legend=HEATMAP_LEGEND)
         heatmap_uri = embedded_images(path.parent).get(path)
     files.write_text(ab_dir / s.REPORT_HTML, html_page(report, heatmap_uri))
 
@@ -316,7 +341,9 @@ def decide_latency(ab_directory, threshold: float | None, alpha: float | None,
     write_outputs(report, plots=draw)
     for _, row in ordered_for_reading(decision.table).iterrows():
         if row[s.STATUS] == s.FAILED or row[v.IMPROVED]:
-            what = f"{log_text(row[s.EXPERIMENT_TYPE])} {row[v.STATISTIC]} {_percent(row[v.RATIO])} (ratio {_ratio(row[v.RATIO])}"
+            what = (f"{log_text(row[s.EXPERIMENT_TYPE])} {row[v.STATISTIC]} {_percent(row[v.RATIO])} "
+                    f"({_microseconds(row[v.BASELINE_MEDIAN])} -> {_microseconds(row[v.CANDIDATE_MEDIAN])} us, "
+                    f"ratio {_ratio(row[v.RATIO])}")
             if row[s.STATUS] == s.FAILED:
                 print(f"perfgate {program}: REGRESSION: {what}, lower bound {_ratio(row[v.LOWER_BOUND])}, "
                       f"Holm p {row[v.ADJUSTED_P]:.3g})")

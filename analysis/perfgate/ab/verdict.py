@@ -55,6 +55,16 @@ LOWER_BOUND = "Lower bound"
 P_VALUE = "p-value"
 ADJUSTED_P = "Adjusted p-value"
 VERDICT_COLUMNS = (s.EXPERIMENT_TYPE, STATISTIC, ROUNDS, RATIO, LOWER_BOUND, P_VALUE, ADJUSTED_P, s.STATUS)
+# what a reader needs beside each test (issue 45), written after VERDICT_COLUMNS: a stored verdict.csv
+# from before them lacks them, and its readers require VERDICT_COLUMNS only
+THRESHOLD = "Threshold"  # the bound a test was decided at: max(--threshold, its layout threshold)
+ABOVE = "Rounds above threshold"  # what the sign test counts: rounds whose d exceeds log(1 + Threshold)
+# the arms' own values: per round the geometric mean over the payloads of the statistic (as d averages
+# their log ratios), then the median over the test's rounds (us for a latency)
+BASELINE_MEDIAN = "Baseline median"
+CANDIDATE_MEDIAN = "Candidate median"
+REASON = "Reason"  # why the test failed or passed, in words (explain)
+EXPLAINED_COLUMNS = (THRESHOLD, ABOVE, BASELINE_MEDIAN, CANDIDATE_MEDIAN, REASON)
 PAYLOAD_COLUMNS = (s.EXPERIMENT_TYPE, STATISTIC, s.BYTES, ROUNDS, RATIO, LOWER_BOUND, P_VALUE)
 BASELINE_ARM = "baseline"
 CANDIDATE_ARM = "candidate"
@@ -63,7 +73,8 @@ IMPROVED = "improved"  # reported beside Status, never a failure
 # passed at the sub-experiment's layout threshold, but the global threshold alone would have failed it
 # (ab.layout): reported beside Status, never a failure
 LAYOUT_SIZED = "layout-sized"
-THRESHOLD = "Threshold"  # the bound a test was decided at: max(--threshold, its layout threshold)
+# usable_round_means' columns: d, and each arm's mean log value over the payloads (its geometric mean's log)
+LOG_VALUE = {BASELINE_ARM: "log_baseline", CANDIDATE_ARM: "log_candidate"}
 
 
 def require_parameters(threshold: float | None, alpha: float | None) -> tuple[float, float]:
@@ -133,6 +144,7 @@ def log_ratios(table: pd.DataFrame, statistics: tuple[str, ...] = TESTED_STATIST
     candidate / baseline for a latency, baseline / candidate for a throughput (`higher_is_better`),
     so that everything after this function reads d > 0 as "the candidate is worse" alike.
     A unit where both arms measured 0 has no ratio and is dropped; one arm at 0 is an infinite d.
+    Beside the log ratio, each arm's log value (LOG_VALUE), for the values a reader is shown.
     """
     keys = [ROUND, s.EXPERIMENT_TYPE, unit]
     arms = {arm: table[table[ARM] == arm].set_index(keys)[list(statistics)] for arm in ARMS}
@@ -143,13 +155,15 @@ def log_ratios(table: pd.DataFrame, statistics: tuple[str, ...] = TESTED_STATIST
         worse, better = (baseline, candidate) if higher_is_better else (candidate, baseline)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.log(worse / better)
-        frames.append(pd.DataFrame({STATISTIC: statistic, "log_ratio": ratio}, index=joined.index))
+            logs = {LOG_VALUE[CANDIDATE_ARM]: np.log(candidate), LOG_VALUE[BASELINE_ARM]: np.log(baseline)}
+        frames.append(pd.DataFrame({STATISTIC: statistic, "log_ratio": ratio, **logs}, index=joined.index))
     ratios = pd.concat(frames).reset_index()
     return ratios[~ratios["log_ratio"].isna()].reset_index(drop=True)
 
 
 def usable_round_means(ratios: pd.DataFrame, unit: str = s.BYTES) -> tuple[pd.DataFrame, dict[str, list]]:
-    """d per round, sub-experiment and statistic: the mean over payloads of the log ratios.
+    """d per round, sub-experiment and statistic: the mean over payloads of the log ratios (and of
+    each arm's log values, where the ratios have them).
 
     A round counts for a sub-experiment only when both arms have every payload (unit) that
     sub-experiment has in any round: a mean over fewer payloads would be another quantity. Returns
@@ -162,8 +176,9 @@ def usable_round_means(ratios: pd.DataFrame, unit: str = s.BYTES) -> tuple[pd.Da
         payloads[sub] = expected
         per_round = rows.groupby([ROUND, STATISTIC])
         complete = per_round[unit].nunique() == len(expected)
-        mean = per_round["log_ratio"].mean()[complete]
-        means.append(mean.rename("d").reset_index().assign(**{s.EXPERIMENT_TYPE: sub}))
+        averaged = ["log_ratio"] + [column for column in LOG_VALUE.values() if column in rows]
+        mean = per_round[averaged].mean()[complete].rename(columns={"log_ratio": "d"})
+        means.append(mean.reset_index().assign(**{s.EXPERIMENT_TYPE: sub}))
     if not means:
         return pd.DataFrame(columns=[s.EXPERIMENT_TYPE, ROUND, STATISTIC, "d"]), payloads
     return pd.concat(means, ignore_index=True), payloads
@@ -212,11 +227,23 @@ def bound_shifts(threshold: float, layout: dict[str, float] | None, subs) -> dic
     return {sub: math.log1p(bound_of(threshold, layout, sub)) for sub in subs}
 
 
-def _test_row(sub: str, statistic: str, d: np.ndarray, shift: float, level: float) -> dict:
+def _typical(log_values: np.ndarray | None) -> float:
+    """exp(median of per-round mean log values): the arm's value over the test's rounds."""
+    if log_values is None or not len(log_values):
+        return math.nan
+    return float(np.exp(np.median(log_values)))
+
+
+def _test_row(sub: str, statistic: str, d: np.ndarray, shift: float, level: float,
+              log_values: dict[str, np.ndarray] | None = None) -> dict:
+    log_values = log_values or {}
     return {
         s.EXPERIMENT_TYPE: sub,
         STATISTIC: statistic,
         ROUNDS: len(d),
+        ABOVE: int(np.sum(d > shift)),
+        BASELINE_MEDIAN: _typical(log_values.get(BASELINE_ARM)),
+        CANDIDATE_MEDIAN: _typical(log_values.get(CANDIDATE_ARM)),
         RATIO: float(np.exp(np.median(d))) if len(d) else math.nan,
         LOWER_BOUND: float(np.exp(median_lower_bound(d, level))) if len(d) else math.nan,
         P_VALUE: sign_test_p(d, shift),
@@ -264,10 +291,12 @@ def decide_tests(means: pd.DataFrame, subs: list[str], *, threshold: float = DEF
     rows, global_p = [], []
     for sub in subs:
         for statistic in statistics:
-            d = means.loc[(means[s.EXPERIMENT_TYPE] == sub) & (means[STATISTIC] == statistic), "d"].to_numpy(float)
-            rows.append(_test_row(sub, statistic, d, shifts[sub], level))
+            test = means[(means[s.EXPERIMENT_TYPE] == sub) & (means[STATISTIC] == statistic)]
+            d = test["d"].to_numpy(float)
+            logs = {arm: test[column].to_numpy(float) for arm, column in LOG_VALUE.items() if column in test}
+            rows.append(_test_row(sub, statistic, d, shifts[sub], level, logs))
             global_p.append(sign_test_p(d, global_shift))
-    table = pd.DataFrame(rows, columns=list(VERDICT_COLUMNS) + [IMPROVED])
+    table = pd.DataFrame(rows, columns=list(VERDICT_COLUMNS) + [IMPROVED, ABOVE, BASELINE_MEDIAN, CANDIDATE_MEDIAN])
     table[ADJUSTED_P] = holm(table[P_VALUE].tolist()) if len(table) else []
     table[s.STATUS] = np.where(table[ADJUSTED_P] <= alpha, s.FAILED, s.PASSED)
     table[THRESHOLD] = [math.expm1(shifts[sub]) for sub in table[s.EXPERIMENT_TYPE]]
@@ -287,7 +316,7 @@ def payload_drilldown(ratios: pd.DataFrame, shifts: dict[str, float], level: flo
         row = _test_row(sub, statistic, group["log_ratio"].to_numpy(float), shifts[sub], level)
         row[unit] = key.item() if hasattr(key, "item") else key
         rows.append(row)
-    columns = [unit if column == s.BYTES else column for column in PAYLOAD_COLUMNS]
+    columns = [unit if column == s.BYTES else column for column in PAYLOAD_COLUMNS] + [IMPROVED]
     table = pd.DataFrame(rows, columns=columns)
     position = {sub: i for i, sub in enumerate(subs)}
     table = table[table[s.EXPERIMENT_TYPE].isin(position)]

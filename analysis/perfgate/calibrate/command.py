@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from .. import schema as s
 from ..ab.layout_file import PLATFORM_NAME
 from ..errors import InputError
 from ..escape.workflow import log_text
+from ..fastdds import kept, layouts
 from . import derive, measure, plan as p, resume, runner_checks
 
 PREFIX = "perfgate calibrate:"
@@ -34,7 +36,8 @@ def command_calibrate(*, platform, output_directory, fastdds=None, workspace=Non
             raise InputError(f"{option}: not a folder", Path(given))
     output = outputs.require_writable(Path(output_directory), "calibration folder", folder=True)
     plan = p.make_plan(platform=platform, quick=quick, fastdds=fastdds, workspace=workspace,
-                       subexperiments=subexperiments, steps=steps)
+                       subexperiments=subexperiments, steps=steps,
+                       layout_variants=layout_variants(Path(workspace)) if workspace is not None else ())
     findings = runner_checks.read_findings()
     for finding in findings:
         print(f"{PREFIX} runner {log_text(finding.line())}")
@@ -66,6 +69,20 @@ def command_calibrate(*, platform, output_directory, fastdds=None, workspace=Non
     return s.EXIT_OK
 
 
+def layout_variants(workspace: Path) -> tuple[str, ...]:
+    """The layout variants `perfgate build --layouts` kept for the workspace's commit, in seed order; none
+    when it was built without."""
+    install = kept.install_of(workspace)
+    try:
+        record = json.loads((install / s.BUILD_RECORD_FILE).read_text())
+    except (OSError, ValueError):
+        return ()
+    count = (record.get("layouts") or {}).get("count") if isinstance(record, dict) else None
+    if not isinstance(count, int) or isinstance(count, bool) or count < 2:
+        return ()
+    return tuple(str(folder) for folder in layouts.layout_folders(install, count, "--workspace"))
+
+
 def _measure_step(plan: p.Plan, output: Path, step: str, budget: resume.Budget) -> int:
     names = p.unit_names(step, plan.counts)
     taken = []
@@ -90,8 +107,9 @@ def _measure_step(plan: p.Plan, output: Path, step: str, budget: resume.Budget) 
         command, arguments = measure.argv(plan, step, name, folder)
         started = time.monotonic()
         code = measure.run_command(command, arguments)
-        # an A/A that fails is a false alarm, counted by the detection summary; any other failure stops
-        if code not in ((s.EXIT_OK, s.EXIT_REGRESSION) if step == "aa" else (s.EXIT_OK,)):
+        # an A/A that fails is a false alarm, counted by the detection summary, and a layout A/B that fails is
+        # layout moving, what it measures; any other failure stops
+        if code not in ((s.EXIT_OK, s.EXIT_REGRESSION) if step in ("aa", "layout_ab") else (s.EXIT_OK,)):
             print(f"{PREFIX} [{where}] {name}: perfgate {command.NAME} ended with exit code {code}: the calibration "
                   f"stops (its folder stays in {log_text(folder)}; the next call measures it again)", file=sys.stderr)
             return code

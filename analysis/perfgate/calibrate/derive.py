@@ -3,9 +3,10 @@
 Every step calls the function its determine-* command runs (latency.requirements, latency.determine_gross,
 ab.layout_derivation.derive, throughput.requirements, topology.targets), which checks its inputs, writes its
 file and provenance atomically and prints its figures; resources and the detection summary are this
-package's (calibrate.resources, calibrate.detect). With the system Fast DDS there are no layout variants of
-the build: the layout file is derived from the A/As (what the rounds of one build move between A/Bs), and
-its "method" says so.
+package's (calibrate.resources, calibrate.detect). The layout file is derived from A/Bs of the build's
+layout variants against each other when it has them (`perfgate build --layouts`); without (the system Fast
+DDS, a build without layouts) from the A/As (what the rounds of one build move between A/Bs), and its
+"method" says which.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from ..topology import targets
 from . import detect, plan as p, resources, resume
 from .measure import aa_rounds
 
+LAYOUT_AB_METHOD = ("from A/Bs of the build's layout variants against each other (perfgate build --layouts: its "
+                    "library linked again in other orders), what code layout moves on this machine; ")
 AA_METHOD = ("from A/As of one build against itself (no layout variants of the build: these thresholds bound what "
              "the rounds of one build move between A/Bs, not what code layout moves); ")
 
@@ -56,12 +59,16 @@ def derive(plan: p.Plan, output: Path, step: str) -> None:
                                                         str(output / f"{plan.platform}_gross.json"),
                                                         unchanged_candidates=True)
     elif step == "layout":
-        content = layout_derivation.derive(aa, plan.platform)
-        content["method"] = AA_METHOD + content["method"]
+        pairs = sorted(path for path in step_folder(output, "layout_ab").iterdir() if path.is_dir()) \
+            if step_folder(output, "layout_ab").is_dir() else []
+        content = layout_derivation.derive(pairs or aa, plan.platform)
+        content["method"] = (LAYOUT_AB_METHOD if pairs else AA_METHOD) + content["method"]
         files.write_text(output / f"{plan.platform}_layout.json",
                          json.dumps(content, indent=2, allow_nan=False, default=_json_value) + "\n")
-        print(f"perfgate calibrate: {plan.platform}_layout.json: thresholds from {len(aa)} A/A(s) (no layout "
-              f"variants of the build were measured)")
+        print(f"perfgate calibrate: {plan.platform}_layout.json: thresholds from "
+              + (f"{len(pairs)} A/B(s) of the build's layout variants" if pairs else
+                 f"{len(aa)} A/A(s) (no layout variants of the build were measured: build it with "
+                 "`perfgate build --layouts 8` for thresholds of what layout moves)"))
     elif step == "throughput_requirements":
         throughput_requirements.command_determine_throughput_requirements(
             experiments_results=str(step_folder(output, "throughput")),

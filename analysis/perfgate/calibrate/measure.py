@@ -2,7 +2,8 @@
 
 Each run is the command's own function called in this process with options parsed by that command's own
 parser (commands/<name>.py), so that every default is the command line's: `perfgate run`, `perfgate ab`
-(an A/A: the build against itself, the gate's rounds and samples, every round kept), `perfgate throughput`
+(an A/A: the build against itself, the gate's rounds and samples, every round kept; a layout A/B: two layout
+variants of the build against each other, alike), `perfgate throughput`
 and `perfgate topology`. `argv` is pure; `run_command` calls.
 """
 from __future__ import annotations
@@ -44,6 +45,14 @@ def argv(plan: Plan, step: str, name: str, folder: Path) -> tuple[object, list[s
     if step == "aa":
         samples = ab_latency.QUICK_SAMPLES if plan.quick else ab_latency.DEFAULT_SAMPLES
         return ab, (label + subs + ["--baseline", plan.fastdds_spec, "--candidate", plan.fastdds_spec,
+                                    "--rounds", str(aa_rounds(plan)), "--samples", str(samples), "--all-rounds",
+                                    "--alpha", str(budget.ab_levels(False)[0]), "--no-plots"]
+                    + (["--quick"] if plan.quick else []))
+    if step == "layout_ab":  # pair k: layout variant 2k-1 against 2k, as the A/As are measured
+        pair = int(name.rsplit("-", 1)[1])
+        baseline, candidate = plan.layout_variants[2 * pair - 2], plan.layout_variants[2 * pair - 1]
+        samples = ab_latency.QUICK_SAMPLES if plan.quick else ab_latency.DEFAULT_SAMPLES
+        return ab, (label + subs + ["--baseline", baseline, "--candidate", candidate,
                                     "--rounds", str(aa_rounds(plan)), "--samples", str(samples), "--all-rounds",
                                     "--alpha", str(budget.ab_levels(False)[0]), "--no-plots"]
                     + (["--quick"] if plan.quick else []))

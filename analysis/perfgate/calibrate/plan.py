@@ -9,16 +9,19 @@ one quick A/A): a smoke calibration of minutes, whose files are looser guesses o
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .. import schema as s
 from ..errors import InputError
 
 # the steps, in the order they run; each derived one names the measured steps it reads
-MEASURED_STEPS = ("latency", "aa", "throughput", "topology")
+# layout_ab: A/Bs of the build's layout variants against each other (perfgate build --layouts), measured
+# when the build has at least two
+MEASURED_STEPS = ("latency", "aa", "layout_ab", "throughput", "topology")
 DERIVED_STEPS = {"requirements": ("latency",), "resources": ("latency",), "gross": ("latency", "aa"),
-                 "layout": ("aa",), "throughput_requirements": ("throughput",), "topology_targets": ("topology",),
-                 "detection": ("aa",)}
+                 "layout": ("aa", "layout_ab"), "throughput_requirements": ("throughput",),
+                 "topology_targets": ("topology",), "detection": ("aa",)}
 STEP_CHOICES = ("latency", "resources", "aa", "gross", "layout", "throughput", "topology")
 # a --steps name -> the derived steps it asks for
 ASKED = {"latency": ("requirements",), "resources": ("resources",), "aa": ("detection",), "gross": ("gross",),
@@ -41,12 +44,13 @@ class Counts:
     throughput_runs: int
     topology_runs: int
     topology_time_s: float
+    layout_pairs: int = 0  # A/Bs of two layout variants each (layouts 1 v 2, 3 v 4, ...)
 
 
 FULL = Counts(latency_runs=20, latency_samples=200, aa_runs=4, throughput_runs=3, topology_runs=5,
-              topology_time_s=60.0)
+              topology_time_s=60.0, layout_pairs=4)
 QUICK = Counts(latency_runs=3, latency_samples=200, aa_runs=1, throughput_runs=2, topology_runs=2,
-               topology_time_s=10.0)
+               topology_time_s=10.0, layout_pairs=1)
 
 
 @dataclass(frozen=True)
@@ -60,11 +64,13 @@ class Plan:
     measured: tuple[str, ...]  # MEASURED_STEPS this calibration needs, in their order
     derived: tuple[str, ...]  # DERIVED_STEPS it writes, in their order
     counts: Counts
+    layout_variants: tuple[str, ...] = ()  # the build's layout variants (install folders), layout_ab's arms
 
     def arguments(self) -> dict:
         """What must be the same for a later call to go on with this one's measurements."""
         return {"platform": self.platform, "quick": self.quick, "fastdds": self.fastdds_spec,
-                "subexperiments": list(self.subexperiments), "steps": list(self.derived)}
+                "subexperiments": list(self.subexperiments), "steps": list(self.derived),
+                "layout_pairs": self.counts.layout_pairs}
 
 
 def derived_steps(steps: list[str] | None) -> tuple[str, ...]:
@@ -76,7 +82,11 @@ def derived_steps(steps: list[str] | None) -> tuple[str, ...]:
 
 
 def make_plan(*, platform: str, quick: bool, fastdds: str | None, workspace: str | None,
-              subexperiments: list[str] | None, steps: list[str] | None) -> Plan:
+              subexperiments: list[str] | None, steps: list[str] | None,
+              layout_variants: tuple[str, ...] = ()) -> Plan:
+    """layout_variants: the known-good build's layout variants (perfgate build --layouts), in seed order; with
+    two or more, the layout thresholds come from A/Bs of them against each other (what layout moves here),
+    else from the A/As."""
     if fastdds is not None and workspace is not None:
         raise InputError("--fastdds and --workspace both name the build to calibrate with: give one")
     unknown = [step for step in steps or [] if step not in STEP_CHOICES]
@@ -87,10 +97,14 @@ def make_plan(*, platform: str, quick: bool, fastdds: str | None, workspace: str
     if wrong:
         raise InputError(f"--subexperiments: {wrong[0]!r} is not one of the ten sub-experiments a gate checks")
     derived = derived_steps(steps)
-    measured = tuple(step for step in MEASURED_STEPS if any(step in DERIVED_STEPS[d] for d in derived))
+    counts = QUICK if quick else FULL
+    counts = dataclasses.replace(counts, layout_pairs=min(counts.layout_pairs, len(layout_variants) // 2))
+    measured = tuple(step for step in MEASURED_STEPS if any(step in DERIVED_STEPS[d] for d in derived)
+                     and (step != "layout_ab" or counts.layout_pairs))
     spec = workspace if workspace is not None else fastdds if fastdds is not None else "system"
     return Plan(platform=platform, quick=quick, fastdds_spec=spec, prefix=fastdds, workspace=workspace,
-                subexperiments=subs, measured=measured, derived=derived, counts=QUICK if quick else FULL)
+                subexperiments=subs, measured=measured, derived=derived, counts=counts,
+                layout_variants=tuple(layout_variants) if counts.layout_pairs else ())
 
 
 def unit_names(step: str, counts: Counts) -> list[str]:
@@ -99,6 +113,8 @@ def unit_names(step: str, counts: Counts) -> list[str]:
         return [f"run-{i:02d}" for i in range(1, counts.latency_runs + 1)]
     if step == "aa":
         return [f"aa-{i:02d}" for i in range(1, counts.aa_runs + 1)]
+    if step == "layout_ab":
+        return [f"pair-{i:02d}" for i in range(1, counts.layout_pairs + 1)]
     if step == "throughput":
         return [f"run-{i:02d}" for i in range(1, counts.throughput_runs + 1)]
     # topology: the runs alternate between the topologies, as vm-2core-x64's were measured

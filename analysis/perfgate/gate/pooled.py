@@ -40,6 +40,18 @@ def candidate_runs(ab_dir: Path, sub: str) -> list[Path]:
     return runs
 
 
+def rounds_load(ab_dir: Path) -> list[float] | None:
+    """[lowest, highest] 1-minute load average any arm of any round recorded before or after it: the
+    pooled experiment's page said only the first round's, while the load had risen from 1.7 to 50."""
+    loads = []
+    for folder in round_folders(ab_dir):
+        for arm in s.AB_ARMS:
+            metadata = read_metadata(folder / arm) if (folder / arm / s.METADATA_FILE).is_file() else None
+            load = metadata.load_average if metadata is not None else None
+            loads += [values[0] for values in ((load.before, load.after) if load else ()) if values]
+    return [min(loads), max(loads)] if loads else None
+
+
 def pool_raw(paths: list[Path]) -> pd.DataFrame:
     """The runs' samples per payload, payload blocks in first-seen order, samples numbered anew."""
     raw = pd.concat([files.read_raw(path) for path in paths], ignore_index=True)
@@ -68,10 +80,13 @@ def pool_candidate(ab_dir: Path, output: Path, subexperiments: list[str], payloa
     base = template or Metadata()
     record = dataclasses.replace(
         base, label=label, kind=None, samples=None, payloads=tuple(payloads),
+        # the A/B's whole span (its start and end), not the first round's
+        load_average=(ab_metadata.load_average if ab_metadata is not None and ab_metadata.load_average is not None
+                      else base.load_average),
         requested_subexperiments=tuple(subexperiments), subexperiments=outcomes,
         created_utc=(ab_metadata.created_utc if ab_metadata is not None else None) or base.created_utc,
         finished_utc=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         extra={**base.extra, "pooled_from_ab": {"ab_directory": s.AB_DIR, "arm": CANDIDATE,
-                                                "rounds_pooled": pooled}})
+                                                "rounds_pooled": pooled, "rounds_load": rounds_load(ab_dir)}})
     write_metadata(output, record)
     return pooled

@@ -379,10 +379,10 @@ def run_gate(request: GateRequest, environment: dict[str, str]) -> int:
                               platform_mismatch=plan.platform_mismatch)
         html_path, _ = report.write_reports(results, Path(summary_markdown) if summary_markdown else None,
                                             interrupted=steps.interrupted)
-        for ab_markdown in (plan.output / s.AB_DIR / s.REPORT_MARKDOWN,
-                            plan.output / s.THROUGHPUT_DIR / s.AB_DIR / s.REPORT_MARKDOWN,
-                            *(t.plan.output / s.AB_DIR / s.REPORT_MARKDOWN for t in plan.topologies)):
-            if summary_markdown and ab_markdown.is_file():  # the A/B's table after the gate's summary
+        # the latency and throughput A/Bs' tables are in the gate's own summary (report.ab_view): only the
+        # topology A/Bs' tables follow it (the step summary showed the A/B table twice)
+        for ab_markdown in (t.plan.output / s.AB_DIR / s.REPORT_MARKDOWN for t in plan.topologies):
+            if summary_markdown and ab_markdown.is_file():
                 with open(summary_markdown, "a", encoding="utf-8") as handle:
                     handle.write("\n" + ab_markdown.read_text(encoding="utf-8"))
         if request.annotations or environment.get("GITHUB_ACTIONS") == "true":

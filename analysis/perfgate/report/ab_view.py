@@ -4,7 +4,7 @@ With --baseline-build the A/B decides the gate (docs/verdict.md); the requiremen
 gross-failure check. So the gate's report.html, report.md and the sub-experiment chips show the A/B
 per sub-experiment first: a sub-experiment whose A/B test failed is red whatever its checks say. The
 A/B folders' verdict.json, verdict.csv and metadata.json were written by the code under test: read
-through report.comment.read_ab (status checked), every text escaped where it is shown, numbers shown
+through report.gate_files.read_ab (status checked), every text escaped where it is shown, numbers shown
 only when they parse as numbers.
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 from .. import schema as s
 from ..escape.html import text as html_text
 from ..escape.markdown import text as markdown_text
-from ..model import read_metadata
 from ..outcome import INCOMPLETE, PASS, REGRESSION
 from .bounds import bound_cell
-from .comment import AbVerdict, read_ab
+from .ab_baseline import baseline_text
+from .gate_files import AbVerdict, read_ab
 
 # one verdict word per banner: a status said inside another banner is said in words
 STATUS_WORDS = {PASS: "passed", REGRESSION: "found a regression", INCOMPLETE: "could not decide"}
@@ -46,27 +46,6 @@ class GateAb:
         if any(row.get(s.STATUS) == s.FAILED for row in tested):
             return "failed"
         return "missing" if self.verdict.status == INCOMPLETE else "passed"
-
-
-def baseline_text(ab_dir: Path, alignments: dict[str, int] | None = None) -> str:
-    """'Fast DDS 3.2.1, commit 0123456789ab, functions aligned to 64 bytes (ws/installs/baseline)' from
-    the A/B's metadata.json and its verdict's `alignments` (arm -> --align-functions); when the candidate
-    was built with another alignment, that too (the A/B then measures the alignment's own layout move)."""
-    metadata = read_metadata(ab_dir)
-    arm = (metadata.arms or {}).get(s.AB_ARMS[0]) if metadata is not None else None
-    if arm is None:
-        return "not recorded"
-    fastdds = arm.fastdds
-    version = fastdds.version if fastdds is not None and fastdds.version else "?"
-    commit = fastdds.commit[:12] if fastdds is not None and fastdds.commit else "not recorded"
-    alignments = alignments or {}
-    baseline, candidate = (alignments.get(name, 0) for name in s.AB_ARMS)
-    text = f"Fast DDS {version}, commit {commit}" + (f", functions aligned to {baseline} bytes" if baseline else "") \
-        + f" ({arm.spec or '?'})"
-    if s.AB_ARMS[1] in alignments and candidate != baseline:
-        text += (f"; the candidate was built with --align-functions {candidate}: the A/B measures that alignment's "
-                 "own layout move too")
-    return text
 
 
 def read_gate_ab(ab_dir: Path, title: str, link: str, bound_column: str) -> GateAb | None:
@@ -96,15 +75,52 @@ def _change(text: str | None) -> str:
     return f"{(value - 1) * 100:+.1f} %" if math.isfinite(value) else ""
 
 
+def _threshold(text: str | None) -> str:
+    """'+1.0 %' from verdict.csv's fraction; '-' in a verdict from before the column."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return "-"
+    return f"+{value * 100:.1f} %" if math.isfinite(value) else "-"
+
+
+def value_text(text: str | None, unit: str) -> str:
+    """An arm's value ('45.12 us'); '-' where verdict.csv has none (a verdict from before the columns)."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return "-"
+    return f"{value:.4g}{unit}" if math.isfinite(value) else "-"
+
+
+def value_unit(ab: GateAb) -> str:
+    """The latency A/B's values are round trips in us; the throughput A/B's statistic names its unit."""
+    return " us" if ab.verdict.bound_column == "Lower bound" else ""
+
+
+TEXT_COLUMNS = ("Sub-experiment", "Statistic", "Status", "Reason")
+
+
 def table_cells(ab: GateAb) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (plain text, failed tests first) of the A/B table on the gate's pages."""
-    header = ["Sub-experiment", "Statistic", "Change", "Ratio", ab.verdict.bound_column, "p (Holm)", ROUND_COLUMN,
-              "Status"]
+    """Header and rows (plain text, failed tests first) of the A/B table on the gate's pages; the values,
+    threshold and reason only where verdict.csv has them (a verdict from before them, a throughput A/B's)."""
+    unit = value_unit(ab)
+    columns = [
+        ("Sub-experiment", None, lambda row: row.get(s.EXPERIMENT_TYPE, "")),
+        ("Statistic", None, lambda row: row.get("Statistic", "")),
+        ("Baseline", "Baseline median", lambda row: value_text(row.get("Baseline median"), unit)),
+        ("Candidate", "Candidate median", lambda row: value_text(row.get("Candidate median"), unit)),
+        ("Change", None, lambda row: _change(row.get("Ratio"))),
+        ("Threshold", "Threshold", lambda row: _threshold(row.get("Threshold"))),
+        (ab.verdict.bound_column, None, lambda row: _bound(row, ab.verdict.bound_column)),
+        ("p (Holm)", None, lambda row: _number(row.get("Adjusted p-value"), "{:.3g}")),
+        (ROUND_COLUMN, None, ab.verdict.rounds_text),
+        ("Status", None, lambda row: status_text(ab, row)),
+        ("Reason", "Reason", lambda row: row.get("Reason") or "-"),
+    ]
+    columns = [c for c in columns if c[1] is None or any(c[1] in row for row in ab.verdict.rows)]
     rows = sorted(ab.verdict.rows, key=lambda row: row.get(s.STATUS) != s.FAILED)
-    return header, [[row.get(s.EXPERIMENT_TYPE, ""), row.get("Statistic", ""), _change(row.get("Ratio")),
-                     _number(row.get("Ratio"), "{:.3f}x"), _bound(row, ab.verdict.bound_column),
-                     _number(row.get("Adjusted p-value"), "{:.3g}"), ab.verdict.rounds_text(row),
-                     status_text(ab, row)] for row in rows]
+    return [header for header, _, _ in columns], [[cell(row) for _, _, cell in columns] for row in rows]
 
 
 def status_text(ab: GateAb, row: dict[str, str]) -> str:
@@ -121,11 +137,14 @@ def banner_text(ab: GateAb) -> str:
 
 def html_section(ab: GateAb) -> str:
     header, rows = table_cells(ab)
-    head = "".join(f'<th class="{"text" if i in (0, 1, 7) else ""}">{html_text(h)}</th>' for i, h in enumerate(header))
+    text = [h in TEXT_COLUMNS for h in header]
+    at_status = header.index("Status")
+    head = "".join(f'<th class="{"text" if text[i] else ""}">{html_text(h)}</th>' for i, h in enumerate(header))
     body = []
     for cells in rows:
-        status = cells[-1]
-        tds = "".join(f'<td class="{"text" if i in (0, 1, 7) else ""}{" status-" + html_text(c.split(" ")[0]) if i == 7 else ""}">'
+        status = cells[at_status]
+        tds = "".join(f'<td class="{"text" if text[i] else ""}{" wrap" if header[i] == "Reason" else ""}'
+                      f'{" status-" + html_text(c.split(" ")[0]) if i == at_status else ""}">'
                       f"{html_text(c)}</td>" for i, c in enumerate(cells))
         body.append(f'<tr class="{"failed" if status == s.FAILED else ""}">{tds}</tr>')
     anchor = "throughput-ab" if ab.title.startswith("Throughput") else "ab"

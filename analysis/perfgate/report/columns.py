@@ -13,6 +13,7 @@ from .. import schema as s
 from ..latency.check_terms import format_percent, testcase_name
 from ..model import IDLE_AWAKE, CpuLatency, CpuPinning, FastDDS, LoadAverage, Metadata, Platform
 from .tables import BASELINE, CHANGE, PAYLOADS, REASON, SUB
+from .words import latency_words, source_words
 
 def number_text(value) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)) or pd.isna(value):
@@ -35,7 +36,7 @@ def metadata_items(metadata: Metadata | None, platform_name: str | None = None) 
         return named + [("metadata", "none (metadata.json missing)")]
     fastdds, platform, harness = metadata.fastdds or FastDDS(), metadata.platform or Platform(), metadata.harness
     version = fastdds.version or "unknown version"
-    details = [f"commit {fastdds.commit}" if fastdds.commit else "", fastdds.source or ""]
+    details = [f"commit {fastdds.commit}" if fastdds.commit else "", source_words(fastdds.source)]
     details = [d for d in details if d]
     items = [
         ("Fast DDS", version + (f" ({', '.join(details)})" if details else "")),
@@ -43,12 +44,12 @@ def metadata_items(metadata: Metadata | None, platform_name: str | None = None) 
         ("samples", str(metadata.samples) if metadata.samples is not None else
          "the A/B's candidate rounds, pooled" if "pooled_from_ab" in metadata.extra else "unknown"),
         ("label", metadata.label or ""),
-        ("latency", metadata.latency_definition or ""),
+        ("latency", latency_words(metadata.latency_definition) if metadata.samples is not None else ""),
         ("harness", (harness.name or "") if harness else ""),
         ("created", metadata.created_utc or ""),
         ("pinning", _pinning_text(metadata.cpu_pinning)),
         ("idle CPUs", idle_text(metadata.cpu_latency)),
-        ("load", _load_text(metadata.load_average)),
+        ("load", _load_text(metadata.load_average, metadata.extra.get("pooled_from_ab"))),
     ]
     return [(name, value) for name, value in items if value]
 
@@ -80,10 +81,15 @@ def idle_text(latency: CpuLatency | None) -> str:
     return "the system's policy" + (" (awake was asked for, not held)" if latency.requested == IDLE_AWAKE else "")
 
 
-def _load_text(load: LoadAverage | None) -> str:
-    """The 1-minute load average before and after: other work on the machine while it measured."""
+def _load_text(load: LoadAverage | None, pooled: dict | None = None) -> str:
+    """The 1-minute load average before and after: other work on the machine while it measured. For the
+    A/B's pooled candidate: at the A/B's start and end, and the range its rounds recorded."""
     if load is None:
         return ""
+    spread = pooled.get("rounds_load") if isinstance(pooled, dict) else None
+    if isinstance(spread, list) and len(spread) == 2 and all(isinstance(x, (int, float)) for x in spread):
+        return (f"{_one_minute(load.before)} at the A/B's start, {_one_minute(load.after)} at its end, "
+                f"{spread[0]:.2f} to {spread[1]:.2f} in its rounds (1-minute average)")
     return f"{_one_minute(load.before)} before, {_one_minute(load.after)} after (1-minute average)"
 
 
@@ -97,6 +103,7 @@ class Column:
     header: str
     cell: Callable[[pd.Series], str]
     text: bool = False  # left-aligned in the HTML
+    wrap: bool = False  # a sentence: wraps in the HTML (every other cell stays on one line)
 
 
 def check_columns(*, with_sub: bool, with_baseline: bool, with_status: bool = True) -> list[Column]:

@@ -19,6 +19,7 @@ from ..pools import worker_pool
 from . import ab_view
 from .columns import (BASELINE_CHANGE_COLUMNS, BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns,
                       metadata_items)
+from .words import subexperiment_words
 from .tables import (PAYLOADS, REASON, SUB, ExperimentResults, Verdict, baseline_table, check_rows, failed_checks,
                      missing_data, missing_groups, not_asked_data, requested_subs, sub_outcome, verdict)
 
@@ -42,7 +43,7 @@ h3{font-size:16px;margin:20px 0 6px}
 .meta dt{font-weight:600}.meta dd{margin:0;font-family:ui-monospace,monospace;font-size:13px;overflow-wrap:anywhere}
 table{border-collapse:collapse;background:#fff;margin:6px 0 12px;font-size:13px}
 th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:right;white-space:nowrap}
-th{background:#eaeef2;position:sticky;top:0}td.text,th.text{text-align:left}
+th{background:#eaeef2;position:sticky;top:0}td.text,th.text{text-align:left}td.wrap{white-space:normal;min-width:18em}
 tr.failed td{background:#ffebe9}tr.missing td{background:#fff8c5}
 .status-failed{color:#cf222e;font-weight:600}.status-passed{color:#1a7f37}.status-noted{color:#9a6700}
 nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:6px}
@@ -71,7 +72,8 @@ def _html_table(rows: pd.DataFrame, columns: list[Column], row_class: Callable[[
         cells = []
         for column in columns:
             text = column.cell(row)
-            classes = ("text " if column.text else "") + (f"status-{text}" if column.header == "Status" else "")
+            classes = ("text " if column.text else "") + ("wrap " if column.wrap else "") \
+                + (f"status-{text}" if column.header == "Status" else "")
             cells.append(f'<td class="{_e(classes.strip())}">{_e(text)}</td>')
         body.append(f'<tr class="{_e(row_class(row))}">{"".join(cells)}</tr>')
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -121,7 +123,7 @@ def _sub_plot_order(sub_dir: Path, paths: list[Path]) -> tuple[list[Path], list[
 def _html_head(results: ExperimentResults, result: Verdict) -> list[str]:
     label = results.metadata.label if results.metadata and results.metadata.label is not None \
         else results.experiment_dir.name
-    title = f"perfgate latency report: {label}"
+    title = f"perfgate report: {label}"  # latency, and throughput or topologies when the gate measured them
     meta = "".join(f"<dt>{_e(n)}</dt><dd>{_e(v)}</dd>" for n, v in metadata_items(results.metadata, results.platform_name))
     out = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>',
@@ -191,7 +193,8 @@ def _html_sub(sub: str, results: ExperimentResults, rows: pd.DataFrame, missing:
               against_baseline: pd.DataFrame, plots: _Plots) -> list[str]:
     """One sub-experiment: what is missing, its checks (folded when all passed), check plots, the
     per-payload plots (folded unless a check failed) and the comparison with the baseline (folded)."""
-    out = [f'<h2 id="sub-{_e(sub)}">{_e(sub)}</h2>']
+    words = subexperiment_words(sub)
+    out = [f'<h2 id="sub-{_e(sub)}">{_e(sub)}</h2>' + (f'<p class="note">{_e(words)}</p>' if words != sub else "")]
     outcome, error = sub_outcome(results.metadata, sub)
     sub_missing = missing[missing[SUB] == sub]
     if outcome != s.OUTCOME_OK and sub_missing.empty:  # a sub that is not gated: said here only

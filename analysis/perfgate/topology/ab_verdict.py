@@ -42,8 +42,8 @@ UNIT = "system"  # the one unit per round: every figure is already the whole top
 # The tested statistics, in the order of the verdict's table; the first is the one whose rounds
 # say the smallest detectable change (as the Median's in the latency A/B).
 ROUND_STATISTICS = (n.MEAN, n.P99, n.LATE_PERCENT, n.RESOURCE_CPU, n.RESOURCE_RSS)
-BASELINE_MEDIAN = "Baseline median"
-CANDIDATE_MEDIAN = "Candidate median"
+BASELINE_MEDIAN = v.BASELINE_MEDIAN
+CANDIDATE_MEDIAN = v.CANDIDATE_MEDIAN
 VERDICT_COLUMNS = (*v.VERDICT_COLUMNS, BASELINE_MEDIAN, CANDIDATE_MEDIAN)
 
 

@@ -101,7 +101,7 @@ def test_verdict_on_stored_rounds_fails_the_slower_sub_experiment(tmp_path, caps
     out = capsys.readouterr().out
     assert f"REGRESSION: {SUBS[1]} Median +5.0 %" in out or f"REGRESSION: {SUBS[1]} Median +4.9 %" in out
     table = pd.read_csv(tmp_path / s.VERDICT_CSV, dtype=str)
-    assert tuple(table.columns) == v.VERDICT_COLUMNS
+    assert tuple(table.columns) == v.VERDICT_COLUMNS + v.EXPLAINED_COLUMNS
     assert table[s.EXPERIMENT_TYPE].tolist() == [SUBS[0], SUBS[0], SUBS[1], SUBS[1]]
     assert table[s.STATUS].tolist() == ["passed", "passed", "failed", "failed"]
     assert table[v.ROUNDS].tolist() == ["16"] * 4

@@ -6,7 +6,6 @@ round ran; linking them is tested in tests/fastdds/test_layouts.py."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,30 +14,13 @@ from perfgate import files
 from perfgate import schema as s
 from perfgate.fastdds import colcon, layouts
 from perfgate.fastdds import harness as native_harness
+from ab_inputs import kept_with_layouts
 
 SUB = "intraprocess_best_effort"
 
 
 def perfgate(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "perfgate.cli", *args], capture_output=True, text=True, timeout=600)
-
-
-def kept_with_layouts(root: Path, commit: str, count: int, harness: native_harness.HarnessPaths,
-                      align_functions: int = 0) -> Path:
-    folder = root / commit
-    for seed, where in enumerate([folder] + [folder / layouts.LAYOUTS_DIR / str(k) for k in range(1, count + 1)]):
-        (where / "bin").mkdir(parents=True)
-        for executable in (harness.latency, harness.floor):
-            shutil.copy2(executable, where / "bin" / executable.name)
-        record = {"status": s.BUILD_OK, "workspace": str(root), "prefix": str(where),
-                  "harness": str(where / "bin" / native_harness.LATENCY_EXECUTABLE),
-                  "fastdds": {"package": "fastrtps", "version": "2.9.1", "commit": commit, "kind": "git"},
-                  "cmake_args": colcon.cmake_arguments(ccache=False, align_functions=align_functions),
-                  "harness_source": "sources-1"}
-        record.update({"layout": {"seed": seed, "of": count, "order": layouts.ORDER}} if seed else
-                      {"layouts": {"count": count, "order": layouts.ORDER}})
-        files.write_text(where / s.BUILD_RECORD_FILE, json.dumps(record))
-    return folder
 
 
 def test_the_rounds_rotate_through_the_layouts_the_same_in_both_arms(harness_paths, tmp_path):

@@ -41,6 +41,15 @@ def test_steps_bring_what_they_need():
                        steps=["gross"])
     assert made.measured == ("latency", "aa") and made.fastdds_spec == "system" and len(made.subexperiments) == 10
     assert p.unit_names("topology", p.QUICK) == ["light/run-01", "heavy/run-01", "light/run-02", "heavy/run-02"]
+    # a build with layout variants: the layout thresholds from A/Bs of them, as many pairs as they give
+    variants = tuple(f"/ws/installs/c/layouts/{k}" for k in range(1, 8))
+    with_layouts = p.make_plan(platform="x", quick=False, fastdds=None, workspace="/ws", subexperiments=None,
+                               steps=["layout"], layout_variants=variants)
+    assert with_layouts.measured == ("aa", "layout_ab") and with_layouts.counts.layout_pairs == 3
+    assert p.unit_names("layout_ab", with_layouts.counts) == ["pair-01", "pair-02", "pair-03"]
+    one = p.make_plan(platform="x", quick=False, fastdds=None, workspace="/ws", subexperiments=None,
+                      steps=["layout"], layout_variants=variants[:1])
+    assert one.measured == ("aa",) and one.layout_variants == ()
     with pytest.raises(InputError, match="unknown step 'latencies'"):
         p.make_plan(platform="x", quick=True, fastdds=None, workspace=None, subexperiments=None, steps=["latencies"])
     with pytest.raises(InputError, match="'floor_udp' is not one of the ten"):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import perfgate_in_process, terminal_signals, wait_until
+from ab_inputs import kept_with_layouts
 from perfgate import files
 from perfgate.ab import layout_file
 from perfgate.latency import gross, resources_requirements
@@ -38,7 +39,7 @@ def test_other_arguments_than_the_first_call_are_refused(tmp_path):
     result = perfgate_in_process("calibrate", "--platform", "p", "--output-directory", str(tmp_path),
                                  "--steps", "latency", "--quick")
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
-    assert "started with other fastdds, platform, quick, steps, subexperiments" in result.stderr
+    assert "started with other fastdds, layout_pairs, platform, quick, steps, subexperiments" in result.stderr
     assert sorted(path.name for path in tmp_path.iterdir()) == [".calibration"]
 
 
@@ -93,3 +94,24 @@ def test_an_interrupted_calibration_goes_on_where_it_stopped(tmp_path, harness_p
     out, err = third.communicate(timeout=300)
     assert third.returncode == 0, err
     assert out.count("measured before, skipped") == 4 and out.count("done before, skipped") == 5
+
+
+def test_a_build_with_layout_variants_gets_layout_thresholds_from_ab_s_of_them(tmp_path, harness_paths):
+    """Issue 42: the layout thresholds from layout A/Bs of the build's layout variants (perfgate build
+    --layouts), not from A/As. The variants here are folders as `perfgate build --layouts 2` keeps them, each
+    with the real harness on the system's Fast DDS (tests/ab/test_ab_layouts.py)."""
+    build = kept_with_layouts(tmp_path / "installs", "a" * 40, 2, harness_paths)
+    output = tmp_path / "calibration"
+    done = subprocess.run([sys.executable, "-m", "perfgate.cli", "calibrate", "--platform", "tp", "--output-directory",
+                           str(output), "--quick", "--subexperiments", SUBS, "--steps", "layout",
+                           "--workspace", str(build)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "measuring aa, layout_ab;" in done.stdout
+    assert "[layout_ab 1/1] pair-01: measuring" in done.stdout
+    pair = files.read_metadata(output / ".calibration" / "layout_ab" / "pair-01")
+    assert pair["arms"]["baseline"]["spec"] == str(build / "layouts" / "1")
+    assert pair["arms"]["candidate"]["spec"] == str(build / "layouts" / "2")
+    content = json.loads((output / "tp_layout.json").read_text())
+    assert content["method"].startswith("from A/Bs of the build's layout variants against each other")
+    assert "tp_layout.json: thresholds from 1 A/B(s) of the build's layout variants" in done.stdout
+    assert set(layout_file.load(output / "tp_layout.json").noise) == set(SUBS.split(","))

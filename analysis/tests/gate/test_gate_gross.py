@@ -16,6 +16,8 @@ from perfgate import schema as s
 from perfgate.gate import budget, plan as gate_plan, run as gate_run
 from perfgate.gate.request import GateRequest
 from perfgate.gate.pooled import pool_candidate
+from perfgate.model import LoadAverage, Metadata, read_metadata, write_metadata
+from perfgate.report.columns import metadata_items
 from conftest import TESTS_DIR
 from gate_inputs import gate_folder
 from perfgate.latency import check, gross, process
@@ -115,6 +117,22 @@ def test_the_candidate_rounds_are_pooled_per_payload_and_a_sub_without_samples_i
     errors = [case for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
               if case.find("error") is not None]
     assert len(errors) == 6 and all(other in case.get("classname") for case in errors)
+
+
+def test_the_pooled_experiment_says_the_load_of_the_whole_ab_not_of_its_first_round(tmp_path):
+    """Issue 45: a real gate's page said "1.88 before, 1.72 after" (the first round's) while the load had risen
+    to 50 during the A/B."""
+    ab_dir = tmp_path / "gate" / s.AB_DIR
+    loads = {"01": ([1.88, 1.0, 1.0], [1.72, 1.0, 1.0]), "02": ([30.5, 9.0, 3.0], [49.75, 20.0, 8.0])}
+    for name, (before, after) in loads.items():
+        write_round(ab_dir, name, {16: [10.0, 11.0]})
+        for arm in s.AB_ARMS:
+            (ab_dir / s.AB_ROUNDS_DIR / name / arm).mkdir(exist_ok=True)
+            write_metadata(ab_dir / s.AB_ROUNDS_DIR / name / arm, Metadata(load_average=LoadAverage(before, after)))
+    write_metadata(ab_dir, Metadata(load_average=LoadAverage([1.9, 1.0, 1.0], [41.0, 30.0, 12.0])))
+    pool_candidate(ab_dir, tmp_path / "gate", [SUB], [16], "gate")
+    items = dict(metadata_items(read_metadata(tmp_path / "gate")))
+    assert items["load"] == "1.90 at the A/B's start, 41.00 at its end, 1.72 to 49.75 in its rounds (1-minute average)"
 
 
 def test_gross_margins_derived_from_the_stored_unchanged_rounds_pass_them():

@@ -72,4 +72,9 @@ def test_a_gate_with_a_baseline_build_decides_each_topology_by_an_a_b_on_the_rea
     suite = next(suite for suite in root.iter("testsuite") if suite.get("name") == "topology.light.ab")
     assert [case.get("name") for case in suite.iter("testcase")] == [
         f"light {statistic} vs baseline" for statistic in ab_verdict.ROUND_STATISTICS]
-    assert "perfgate topology A/B" in (workspace / "summary.md").read_text()
+    summary = (workspace / "summary.md").read_text()
+    assert "perfgate topology A/B" in summary
+    # the latency A/B's table once: in the gate's own summary, not again from the A/B's report.md (issue 45)
+    assert summary.count("### A/B against the baseline build") == 1 and "## perfgate A/B verdict" not in summary
+    page = (workspace / "out" / s.REPORT_HTML).read_text()
+    assert "<title>perfgate report: " in page  # not "latency report": it covers the topologies too

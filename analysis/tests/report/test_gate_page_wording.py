@@ -79,9 +79,12 @@ def ab_table(page: str, anchor: str) -> list[list[str]]:
 def test_the_gate_page_and_summary_say_no_bound_for_tests_decided_after_two_rounds(gate_output):
     page, markdown = written_reports(gate_output, PLATFORM)
     latency = ab_table(page, "ab")
-    assert len(latency) == 4 and {row[4] for row in latency} == {"n/a (2 rounds)"}  # Lower bound
-    assert {row[6] for row in latency} == {"2 of 10"}  # Rounds: used of planned
-    throughput = {row[0]: row[4] for row in ab_table(page, "throughput-ab")}  # Upper bound
+    assert len(latency) == 4 and {row[6] for row in latency} == {"n/a (2 rounds)"}  # Lower bound
+    assert {row[8] for row in latency} == {"2 of 10"}  # Rounds: used of planned
+    # and why they passed: decided after 2 rounds, as curtailing stopped them (issue 45)
+    assert all(row[10].endswith("stopped early, its 10 planned rounds could no longer make it fail") for row in latency)
+    # the throughput A/B's verdict.csv has no values, threshold nor reason: those columns are left out
+    throughput = {row[0]: row[3] for row in ab_table(page, "throughput-ab")}  # Upper bound
     assert throughput["intraprocess_best_effort"] == throughput["interprocess_reliable"] == "n/a (2 rounds)"
     assert re.fullmatch(r"0\.\d{3}x", throughput["interprocess_best_effort"])
     assert "0.000x" not in page and "| 0.000x |" not in markdown and "| inf |" not in markdown
@@ -92,8 +95,8 @@ def test_the_pull_request_comment_says_no_bound_alike(gate_output):
     folder, _ = gate_output
     written_reports(gate_output, PLATFORM)  # report.md: the verdict line the comment starts from
     text = comment.comment_markdown(comment.read_gate_output(folder), PLATFORM, URL)
-    # Rounds | Ratio | bound: the 4 latency tests and 2 of the 3 throughput tests were decided after 2 rounds,
-    # of the 10 and 13 rounds their A/Bs planned
-    assert len(re.findall(r"\| 2 of 10 \| \d\.\d{3}x \| n/a \(2 rounds\) \|", text)) == 4
-    assert len(re.findall(r"\| 2 of 13 \| \d\.\d{3}x \| n/a \(2 rounds\) \|", text)) == 2
+    # Change | (Threshold |) bound | p | Rounds: the 4 latency tests and 2 of the 3 throughput tests were decided
+    # after 2 rounds, of the 10 and 13 rounds their A/Bs planned
+    assert len(re.findall(r"\| [+-]\d+\.\d % \| \+1\.0 % \| n/a \(2 rounds\) \| [\d.e-]+ \| 2 of 10 \|", text)) == 4
+    assert len(re.findall(r"\| [+-]\d+\.\d % \| n/a \(2 rounds\) \| [\d.e-]+ \| 2 of 13 \|", text)) == 2
     assert "0.000x" not in text and "| inf |" not in text

@@ -94,12 +94,22 @@ def test_the_comment_gives_the_verdict_first_then_the_ab_table_and_the_failed_ch
     assert lines[1] == "## perfgate on reference-x64: **REGRESSION**"
     assert f"[Full report]({URL})" in lines[3] and f"`{SHA}`" in lines[3]
     assert "### A/B against the baseline build: **REGRESSION**" in lines
-    # the A/B table: its four tests, the two failed (inter-process Median and 90%) first
-    ab_rows = [row for row in table_rows(done.stdout) if len(row) == 7 and row[0] != "| Sub-experiment"]
+    # the A/B table: its four tests, the two failed (inter-process Median and 90%) in the open, the two that
+    # passed folded into a count
+    ab_rows = [row for row in table_rows(done.stdout) if len(row) == 11 and row[0] != "| Sub-experiment"]
     assert len(ab_rows) == 4
     assert [html.unescape(row[0]).removeprefix("| ") for row in ab_rows[:2]] == ["interprocess_best_effort"] * 2
-    assert [row[-1] for row in ab_rows] == [":x: failed |", ":x: failed |", "passed |", "passed |"]
-    assert re.fullmatch(r"1\.0[45]\dx", ab_rows[0][3])
+    assert [row[-2] for row in ab_rows] == [":x: failed", ":x: failed", "passed", "passed"]
+    text = done.stdout
+    assert text.index(":x: failed") < text.index("<details><summary>2 of 4 test(s) passed within their threshold"
+                                                 "</summary>") < text.index("| passed |") < text.index("</details>")
+    # each row gives the values in us, the change, the threshold it was held to and why
+    baseline, candidate = (float(cell.removesuffix(" us")) for cell in ab_rows[0][2:4])
+    assert candidate / baseline == pytest.approx(1.05, abs=0.01) and 50 < baseline < 100
+    assert re.fullmatch(r"\+[45]\.\d %", ab_rows[0][4]) and ab_rows[0][5] == "+1.0 %"
+    assert re.fullmatch(r"1[0-6] of 16 rounds above \+1\.0%: slower beyond chance \|", shown(ab_rows[0][-1]))
+    assert re.search(r"rounds above \+1\.0%: not enough to fail \(Holm p [\d.]+ > 0\.02\) \|$", shown(ab_rows[2][-1]))
+    assert "Baseline: not recorded" in lines  # the A/B folder has no metadata.json here
     # the latency requirements: the two tight ones failed (junit.xml), named with their message
     junit = ET.parse(gate_output / s.JUNIT_FILE).getroot()
     total = len(list(junit.iter("testcase")))
@@ -120,20 +130,25 @@ def test_hostile_text_is_shown_as_written_and_never_becomes_markup(gate_output, 
     assert done.returncode == 0, done.stderr
     text = done.stdout
     body = text.split("\n", 1)[1]
-    # one marker, the first line; no HTML, link, image or code span from the files
-    assert text.count("<!--") == 1 and "<" not in body and ">" not in body.replace("->", "")
+    # one marker, the first line; no HTML, link, image or code span from the files (the comment's own
+    # <details> fold is the only markup)
+    own = body.replace("<details><summary>", "").replace("</summary>", "").replace("</details>", "")
+    assert text.count("<!--") == 1 and "<" not in own and ">" not in own.replace("->", "")
     assert "](" not in body.replace(f"]({URL})", "") and "![" not in body and "`" not in body
     # no @mention and no autolink: GitHub finds both in the decoded text, where a zero-width space follows @ and :
     decoded = html.unescape(body)
     assert not re.search(r"@[A-Za-z0-9]", decoded) and "http://" not in decoded and "www.evil" not in decoded
-    # no line of its own (a heading) and no extra table cell: every A/B row still has its seven cells
+    # no line of its own (a heading) and no extra table cell: every A/B row still has its eleven cells
     assert not any(line.startswith("## forged") for line in text.splitlines())
-    assert all(len(row) == 7 for row in table_rows(text) if row[0].startswith("| ") and len(row) > 4)
+    assert all(len(row) == 11 for row in table_rows(text) if row[0].startswith("| ") and len(row) > 4)
     # and all of it is there, shown as written (newline as a space), the label and version included
     assert shown(HOSTILE.replace("\n", " ")) in shown(text)
     assert "Measured: Fast DDS 2.9.1 @eProsima/maintainers [release](http://evil) (0123456789abcdef), run " \
         + HOSTILE.replace("\n", " ") in shown(text)
-    assert "| 1.0|<b> |" in shown(text)  # a ratio that is no number, shown as text in its own cell
+    # a ratio that is no number gives no change (a dash in its own cell), and nothing of it shows
+    assert "1.0|<b>" not in shown(text) and "1.0|" not in shown(text)
+    hostile_row = next(row for row in table_rows(text) if len(row) == 11 and shown(HOSTILE.split("\n")[0]) in shown(row[0]))
+    assert hostile_row[4] == "-"
 
 
 def test_a_gate_without_an_ab_is_compared_with_its_requirements_only(gate_output, tmp_path):

@@ -95,7 +95,7 @@ def test_markdown_gives_the_verdict_first_then_the_failed_checks_worst_first(plo
     lines = text.splitlines()
     assert lines[0] == "## perfgate latency gate: **REGRESSION**"
     assert lines[2].startswith("REGRESSION: 2 of 18 checks failed")
-    assert "**Fast DDS** 2.9.1 (commit 0123456789abcdef, system_package)" in text
+    assert "**Fast DDS** 2.9.1 (commit 0123456789abcdef, the system's installed package)" in text
     assert "f00dfeedf00dfeed" in text and "**samples** 10000" in text
     failed_at = text.index("### Failed checks (2)")
     assert failed_at < text.index("### Baseline") < text.index("### All checks")
@@ -210,6 +210,8 @@ def test_html_page_embeds_every_plot_and_escapes_text(plotted_experiment):
     expected = {p.relative_to(results.experiment_dir / s.PLOTS_DIR).as_posix(): p.read_bytes() for p in pngs}
     assert embedded == expected  # every plot once, byte for byte (small enough not to be re-encoded)
     assert "Max[1024 B]" in text and "+35.69%" in text and "135.690" in text
+    # each sub-experiment's section names it in words under its id (issue 45)
+    assert "UDPv4 over loopback, best effort" in text and "intra-process (one process, no transport)" in text
 
 
 @pytest.mark.heavy
@@ -358,7 +360,8 @@ def test_report_md_as_written_shows_on_github_what_the_text_says(plotted_experim
 
 def test_metadata_line_names_what_was_measured_where():
     items = dict(report.metadata_items(Metadata.from_json(json.loads(json.dumps(metadata(SOURCES, PAYLOADS))))))
-    assert items["Fast DDS"] == "2.9.1 (commit 0123456789abcdef, system_package)"
+    assert items["Fast DDS"] == "2.9.1 (commit 0123456789abcdef, the system's installed package)"
+    assert items["latency"] == "half the round trip (as Fast DDS' LatencyTest reports it)"  # the published runs
     assert items["platform"] == "no platform named (machine f00dfeedf00dfeed, Intel(R) Xeon(R) E3-1230)"
     named = dict(report.metadata_items(Metadata.from_json(metadata(SOURCES, PAYLOADS)), "vm-2core-x64"))
     assert named["platform"] == "vm-2core-x64 (machine f00dfeedf00dfeed, Intel(R) Xeon(R) E3-1230)"

@@ -131,7 +131,9 @@ ALLOWED = {
     # constants their options show: cpu_latency.CHOICES, store's branch, the gate's default threshold, topology.names
     "commands": {"core", "gate", "measure", "store", "topology"},
     # the determine-* code of every file it derives, the measuring commands' options, gate.budget's levels
-    "calibrate": {"ab", "commands", "core", "escape", "gate", "latency", "measure", "throughput", "topology"},
+    # and fastdds: the known-good build's layout variants (perfgate build --layouts), its layout A/Bs' arms
+    "calibrate": {"ab", "commands", "core", "escape", "fastdds", "gate", "latency", "measure", "throughput",
+                  "topology"},
     "cli": {"core", "commands"},  # the work by name ("module:function"), imported when its command runs
 }
 # What measures (runs Fast DDS, builds it, drives the harness): the core, report/, plotting/ and escape/
