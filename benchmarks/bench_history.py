@@ -16,6 +16,8 @@ over 1000 runs, first and with one run added, each with the load average):
 2. False alarms: `--seeds` histories of 100 runs without any step through change_points.detect
    (330 series each); the fraction with any change point is the family-wise false-alarm rate,
    which the default level (0.01) bounds.
+   The events the history wrote (events.csv): how many, in the stepped sub-experiment and elsewhere, each
+   event's place and the range of runs it vouches for (one planted step: one event is right).
 3. Hits: the same with a +8 % step in one sub-experiment's median at run 70; how often every
    payload's step is found, and how often at its commit +-1.
 4. `--compare`: the detectors considered (docs/history.md "Choosing the detector") on the same
@@ -355,6 +357,14 @@ def main() -> int:
     print(f"change points: {len(found)}, {int(mine.sum())} in {STEP_SUB} "
           f"({int((found[mine][cp.INDEX] - step_at).abs().le(1).sum())} at run {step_at} +-1), "
           f"{int((~mine).sum())} elsewhere")
+    events = pd.read_csv(store / s.STORE_HISTORY_DIR / "events.csv")
+    stepped = events[events[s.EXPERIMENT_TYPE] == STEP_SUB]
+    placed = [f"#{row['Index']} (runs {row['First run']}-{row['Last run']}, {row['Change [%]']:+.1f} %)"
+              for _, row in stepped.iterrows()]
+    held = sum(row["First run"] <= step_at <= row["Last run"] for _, row in stepped.iterrows())
+    print(f"events: {len(events)}, {len(stepped)} in {STEP_SUB} ({', '.join(placed) or 'none'}; {held} of them with "
+          f"the step's run {step_at} in their range), {len(events) - len(stepped)} elsewhere (one planted step: one "
+          "event is right)")
 
     if options.seeds:
         false_alarms_and_hits(options.seeds)

@@ -73,7 +73,7 @@ def links(plots: Path, events: pd.DataFrame | None) -> dict[int, BisectLink]:
     if events is None:
         return found
     for position, (_, row) in enumerate(events.iterrows()):
-        pair = bisect_plan.commit_pair(str(row[event_names.EVENT_PREVIOUS_COMMIT]), str(row[event_names.EVENT_COMMIT]))
+        pair = bisect_plan.event_pair(row)
         if pair is None:
             continue
         folder = bisect_plan.folder_name(*pair)

@@ -58,8 +58,15 @@ def commit_pair(previous: str, commit: str) -> tuple[str, str] | None:
     return None
 
 
+def event_pair(row) -> tuple[str, str] | None:
+    """The commit range an event vouches for (Good commit, Bad commit: history.events), as commit_pair says
+    it; an events.csv row of text cells."""
+    return commit_pair(str(row[event_names.EVENT_GOOD_COMMIT]), str(row[event_names.EVENT_BAD_COMMIT]))
+
+
 def _row_problem(row: pd.Series) -> str | None:
-    for column in (event_names.EVENT_PREVIOUS_COMMIT, event_names.EVENT_COMMIT):
+    for column in (event_names.EVENT_PREVIOUS_COMMIT, event_names.EVENT_COMMIT, event_names.EVENT_GOOD_COMMIT,
+                   event_names.EVENT_BAD_COMMIT):
         text = row[column].strip()
         if text and not SHA.fullmatch(text.lower()):
             return f"{column} {text[:60]!r} is not a commit (7 to 40 hex digits)"
@@ -90,7 +97,7 @@ def regressions(events: pd.DataFrame | Iterable[Mapping[str, str]], path: Path) 
         problem = _row_problem(row)
         if problem is not None:
             raise InputError(f"event on line {position + 2}: {problem}", path)
-        pair = commit_pair(row[event_names.EVENT_PREVIOUS_COMMIT], row[event_names.EVENT_COMMIT])
+        pair = event_pair(row)
         if pair is not None and float(row[event_names.EVENT_CHANGE]) > 0:
             if pair not in ranges and len(ranges) == MAX_RANGES:
                 raise InputError(f"event on line {position + 2}: more than {MAX_RANGES} regression ranges, "

@@ -8,8 +8,16 @@ of each other into one event, and describes it:
 - Index, Label, commits: those of its most significant change point (the smallest p-value; the
   whole series first on a tie: it averages the payloads' own noise, so it places the step best);
 - Change [%]: After / Before - 1 of the sub-experiment's whole median series (the geometric mean
-  over payloads of each payload's level) on the window between the neighbouring events of the
-  sub-experiment (or the ends of the history);
+  over payloads of each payload's level) on the event's own window: at most EVENT_WINDOW_RUNS on each
+  side of its split, and never past a neighbouring event of the sub-experiment (or the ends of the
+  history). Measured between events instead, a 5000-run history gave a step's neighbours its change,
+  in the opposite direction of their own change points;
+- an event is reported only when that window confirms it: the lower bound below exists and lies on
+  the side of its change points. A change point the long segments of a 5000-run history make
+  significant for a shift of 0.2 % is no event: nothing moved around it;
+- First run, Last run: where the step's first run may be, at about 95 % (position_range), and the
+  commit range that vouches for it: Good commit (the run before the range) and Bad commit (the
+  range's last run), what bisect-events bisects; a placement is uncertain by a run or two;
 - Lower bound [%]: the end nearer zero of the distribution-free one-sided confidence interval of
   that change at level 1 - alpha (Hodges-Lehmann-Moses: the Mann-Whitney statistic's quantile among
   the pairwise differences of the log values after and before), so "at least this much";
@@ -30,7 +38,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.stats import mannwhitneyu, norm
+from scipy.stats import mannwhitneyu, norm, rankdata
 
 from . import build_options as options
 from . import change_points as cp
@@ -42,6 +50,14 @@ from . import names as event_names
 # change points of one sub-experiment this close (in runs, chaining) are one event: payloads of
 # one step are placed a run or two apart, and a slow run beside the step moves one by three
 NEARBY_RUNS = 3
+# an event's change and place are measured on at most this many runs on each side of it (Otava's window)
+EVENT_WINDOW_RUNS = 50
+# The place of a step: every split of the event's window whose rank statistic (before against after: the
+# Kruskal-Wallis H of two groups, the rank analogue of twice the log-likelihood ratio of a mean shift) is
+# within this of the largest. For a mean shift the largest ratio's excess over the true place's is the
+# maximum of two independent random walks with drift -1/2 (Hinkley 1970), P(> x) = 1 - (1 - exp(-x))^2
+# on the log-likelihood scale, 0.05 at x = 3.68: twice that on the H scale.
+POSITION_CRITICAL = 2 * 3.676
 
 
 def _chains(positions: np.ndarray) -> np.ndarray:
@@ -106,10 +122,38 @@ def drill_down(values: pd.DataFrame, sub: str, start: int, split: int, end: int,
 
 
 def _window(sub_splits: list[int], split: int, count: int) -> tuple[int, int]:
-    """[start, end) between the neighbouring events of the sub-experiment, else the history's ends."""
+    """[start, end): at most EVENT_WINDOW_RUNS on each side of `split`, never past a neighbouring event of
+    the sub-experiment nor the history's ends."""
+    earlier = [other for other in sub_splits if other < split]
+    later = [other for other in sub_splits if other > split]
+    return max([split - EVENT_WINDOW_RUNS, 0, *earlier]), min([split + EVENT_WINDOW_RUNS, count, *later])
+
+
+def _between(sub_splits: list[int], split: int, count: int) -> tuple[int, int]:
+    """[start, end) between the neighbouring events of the sub-experiment, else the history's ends: the
+    drill-down's window (it describes what moved, with the most runs that show it)."""
     earlier = [other for other in sub_splits if other < split]
     later = [other for other in sub_splits if other > split]
     return (max(earlier) if earlier else 0), (min(later) if later else count)
+
+
+def position_range(positions: np.ndarray, logs: np.ndarray, split: int,
+                   min_size: int = cp.MIN_SEGMENT) -> tuple[int, int]:
+    """(first, last) position where the step's first run may be, at about 95 %: the first runs after every
+    split of the window (`positions` increasing, their `logs`) whose two-group rank statistic is within
+    POSITION_CRITICAL of the largest, `split` itself always in."""
+    count = logs.size
+    if count < 2 * min_size:
+        return split, split
+    centred = rankdata(logs) - (count + 1) / 2.0
+    variance = float(np.mean(centred ** 2))
+    if variance == 0:
+        return split, split
+    before = np.arange(min_size, count - min_size + 1)  # runs before each split
+    sums = np.cumsum(centred)[before - 1]  # the ranks before it sum to this, after it to minus this
+    statistic = sums ** 2 * (1.0 / before + 1.0 / (count - before)) / variance
+    first_after = positions[before[statistic >= statistic.max() - POSITION_CRITICAL]]
+    return min(int(first_after.min()), split), max(int(first_after.max()), split)
 
 
 def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, experiments: pd.DataFrame,
@@ -140,14 +184,23 @@ def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, ex
     rows = []
     for members, lead in zip(groups, leads):
         sub, split = lead[s.EXPERIMENT_TYPE], int(lead[cp.INDEX])
-        start, end = _window([int(other[cp.INDEX]) for other in leads if other[s.EXPERIMENT_TYPE] == sub], split, count)
+        neighbours = [int(other[cp.INDEX]) for other in leads if other[s.EXPERIMENT_TYPE] == sub]
+        start, end = _window(neighbours, split, count)
         series = whole_series[(whole_series[s.EXPERIMENT_TYPE] == sub) & whole_series[cp.INDEX].between(start, end - 1)]
+        series = series.sort_values(cp.INDEX, kind="stable")
+        positions = series[cp.INDEX].to_numpy()
         logs = np.log(series[cp.VALUE].to_numpy(dtype=float))
-        later = series[cp.INDEX].to_numpy() >= split
+        later = positions >= split
         before, after = logs[~later], logs[later]
         change = 100.0 * math.expm1(float(np.median(after) - np.median(before))) if before.size and after.size else math.nan
         bound = lower_bound(before, after, alpha) if before.size and after.size else math.nan
-        moved = set(drill_down(values, sub, start, split, end, alpha))
+        if math.isnan(bound) or (bound > 0) != (float(lead[cp.CHANGE]) > 0):
+            continue  # its own window does not confirm it: nothing moved around this change point
+        first, last = position_range(positions, logs, split)
+        good = positions[positions < first]
+        good_commit = experiments.at[int(good.max()), cp.COMMIT] if good.size else None
+        wide_start, wide_end = _between(neighbours, split, count)
+        moved = set(drill_down(values, sub, wide_start, split, wide_end, alpha))
         moved |= {(int(row[s.BYTES]), str(row[cp.STATISTIC])) for _, row in members.iterrows()}
         payloads = sorted({payload for payload, _ in moved if payload != whole.WHOLE})
         named = {stat for _, stat in moved}
@@ -160,7 +213,8 @@ def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, ex
                      else math.nan, event_names.EVENT_PAYLOADS: " ".join(str(payload) for payload in payloads),
                      event_names.EVENT_STATISTICS: " ".join(statistics), event_names.EVENT_P_VALUE: float(members[cp.P_VALUE].min()),
                      event_names.EVENT_BUILD_CHANGE: option_change.text(str(experiments.at[option_change.position, s.LABEL]))
-                     if option_change else ""})
+                     if option_change else "", event_names.EVENT_FIRST_RUN: first, event_names.EVENT_LAST_RUN: last,
+                     event_names.EVENT_GOOD_COMMIT: good_commit, event_names.EVENT_BAD_COMMIT: experiments.at[last, cp.COMMIT]})
     table = pd.DataFrame(rows, columns=list(event_names.EVENT_COLUMNS))
     if table.empty:
         return table

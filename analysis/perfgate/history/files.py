@@ -56,25 +56,37 @@ def format_events(table: pd.DataFrame) -> str:
     for column in (event_names.EVENT_CHANGE, event_names.EVENT_LOWER_BOUND):
         out[column] = out[column].map(lambda value: "" if pd.isna(value) else f"{value:.3f}")
     for column in (s.LABEL, event_names.EVENT_COMMIT, event_names.EVENT_PREVIOUS_COMMIT,
-                   event_names.EVENT_BUILD_CHANGE):  # from the store: never a formula
+                   event_names.EVENT_BUILD_CHANGE, event_names.EVENT_GOOD_COMMIT,
+                   event_names.EVENT_BAD_COMMIT):  # from the store: never a formula
         out[column] = spreadsheet.cells(out[column].fillna(""))
     return files.format_csv(out)
 
 
 def event_texts(table: pd.DataFrame, higher_is_worse: bool = True) -> list[tuple[str, ...]]:
-    """Per event, raw (unescaped) parts: kind, sub-experiment, change, commits, run, what moved, p, and
-    the build options' change beside it ('' when none)."""
+    """Per event, raw (unescaped) parts: kind, sub-experiment, change, the commit range it vouches for, where
+    (the runs of that range, and the run it was placed at), what moved, p, and the build options' change
+    beside it ('' when none)."""
     parts = []
-    for row in table.itertuples(index=False):
-        sub, index, label, commit, previous, change, bound, payloads, statistics, p_value, build_change = row
+    for row in table.loc[:, list(event_names.EVENT_COLUMNS)].itertuples(index=False):
+        (sub, index, label, commit, previous, change, bound, payloads, statistics, p_value, build_change,
+         first, last, good, bad) = row
         kind = "REGRESSION" if (change > 0) == higher_is_worse else "improvement"
         size = f"{change:+.1f} %" + ("" if pd.isna(bound) else f" (at least {bound:+.1f} %)")
-        commits = f"{_short(previous)}..{_short(commit)}" if commit else f"experiment {label}"
+        if _text(good) and _text(bad):
+            commits = f"{_short(good)}..{_short(bad)}"
+        else:
+            commits = f"{_short(previous)}..{_short(commit)}" if _text(commit) else f"experiment {label}"
+        ranged = not (pd.isna(first) or pd.isna(last)) and not first == last == index
+        runs = f"runs #{first} to #{last}, placed at #{index} {label}" if ranged else f"#{index} {label}"
         moved = f"payloads {payloads or '-'}; {statistics or '-'}"
         built = f"build options changed at {build_change}: the step may be the build's" \
             if isinstance(build_change, str) and build_change else ""
-        parts.append((kind, str(sub), size, commits, f"#{index} {label}", moved, f"p {p_value:.2g}", built))
+        parts.append((kind, str(sub), size, commits, runs, moved, f"p {p_value:.2g}", built))
     return parts
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def event_lines(table: pd.DataFrame, higher_is_worse: bool = True) -> list[str]:

@@ -9,8 +9,14 @@ EVENTS_CSV, EVENT_INDEX, EVENT_COMMIT, EVENT_PREVIOUS_COMMIT = "events.csv", "In
 EVENT_CHANGE, EVENT_LOWER_BOUND, EVENT_P_VALUE = "Change [%]", "Lower bound [%]", "p-value"
 EVENT_PAYLOADS, EVENT_STATISTICS = "Payloads", "Statistics"  # what moved, space-separated
 EVENT_BUILD_CHANGE = "Build options changed"  # empty, or where and how near it (history.build_options)
+# where the step's first run may be, at about 95 % (history.events.position_range): its first and last run, and
+# the commit range that vouches for it: the commit of the run before the range (the level was still the old
+# one) and of the range's last run (it had moved): what bisect-events bisects
+EVENT_FIRST_RUN, EVENT_LAST_RUN = "First run", "Last run"
+EVENT_GOOD_COMMIT, EVENT_BAD_COMMIT = "Good commit", "Bad commit"
 EVENT_COLUMNS = (s.EXPERIMENT_TYPE, EVENT_INDEX, s.LABEL, EVENT_COMMIT, EVENT_PREVIOUS_COMMIT, EVENT_CHANGE, EVENT_LOWER_BOUND,
-                 EVENT_PAYLOADS, EVENT_STATISTICS, EVENT_P_VALUE, EVENT_BUILD_CHANGE)
+                 EVENT_PAYLOADS, EVENT_STATISTICS, EVENT_P_VALUE, EVENT_BUILD_CHANGE, EVENT_FIRST_RUN, EVENT_LAST_RUN,
+                 EVENT_GOOD_COMMIT, EVENT_BAD_COMMIT)
 # `perfgate bisect-events` writes one `perfgate bisect` folder per bisected event here, inside the plots
 # folder (<plots>/bisect/<good 12>-<bad 12>/), so the page and events.md link it by a relative path
 BISECTS_DIR = "bisect"

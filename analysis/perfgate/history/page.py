@@ -209,7 +209,7 @@ def embedded_traces(traces: list[dict]) -> list[dict]:
 def _cell(column: str, value) -> str:
     text = f"{value:.6g}" if column == cp.P_VALUE and isinstance(value, float) else f"{value:.3f}" if isinstance(value, float) \
         else "" if value is None else str(value)
-    if column in (cp.COMMIT, cp.PREVIOUS_COMMIT):
+    if column in (cp.COMMIT, cp.PREVIOUS_COMMIT, event_names.EVENT_GOOD_COMMIT, event_names.EVENT_BAD_COMMIT):
         text = text[:10]  # short enough to keep the table on the screen; the CSV files have it whole
     return html_text(text)
 
@@ -253,15 +253,17 @@ def event_chart(sub: str, statistics: str) -> str:
     return chart_id(sub, named[0][1]) if named else sub
 
 
-def events_table(events: pd.DataFrame | None, bisects: dict | None = None) -> str:
+def events_table(events: pd.DataFrame | None, bisects: dict | None = None, change_points: int = 0) -> str:
     """The events first (when the history wrote events.csv): one row each, linked to its chart; the
     cells come from stored metadata, so each is escaped as element text. `bisects` (row position ->
     history.bisect_links.BisectLink): when any event was bisected, a last column links its report."""
     bisects = bisects or {}
     if events is None:
         return ""
-    if events.empty:
-        return "<h2>Events</h2>\n<p>No event in this history.</p>\n"
+    if events.empty:  # the change points below are marked on the charts: say why none is an event
+        return "<h2>Events</h2>\n<p>No event in this history" + (
+            f": none of the {change_points} change point(s) below moved its sub-experiment's level in the runs "
+            "around it (docs/history.md \"Events\")" if change_points else "") + ".</p>\n"
     # the build options' column only when some event sits beside a change of them
     columns = [column for column in event_names.EVENT_COLUMNS if column != event_names.EVENT_BUILD_CHANGE
                or events[column].fillna("").astype(str).str.len().gt(0).any()]
@@ -337,7 +339,7 @@ tr.regression td {{ background: #fde8e8; }} tr.improvement td {{ background: #e8
 </head><body>
 <h1>{html_text(title)}</h1>
 {machine_line}<p>{html_text(summary)}</p>
-{events_table(events, bisects)}<h2>Change points</h2>
+{events_table(events, bisects, len(changes))}<h2>Change points</h2>
 {change_table(changes)}
 {''.join(sections)}
 <script>

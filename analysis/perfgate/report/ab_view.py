@@ -67,30 +67,31 @@ def _bound(row: dict[str, str], column: str) -> str:
     return shown if shown is not None else str(row.get(column) or "")
 
 
-def _change(text: str | None) -> str:
+def _fraction(text) -> float | None:
     try:
         value = float(text)
     except (TypeError, ValueError):
-        return ""
-    return f"{(value - 1) * 100:+.1f} %" if math.isfinite(value) else ""
+        return None
+    return value if math.isfinite(value) else None
 
 
-def _threshold(text: str | None) -> str:
+def change_text(ratio: str | None) -> str:
+    """'+7.5 %' from verdict.csv's Ratio; '-' where it is no number. The gate's pages and the pull-request
+    comment write the cells of a verdict.csv alike, from its text (of unknown origin: only numbers shown)."""
+    value = _fraction(ratio)
+    return "-" if value is None else f"{(value - 1) * 100:+.1f} %"
+
+
+def threshold_text(text: str | None) -> str:
     """'+1.0 %' from verdict.csv's fraction; '-' in a verdict from before the column."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return "-"
-    return f"+{value * 100:.1f} %" if math.isfinite(value) else "-"
+    value = _fraction(text)
+    return "-" if value is None else f"+{value * 100:.1f} %"
 
 
 def value_text(text: str | None, unit: str) -> str:
     """An arm's value ('45.12 us'); '-' where verdict.csv has none (a verdict from before the columns)."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return "-"
-    return f"{value:.4g}{unit}" if math.isfinite(value) else "-"
+    value = _fraction(text)
+    return "-" if value is None else f"{value:.4g}{unit}"
 
 
 def value_unit(ab: GateAb) -> str:
@@ -110,8 +111,8 @@ def table_cells(ab: GateAb) -> tuple[list[str], list[list[str]]]:
         ("Statistic", None, lambda row: row.get("Statistic", "")),
         ("Baseline", "Baseline median", lambda row: value_text(row.get("Baseline median"), unit)),
         ("Candidate", "Candidate median", lambda row: value_text(row.get("Candidate median"), unit)),
-        ("Change", None, lambda row: _change(row.get("Ratio"))),
-        ("Threshold", "Threshold", lambda row: _threshold(row.get("Threshold"))),
+        ("Change", None, lambda row: change_text(row.get("Ratio"))),
+        ("Threshold", "Threshold", lambda row: threshold_text(row.get("Threshold"))),
         (ab.verdict.bound_column, None, lambda row: _bound(row, ab.verdict.bound_column)),
         ("p (Holm)", None, lambda row: _number(row.get("Adjusted p-value"), "{:.3g}")),
         (ROUND_COLUMN, None, ab.verdict.rounds_text),

@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..escape import markdown
 from .. import outcome
 from ..outcome import INCOMPLETE, PASS, REGRESSION
+from .ab_view import change_text, threshold_text, value_text
 from .bounds import bound_cell
 # what the comment reads, and what its readers import from here
 from .gate_files import (MAX_JUNIT_BYTES, MAX_ROWS, AbVerdict, Checks, GateOutput, Measured,  # noqa: F401
@@ -65,30 +66,6 @@ def _status(text: str) -> str:
     return {s.FAILED: ":x: failed", s.PASSED: "passed"}.get(str(text), _markdown_text(text))
 
 
-def _threshold(text) -> str:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return "-"
-    return f"+{value * 100:.1f} %" if math.isfinite(value) else "-"
-
-
-def _value(text, unit: str) -> str:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return "-"
-    return f"{value:.4g}{unit}" if math.isfinite(value) else "-"
-
-
-def _change(text) -> str:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return "-"
-    return f"{(value - 1) * 100:+.1f} %" if math.isfinite(value) else "-"
-
-
 def _ab_rows(verdict: AbVerdict, rows: list[dict[str, str]]) -> list[str]:
     """The table of `rows`; the values, threshold and reason only where verdict.csv has them (a verdict
     from before them, a throughput A/B's)."""
@@ -101,10 +78,10 @@ def _ab_rows(verdict: AbVerdict, rows: list[dict[str, str]]) -> list[str]:
     columns = [
         ("Sub-experiment", None, lambda row: _markdown_text(row.get(s.EXPERIMENT_TYPE, ""))),
         ("Statistic", None, lambda row: _markdown_text(row.get("Statistic", ""))),
-        ("Baseline", "Baseline median", lambda row: _value(row.get("Baseline median"), unit)),
-        ("Candidate", "Candidate median", lambda row: _value(row.get("Candidate median"), unit)),
-        ("Change", None, lambda row: _change(row.get("Ratio"))),
-        ("Threshold", "Threshold", lambda row: _threshold(row.get("Threshold"))),
+        ("Baseline", "Baseline median", lambda row: value_text(row.get("Baseline median"), unit)),
+        ("Candidate", "Candidate median", lambda row: value_text(row.get("Candidate median"), unit)),
+        ("Change", None, lambda row: change_text(row.get("Ratio"))),
+        ("Threshold", "Threshold", lambda row: threshold_text(row.get("Threshold"))),
         (verdict.bound_column, None, lambda row: _bound(row, verdict.bound_column)),
         ("Adjusted p", None, lambda row: _number(row.get("Adjusted p-value", ""), "{:.3g}")),
         ("Rounds", None, lambda row: _markdown_text(verdict.rounds_text(row))),

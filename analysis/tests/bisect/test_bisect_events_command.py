@@ -24,7 +24,9 @@ def events_csv(path, ranges: list[tuple[str, str, float]], build_changes: dict |
              event_names.EVENT_PREVIOUS_COMMIT: good, event_names.EVENT_CHANGE: str(change),
              event_names.EVENT_LOWER_BOUND: "1.0", event_names.EVENT_PAYLOADS: "16",
              event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: "0.001",
-             event_names.EVENT_BUILD_CHANGE: (build_changes or {}).get((good, bad), "")} for good, bad, change in ranges]
+             event_names.EVENT_BUILD_CHANGE: (build_changes or {}).get((good, bad), ""), event_names.EVENT_FIRST_RUN: "3",
+             event_names.EVENT_LAST_RUN: "3", event_names.EVENT_GOOD_COMMIT: good, event_names.EVENT_BAD_COMMIT: bad}
+            for good, bad, change in ranges]
     pd.DataFrame(rows, columns=list(event_names.EVENT_COLUMNS)).to_csv(path, index=False)
 
 

@@ -27,7 +27,8 @@ def write_events(path, rows: int, ranges=RANGES) -> None:
         for i in range(rows):
             good, bad = ranges[i % len(ranges)]
             writer.writerow([SUBS[i % len(SUBS)], str(i), "nightly", bad, good, f"{1 + i % len(ranges)}.{i % 7}", "1.0",
-                             f"{16 << (i % 4)} 16384", "Median 99%", "0.001", "" if i % 3 else "#1: added -DX=1"])
+                             f"{16 << (i % 4)} 16384", "Median 99%", "0.001", "" if i % 3 else "#1: added -DX=1",
+                             str(i), str(i), good, bad])
 
 
 def bisect_events(tmp_path, events):
@@ -78,7 +79,7 @@ def test_the_streamed_plan_is_the_one_of_the_table(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("{header}\n" + "x," * 12 + "\n", "event on line 2: 13 cells, not 11"),
+    ("{header}\n" + "x," * 12 + "\n", "event on line 2: 13 cells, not 15"),
     ("{header}\n{subexperiment},1,n,{big},{sha},1,1,16,Median,0.1,\n",
      "cannot read the history's events: field larger"),
     ("Experiment type,Index\nx,1\n", "the history's events have the columns Experiment type, Index, not"),

@@ -155,7 +155,9 @@ def test_bisect_events_stops_at_a_malformed_platform_layout_file_before_any_bise
     row = {s.EXPERIMENT_TYPE: INTER, event_names.EVENT_INDEX: "3", s.LABEL: "nightly",
            event_names.EVENT_COMMIT: commits["C"], event_names.EVENT_PREVIOUS_COMMIT: commits["A"],
            event_names.EVENT_CHANGE: "5.0", event_names.EVENT_LOWER_BOUND: "1.0", event_names.EVENT_PAYLOADS: "16",
-           event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: "0.001"}
+           event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: "0.001", event_names.EVENT_FIRST_RUN: "3",
+           event_names.EVENT_LAST_RUN: "3", event_names.EVENT_GOOD_COMMIT: commits["A"],
+           event_names.EVENT_BAD_COMMIT: commits["C"]}
     pd.DataFrame([row], columns=list(event_names.EVENT_COLUMNS)).to_csv(events, index=False)
     (tmp_path / s.REQUIREMENTS_DIR).mkdir()
     (tmp_path / s.REQUIREMENTS_DIR / "vm-test_layout.json").write_text('{"thresholds": {"nope": 0.01}}')

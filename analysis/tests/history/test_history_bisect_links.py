@@ -28,7 +28,8 @@ def event(sub=SUBS[0], previous=GOOD, commit=BAD, change="5.0", payloads="16 102
     return {s.EXPERIMENT_TYPE: sub, event_names.EVENT_INDEX: "12", s.LABEL: "nightly-012", event_names.EVENT_COMMIT: commit,
             event_names.EVENT_PREVIOUS_COMMIT: previous, event_names.EVENT_CHANGE: change,
             event_names.EVENT_LOWER_BOUND: "2.0", event_names.EVENT_PAYLOADS: payloads,
-            event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: "0.001"}
+            event_names.EVENT_STATISTICS: "Median", event_names.EVENT_P_VALUE: "0.001", event_names.EVENT_FIRST_RUN: "12",
+            event_names.EVENT_LAST_RUN: "12", event_names.EVENT_GOOD_COMMIT: previous, event_names.EVENT_BAD_COMMIT: commit}
 
 
 def table(*rows: dict) -> pd.DataFrame:
@@ -57,6 +58,8 @@ def test_what_was_bisected_before_is_not_again():
     (event_names.EVENT_COMMIT, "$(touch x)", "is not a commit"),
     (event_names.EVENT_PREVIOUS_COMMIT, "abc12", "is not a commit"),
     (event_names.EVENT_PREVIOUS_COMMIT, "-" + "a" * 39, "is not a commit"),
+    (event_names.EVENT_GOOD_COMMIT, "--upload-pack=x", "is not a commit"),  # what bisect-events fetches
+    (event_names.EVENT_BAD_COMMIT, "HEAD~1", "is not a commit"),
     (event_names.EVENT_CHANGE, "much", "is not a number"),
     (event_names.EVENT_CHANGE, "inf", "is not a number"),
     (s.EXPERIMENT_TYPE, "no_such_sub", "unknown sub-experiment"),
@@ -166,7 +169,7 @@ def test_the_history_links_the_bisect_of_its_event_and_refuses_a_bad_bisect_json
     assert perfgate_in_process(*arguments).returncode == 0
     events = hp.read_events(plots / event_names.EVENTS_CSV)
     [row] = events[events[s.EXPERIMENT_TYPE] == SUBS[1]].to_dict("records")
-    good, bad = row[event_names.EVENT_PREVIOUS_COMMIT], row[event_names.EVENT_COMMIT]
+    good, bad = row[event_names.EVENT_GOOD_COMMIT], row[event_names.EVENT_BAD_COMMIT]  # the range it vouches for
     result = write_bisect(plots, good, bad, search.FOUND, 1)
     done = perfgate_in_process(*arguments)
     assert done.returncode == 0, done.stderr

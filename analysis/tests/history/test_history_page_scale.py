@@ -112,7 +112,8 @@ def test_the_title_names_the_platform_and_the_machine_not_its_fingerprint():
 
 def events_frame(label: str) -> pd.DataFrame:
     return pd.DataFrame([[SUBS[1], "600", label, "ab" * 20, "cd" * 20, "8.1", "6.9", "16 B, 32 B", "Median, 99%",
-                          "1.2e-09", f"#600 {label}: added -DX={label}"]], columns=list(event_names.EVENT_COLUMNS))
+                          "1.2e-09", f"#600 {label}: added -DX={label}", "599", "601", "ef" * 20, "cd" * 20]],
+                        columns=list(event_names.EVENT_COLUMNS))
 
 
 def test_the_events_lead_the_page_each_linking_to_its_chart_and_escaped(tmp_path):
