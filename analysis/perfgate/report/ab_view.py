@@ -94,9 +94,9 @@ def value_text(text: str | None, unit: str) -> str:
     return "-" if value is None else f"{value:.4g}{unit}"
 
 
-def value_unit(ab: GateAb) -> str:
+def value_unit(verdict: AbVerdict) -> str:
     """The latency A/B's values are round trips in us; the throughput A/B's statistic names its unit."""
-    return " us" if ab.verdict.bound_column == "Lower bound" else ""
+    return " us" if verdict.bound_column == "Lower bound" else ""
 
 
 TEXT_COLUMNS = ("Sub-experiment", "Statistic", "Status", "Reason")
@@ -105,7 +105,7 @@ TEXT_COLUMNS = ("Sub-experiment", "Statistic", "Status", "Reason")
 def table_cells(ab: GateAb) -> tuple[list[str], list[list[str]]]:
     """Header and rows (plain text, failed tests first) of the A/B table on the gate's pages; the values,
     threshold and reason only where verdict.csv has them (a verdict from before them, a throughput A/B's)."""
-    unit = value_unit(ab)
+    unit = value_unit(ab.verdict)
     columns = [
         ("Sub-experiment", None, lambda row: row.get(s.EXPERIMENT_TYPE, "")),
         ("Statistic", None, lambda row: row.get("Statistic", "")),

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..escape import markdown
 from .. import outcome
 from ..outcome import INCOMPLETE, PASS, REGRESSION
-from .ab_view import change_text, threshold_text, value_text
+from .ab_view import change_text, threshold_text, value_text, value_unit
 from .bounds import bound_cell
 # what the comment reads, and what its readers import from here
 from .gate_files import (MAX_JUNIT_BYTES, MAX_ROWS, AbVerdict, Checks, GateOutput, Measured,  # noqa: F401
@@ -69,7 +69,7 @@ def _status(text: str) -> str:
 def _ab_rows(verdict: AbVerdict, rows: list[dict[str, str]]) -> list[str]:
     """The table of `rows`; the values, threshold and reason only where verdict.csv has them (a verdict
     from before them, a throughput A/B's)."""
-    unit = " us" if verdict.bound_column == "Lower bound" else ""
+    unit = value_unit(verdict)
 
     def status(row: dict[str, str]) -> str:
         sized = (row.get(s.EXPERIMENT_TYPE, ""), row.get("Statistic", "")) in verdict.layout_sized
