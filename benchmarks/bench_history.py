@@ -1,7 +1,7 @@
 """History with change points: speed and memory over a big store, false alarms and hits over many seeds.
 
     .venv/bin/python benchmarks/bench_history.py [--experiments 1000] [--seeds 100] [--plots] [--compare]
-        [--page 200,1000,5000]
+        [--page 200,1000,5000] [--flat-stores N]
 
 Issue 24's two timings in one command (the page at 200/1000/5000 runs, then history with its plots
 over 1000 runs, first and with one run added, each with the load average):
@@ -84,8 +84,9 @@ def summary_rows(rng: np.random.Generator, sub: str, level: float) -> pd.DataFra
     }).loc[:, list(s.SUMMARY_COLUMNS)]
 
 
-def write_step_store(store: Path, experiments: int, seed: int = 0) -> int:
-    """A store whose STEP_SUB runs STEP slower from 3/4 of the way on; returns that run's position."""
+def write_step_store(store: Path, experiments: int, seed: int = 0, step: float = STEP) -> int:
+    """A store whose STEP_SUB runs `step` times slower from 3/4 of the way on (1.0: a flat store); returns
+    that run's position."""
     rng = np.random.default_rng(seed)
     levels = run_levels(rng, experiments)
     step_at = experiments * 3 // 4
@@ -94,7 +95,7 @@ def write_step_store(store: Path, experiments: int, seed: int = 0) -> int:
         label = f"nightly-{index:04d}"
         folder = store / s.STORE_EXPERIMENTS_DIR / label
         for column, sub in enumerate(SUBS):
-            level = levels[index, column] * (STEP if sub == STEP_SUB and index >= step_at else 1.0)
+            level = levels[index, column] * (step if sub == STEP_SUB and index >= step_at else 1.0)
             files.write_csv(folder / s.summary_csv_name(sub), summary_rows(rng, sub, level))
         files.write_metadata(folder, synthetic.metadata(label, synthetic.BASE_TIME + timedelta(days=index), commit,
                                                         1000, list(SUBS)))
@@ -161,6 +162,31 @@ def false_alarms_and_hits(seeds: int, runs: int = 100, step_at: int = 70) -> Non
     print(f"hits: +{100 * (STEP - 1):.0f} % median step at run {step_at} of {runs}: every payload found in "
           f"{all_found} of {seeds} histories; {placed} of {total} change points at the commit +-1; "
           f"{elsewhere} change point(s) elsewhere")
+
+
+def flat_stores(count: int, experiments: int, workdir: Path) -> None:
+    """`count` stores of `experiments` runs without any step, each read by a first `perfgate history
+    --no-plots`: every event or change point there is a false alarm of the whole history."""
+    with_events = with_changes = 0
+    for number in range(count):
+        store, requirements = workdir / f"flat-{number}", workdir / "requirements.csv"
+        shutil.rmtree(store, ignore_errors=True)
+        write_step_store(store, experiments, seed=100 + number, step=1.0)
+        files.write_csv(requirements, synthetic.requirements_for())
+        load = load_average()
+        run = measure(f"flat store {number + 1}", [*perfgate_command(), "history", "--requirements", str(requirements),
+                                                   "--experiments-results", str(store), "--plots-directory",
+                                                   str(store / s.STORE_HISTORY_DIR), "--no-plots"], TIME_TARGET_S)
+        events = pd.read_csv(store / s.STORE_HISTORY_DIR / "events.csv")
+        changes = pd.read_csv(store / s.STORE_HISTORY_DIR / "change_points.csv")
+        with_events += not events.empty
+        with_changes += not changes.empty
+        print(f"flat store {number + 1} of {count} ({experiments} runs, seed {100 + number}): exit {run.exit_code}, "
+              f"{run.wall:.1f} s wall (first history, load {load} before), {len(events)} event(s), "
+              f"{len(changes)} change point(s)", flush=True)
+        shutil.rmtree(store, ignore_errors=True)
+    print(f"flat stores: {with_events} of {count} with an event, {with_changes} of {count} with a change point "
+          f"(family-wise level {cp.DEFAULT_ALPHA:g} per history)")
 
 
 def page_charts(runs: int, seed: int = 0) -> tuple[dict, list[str], pd.DataFrame]:
@@ -283,6 +309,9 @@ def main() -> int:
     parser.add_argument("--page", type=lambda text: [int(n) for n in text.split(",")], default=None,
                         metavar="RUNS,RUNS", help="time history.html of synthetic histories, e.g. 200,1000,5000 (bench_history_page.py); "
                              "alone, only that; with --plots, then the history too")
+    parser.add_argument("--flat-stores", type=int, default=0, metavar="N",
+                        help="also N stores of --experiments runs without any step, each read by a first history: "
+                             "the events and change points found there are false alarms")
     options = parser.parse_args()
     if options.page is not None:
         from bench_history_page import page_scale  # beside this file
@@ -366,6 +395,8 @@ def main() -> int:
           f"the step's run {step_at} in their range), {len(events) - len(stepped)} elsewhere (one planted step: one "
           "event is right)")
 
+    if options.flat_stores:
+        flat_stores(options.flat_stores, options.experiments, workdir)
     if options.seeds:
         false_alarms_and_hits(options.seeds)
     if options.compare:

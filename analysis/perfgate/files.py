@@ -152,6 +152,15 @@ def read_raw(path: Path) -> pd.DataFrame:
 def read_summary(path: Path) -> pd.DataFrame:
     path = Path(path)
     frame, lines = csv_lines.read_csv(path, s.SUMMARY_COLUMNS, "summary")
+    clean = checked_summary(frame, path, lines)
+    clean.attrs[ROW_LINES] = tuple(int(n) for n in lines)
+    return clean
+
+
+def checked_summary(frame: pd.DataFrame, path: Path, lines: np.ndarray, owners: np.ndarray | None = None) -> pd.DataFrame:
+    """The summary columns of parsed rows, each rule of a summary checked (InputError on the first broken
+    one). Every rule is about one row but the payloads' uniqueness, which holds per file: `owners` gives
+    the file of each row where the rows of several files are checked at once (summary_batch)."""
     clean = pd.DataFrame(
         {
             # Min above zero: a zero round trip is no measurement (Stdev and jitter may be zero)
@@ -159,7 +168,11 @@ def read_summary(path: Path) -> pd.DataFrame:
             for c in s.SUMMARY_COLUMNS
         }
     )
-    _no_duplicates(clean, [s.BYTES], path, lines, "payload")
+    if owners is None:
+        _no_duplicates(clean, [s.BYTES], path, lines, "payload")
+    else:
+        _no_duplicates(pd.DataFrame({"File": owners, s.BYTES: clean[s.BYTES].to_numpy()}), ["File", s.BYTES],
+                       path, lines, "payload")
     # as read_raw: one sample has no jitter and no spread, so no summary of it is one perfgate wrote
     lonely = (clean[s.SAMPLES] < 2).to_numpy()
     if lonely.any():
@@ -167,7 +180,6 @@ def read_summary(path: Path) -> pd.DataFrame:
         raise InputError(f"payload {int(clean[s.BYTES].iloc[index])} B is summarised from "
                          f"{int(clean[s.SAMPLES].iloc[index])} sample(s); at least 2 are needed", path, lines[index])
     plausibility.consistent_summary(clean, path, lines)
-    clean.attrs[ROW_LINES] = tuple(int(n) for n in lines)
     return clean
 
 

@@ -15,13 +15,17 @@ from . import verdict as v
 from .curtail import planned_of
 
 
-def reason(row: pd.Series, decision: v.Decision) -> str:
-    """One test's reason: row is a row of decision.table (with its ABOVE and THRESHOLD)."""
+def reason(row: pd.Series, decision: v.Decision, higher_is_better: bool = False) -> str:
+    """One test's reason: row is a row of decision.table (with its ABOVE and THRESHOLD). A throughput
+    (`higher_is_better`) counts the rounds whose candidate fell below baseline / (1 + Threshold)."""
     sub, statistic = row[s.EXPERIMENT_TYPE], row[v.STATISTIC]
     rounds, above = int(row[v.ROUNDS]), int(row[v.ABOVE])
-    count = f"{above} of {rounds} rounds above +{row[v.THRESHOLD]:.1%}"
+    if higher_is_better:
+        count = f"{above} of {rounds} rounds down more than {threshold_drop(row[v.THRESHOLD]):.1%}"
+    else:
+        count = f"{above} of {rounds} rounds above +{row[v.THRESHOLD]:.1%}"
     if row[s.STATUS] == s.FAILED:
-        return f"{count}: slower beyond chance"
+        return f"{count}: {'lower' if higher_is_better else 'slower'} beyond chance"
     if (sub, statistic) in decision.undecided:
         return f"{count}: undecided at this threshold and level (measured with others)"
     if sub in decision.too_few_rounds:
@@ -34,8 +38,13 @@ def reason(row: pd.Series, decision: v.Decision) -> str:
     return f"{count}: not enough to fail (Holm p {row[v.ADJUSTED_P]:.2g} > {decision.alpha:g})"
 
 
-def explained(decision: v.Decision) -> pd.DataFrame:
+def explained(decision: v.Decision, higher_is_better: bool = False) -> pd.DataFrame:
     """decision.table with its REASON column."""
     table = decision.table
-    reasons = [reason(row, decision) for _, row in table.iterrows()]
+    reasons = [reason(row, decision, higher_is_better) for _, row in table.iterrows()]
     return table.assign(**{v.REASON: reasons})
+
+
+def threshold_drop(threshold: float) -> float:
+    """The fall a throughput's Threshold stands for: the candidate below baseline / (1 + Threshold)."""
+    return 1 - 1 / (1 + threshold)

@@ -10,7 +10,9 @@ What this module writes reads the other way round, as a throughput should: Ratio
 baseline (0.90 = 10 % less), its distribution-free bound is an *upper* bound (a failed test's upper
 bound is below 1 / (1 + T)):
 
-    verdict.csv        Experiment type,Statistic,Rounds,Ratio,Upper bound,p-value,Adjusted p-value,Status
+    verdict.csv        Experiment type,Statistic,Rounds,Ratio,Upper bound,p-value,Adjusted p-value,Status,
+                       Threshold,Rounds above threshold,Baseline median,Candidate median,Reason (as the latency's,
+                       the medians in Mb/s, the rounds counted those down more than the threshold's drop)
     verdict_tests.csv  Experiment type,Statistic,Test,Rounds,Ratio,Upper bound,p-value (drill-down, not tested)
     verdict.json, junit.xml, report.md, report.html, plots/verdict_heatmap.png
 """
@@ -28,7 +30,7 @@ import pandas as pd
 from .. import files
 from .. import junit_writer
 from .. import schema as s
-from . import attempts, curtail, verdict as v
+from . import attempts, curtail, explain, verdict as v
 from .arms import recorded_alignments
 from .rounds import round_folders
 from ..errors import IncompleteError
@@ -116,8 +118,9 @@ class ThroughputVerdict:
         return exit_code(self.status)
 
     def tests(self) -> pd.DataFrame:
-        """The decision's tests as candidate / baseline throughput (see the module's docstring)."""
-        return as_throughput(self.decision.table)
+        """The decision's tests as candidate / baseline throughput (see the module's docstring), each
+        with its reason (ab.explain)."""
+        return as_throughput(explain.explained(self.decision, higher_is_better=True))
 
     def headline(self) -> str:
         d, tests = self.decision, self.tests()
@@ -179,7 +182,16 @@ def csv_table(table: pd.DataFrame, columns) -> pd.DataFrame:
     for column in (v.P_VALUE, v.ADJUSTED_P):
         if column in out:
             out[column] = out[column].map(lambda x: f"{x:.6g}")
+    if v.THRESHOLD in out:
+        out[v.THRESHOLD] = out[v.THRESHOLD].map(lambda x: f"{x:.4f}")
+    for column in (v.BASELINE_MEDIAN, v.CANDIDATE_MEDIAN):
+        if column in out:
+            out[column] = out[column].map(lambda x: f"{x:.6g}" if math.isfinite(x) else "")
     return out
+
+
+def _rate(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.4g}"
 
 
 def ordered_for_reading(tests: pd.DataFrame) -> pd.DataFrame:
@@ -264,12 +276,15 @@ def setting_lines(report: ThroughputVerdict) -> list[str]:
 
 COLUMNS = [
     Column("Sub-experiment", lambda r: str(r[s.EXPERIMENT_TYPE]), text=True),
+    Column("Baseline [Mb/s]", lambda r: _rate(r[v.BASELINE_MEDIAN])),
+    Column("Candidate [Mb/s]", lambda r: _rate(r[v.CANDIDATE_MEDIAN])),
     Column("Change", lambda r: _percent(r[v.RATIO])),
-    Column("Ratio", lambda r: _ratio(r[v.RATIO])),
+    Column("Threshold", lambda r: f"-{100 * explain.threshold_drop(r[v.THRESHOLD]):.1f} %"),
     Column("Upper bound", lambda r: bound_text(r[UPPER_BOUND], r[v.ROUNDS], UPPER_BOUND)),
     Column("p (Holm)", lambda r: f"{r[v.ADJUSTED_P]:.3g}"),
     Column("Rounds", lambda r: str(r[v.ROUNDS])),
     Column("Status", lambda r: r[s.STATUS] + (" (improved)" if r[v.IMPROVED] else ""), text=True),
+    Column("Reason", lambda r: str(r[v.REASON]), text=True, wrap=True),
 ]
 COLUMNS_PLANNED = [column if column.header != "Rounds" else Column("Rounds", lambda r: f"{r[v.ROUNDS]} of {r[curtail.PLANNED]}")
                    for column in COLUMNS]
@@ -309,7 +324,7 @@ def html_page(report: ThroughputVerdict, heatmap_uri: str | None) -> str:
 
 def write_outputs(report: ThroughputVerdict, plots: bool) -> None:
     ab_dir, d = report.ab_dir, report.decision
-    files.write_csv(ab_dir / s.VERDICT_CSV, csv_table(report.tests(), VERDICT_COLUMNS))
+    files.write_csv(ab_dir / s.VERDICT_CSV, csv_table(report.tests(), VERDICT_COLUMNS + v.EXPLAINED_COLUMNS))
     files.write_csv(ab_dir / VERDICT_TESTS_CSV, csv_table(as_throughput(d.payloads), TEST_COLUMNS))
     files.write_text(ab_dir / s.VERDICT_JSON, json.dumps(verdict_json(report), indent=2) + "\n")
     files.write_text(ab_dir / s.JUNIT_FILE, junit_xml(report))

@@ -15,3 +15,6 @@ def add_arguments(parser: argparse.ArgumentParser, option: Callable[..., None]) 
     option(parser, "--platform", required=True, metavar="NAME", help="the platform (its comment's hidden marker)")
     option(parser, "--report-url", required=True, metavar="URL", help="https link to the full report (the run)")
     option(parser, "--commit", default=None, metavar="SHA", help="the commit measured, named in the comment")
+    option(parser, "--history-url", default=None, metavar="URL",
+           help="https link to this platform's published history.html: each sub-experiment the A/B failed is "
+                "linked to its chart there")

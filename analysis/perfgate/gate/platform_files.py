@@ -93,15 +93,24 @@ def platforms_in(requirements_dir: Path) -> list[str]:
 
 
 def auto_platform(requirements_dir: Path, this_platform_id: str | None) -> str | None:
-    """The platform of `requirements_dir` whose files carry this machine's id; None when none does;
-    InputError when several do (which one a gate judges by is not a guess)."""
-    carrying = [platform for platform in platforms_in(requirements_dir)
-                if this_platform_id and any(this_platform_id in d.machines
-                                            for d in derived_on(requirements_dir, platform))]
-    if len(carrying) > 1:
-        raise InputError(f"--platform auto: the files of {len(carrying)} platforms carry this machine's platform id "
-                         f"{this_platform_id} ({', '.join(carrying)}); name one with --platform", requirements_dir)
-    return carrying[0] if carrying else None
+    """The platform of `requirements_dir` whose files carry this machine's id: the one whose every file
+    that records its machines names this machine alone (a calibration of this machine) when there is
+    one, else the one with any such file; None when none has; InputError when several tie (which one a
+    gate judges by is not a guess)."""
+    if not this_platform_id:
+        return None
+    carrying, complete = [], []
+    for platform in platforms_in(requirements_dir):
+        recorded = [d.machines for d in derived_on(requirements_dir, platform) if d.machines]
+        if any(this_platform_id in machines for machines in recorded):
+            carrying.append(platform)
+            if all(set(machines) == {this_platform_id} for machines in recorded):
+                complete.append(platform)
+    chosen = complete or carrying
+    if len(chosen) > 1:
+        raise InputError(f"--platform auto: the files of {len(chosen)} platforms carry this machine's platform id "
+                         f"{this_platform_id} ({', '.join(chosen)}); name one with --platform", requirements_dir)
+    return chosen[0] if chosen else None
 
 
 def machine_text(identity: str, cpu_model: str | None) -> str:

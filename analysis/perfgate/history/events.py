@@ -207,7 +207,10 @@ def events(changes: pd.DataFrame, wholes: pd.DataFrame, values: pd.DataFrame, ex
         statistics = [statistic for statistic in statistic_order if statistic in named] + \
             sorted(named - set(statistic_order))
         option_change = options.near(option_changes, split, NEARBY_RUNS)
+        created = experiments.at[split, event_names.CREATED] if event_names.CREATED in experiments else None
         rows.append({s.EXPERIMENT_TYPE: sub, event_names.EVENT_INDEX: split, s.LABEL: experiments.at[split, s.LABEL],
+                     event_names.EVENT_DATE: created.strftime(event_names.EVENT_DATE_FORMAT) if created is not None
+                     and not pd.isna(created) else "",
                      event_names.EVENT_COMMIT: lead[cp.COMMIT], event_names.EVENT_PREVIOUS_COMMIT: lead[cp.PREVIOUS_COMMIT],
                      event_names.EVENT_CHANGE: change, event_names.EVENT_LOWER_BOUND: 100.0 * math.expm1(bound) if not math.isnan(bound)
                      else math.nan, event_names.EVENT_PAYLOADS: " ".join(str(payload) for payload in payloads),

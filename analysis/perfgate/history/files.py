@@ -36,7 +36,7 @@ OTAVA_TIME = "time"
 OTAVA_COMMIT = "commit"
 OTAVA_LABEL = "label"
 OTAVA_STATISTICS = {s.MEDIAN: "median", s.P99: "p99", s.MAX: "max"}
-CREATED = "Created"  # experiments table: UTC creation time, None when not recorded
+CREATED = event_names.CREATED  # the experiments table's creation times (history.names)
 
 
 def format_change_points(table: pd.DataFrame) -> str:
@@ -55,6 +55,7 @@ def format_events(table: pd.DataFrame) -> str:
     out[event_names.EVENT_P_VALUE] = out[event_names.EVENT_P_VALUE].map(lambda value: f"{value:.6g}")
     for column in (event_names.EVENT_CHANGE, event_names.EVENT_LOWER_BOUND):
         out[column] = out[column].map(lambda value: "" if pd.isna(value) else f"{value:.3f}")
+    out[event_names.EVENT_DATE] = out[event_names.EVENT_DATE].fillna("")
     for column in (s.LABEL, event_names.EVENT_COMMIT, event_names.EVENT_PREVIOUS_COMMIT,
                    event_names.EVENT_BUILD_CHANGE, event_names.EVENT_GOOD_COMMIT,
                    event_names.EVENT_BAD_COMMIT):  # from the store: never a formula
@@ -68,7 +69,7 @@ def event_texts(table: pd.DataFrame, higher_is_worse: bool = True) -> list[tuple
     beside it ('' when none)."""
     parts = []
     for row in table.loc[:, list(event_names.EVENT_COLUMNS)].itertuples(index=False):
-        (sub, index, label, commit, previous, change, bound, payloads, statistics, p_value, build_change,
+        (sub, index, label, date, commit, previous, change, bound, payloads, statistics, p_value, build_change,
          first, last, good, bad) = row
         kind = "REGRESSION" if (change > 0) == higher_is_worse else "improvement"
         size = f"{change:+.1f} %" + ("" if pd.isna(bound) else f" (at least {bound:+.1f} %)")
@@ -78,10 +79,11 @@ def event_texts(table: pd.DataFrame, higher_is_worse: bool = True) -> list[tuple
             commits = f"{_short(previous)}..{_short(commit)}" if _text(commit) else f"experiment {label}"
         ranged = not (pd.isna(first) or pd.isna(last)) and not first == last == index
         runs = f"runs #{first} to #{last}, placed at #{index} {label}" if ranged else f"#{index} {label}"
+        runs += f", {date} UTC" if _text(date) else ""
         moved = f"payloads {payloads or '-'}; {statistics or '-'}"
         built = f"build options changed at {build_change}: the step may be the build's" \
             if isinstance(build_change, str) and build_change else ""
-        parts.append((kind, str(sub), size, commits, runs, moved, f"p {p_value:.2g}", built))
+        parts.append((kind, str(sub), size, commits, runs, moved, f"p {event_names.p_text(p_value)}", built))
     return parts
 
 

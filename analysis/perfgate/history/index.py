@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import files
+from .. import files, summary_batch
 from .. import schema as s
 from ..errors import InputError
 
@@ -108,20 +108,19 @@ class IndexedSummaries:
         current = self.table.merge(wanted, on=list(KEY_COLUMNS), how="inner")
         missing = sorted(set(folders) - set(current[FOLDER]))
         fresh = []
-        by_folder = dict(zip(folders, zip(summary_files, keys)))
-        for folder in missing:
-            path, (size, mtime) = by_folder[folder]
-            try:
-                summary = files.read_summary(path)
-            except InputError as error:
+        if missing:
+            by_folder = dict(zip(folders, zip(summary_files, keys)))
+            # read together: one parse for many files (summary_batch), the very values and errors of read_summary
+            read, owner, refused = summary_batch.read_summaries([by_folder[folder][0] for folder in missing])
+            for position, error in sorted(refused.items()):
                 if problems is None:
-                    raise
-                problems[folder] = str(error)
-                continue
-            summary.insert(0, MTIME, mtime)
-            summary.insert(0, SIZE, size)
-            summary.insert(0, FOLDER, folder)
-            fresh.append(summary)
+                    raise error
+                problems[missing[position]] = str(error)
+            if len(read):
+                read.insert(0, MTIME, [by_folder[missing[p]][1][1] for p in owner])
+                read.insert(0, SIZE, [by_folder[missing[p]][1][0] for p in owner])
+                read.insert(0, FOLDER, [missing[p] for p in owner])
+                fresh.append(read)
         kept = current.drop(columns="_order")
         stale = len(self.table) != len(kept)
         if fresh or stale:

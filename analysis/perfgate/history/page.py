@@ -31,6 +31,7 @@ from ..escape.html import text as html_text
 from ..plotting.common import log_ticks
 from ..plotting.history_plots import PAYLOAD_COLOURS, payload_colour  # noqa: F401  (the page's are the PNGs')
 from . import names as event_names
+from .names import chart_id
 
 PAGE_NAME = "history.html"
 CHART_STATISTICS = cp.STATISTICS
@@ -46,16 +47,13 @@ LABEL_ROW_PX = 15
 PLOT_WIDTH_PX = 1000  # the narrowest plot area the labels are spaced for (the page is 1400 px wide)
 LABEL_CHARACTER_PX = 6.5  # 11 px sans-serif
 CHART_HEIGHT_PX = 420
+DEFAULT_PAYLOADS = 3  # payload lines a chart opens with, besides those with a change point (shown_payloads)
 EVENT_STATISTICS = event_names.EVENT_STATISTICS  # "Statistics": what moved, e.g. "Median, 99%"
 TOP_MARGIN_PX = 50
 # A series in the page: little-endian int32 thousandths (3 decimals, as the CSV files), this where a run
 # lacks the value; page_script.py decodes it. A series out of int32's range stays a JSON list.
 MISSING_THOUSANDTHS = np.iinfo(np.int32).min
 LARGEST_THOUSANDTHS = np.iinfo(np.int32).max
-
-
-def chart_id(sub: str, statistic: str) -> str:
-    return f"chart-{sub}-{s.CHECK_SLUGS[statistic]}"
 
 
 def ab_traces(ab: list[tuple[int, str, str]]) -> list[dict]:
@@ -132,19 +130,31 @@ def latency_ticks(values: np.ndarray) -> dict:
     return {"tickmode": "array", "tickvals": ticks, "ticktext": [f"{v:g}" for v in ticks]}
 
 
+def shown_payloads(payloads: list, moved: list) -> set:
+    """The payloads a chart shows when the page opens: the smallest, the middle and the largest, and
+    every one with a change point on the chart; the others are a click on their legend entry away
+    (eleven lines and bands of 5000 runs on top of each other are no chart, issue 45 item 6)."""
+    if len(payloads) <= DEFAULT_PAYLOADS:
+        return set(payloads)
+    ordered = sorted(payloads)
+    return {ordered[0], ordered[len(ordered) // 2], ordered[-1]} | (set(moved) & set(payloads))
+
+
 def chart(sub: str, statistic: str, wide: pd.DataFrame, changes: pd.DataFrame, tick_positions: list[int],
           tick_labels: list[str], ab: list[tuple[int, str, str]] = ()) -> dict:
     """Plotly data and layout of one chart; `wide`: experiments x payloads (NaN where missing), each
     payload's line whole (the browser decimates it); `ab`: (position, outcome, text) of history_ab.marks."""
     traces = []
+    mine = changes[(changes[s.EXPERIMENT_TYPE] == sub) & (changes[cp.STATISTIC] == statistic)]
+    shown = shown_payloads(list(wide.columns), mine[s.BYTES].tolist() if s.BYTES in mine else [])
     for index, payload in enumerate(wide.columns):
         values = rounded_values(wide[payload].to_numpy(dtype=float))
         # SVG ("scatter"), never WebGL: a browser keeps only a few WebGL contexts and the page has 30 charts
         traces.append({"type": "scatter", "mode": "lines", "name": f"{payload} B", "y": values,
+                       "legendgroup": f"{payload} B", "visible": True if payload in shown else "legendonly",
                        "line": {"color": payload_colour(payload, index), "width": 1.2},
                        "hovertemplate": "%{customdata}<br>%{y:.3f} us<extra>" + f"{payload} B</extra>"})
     runs = len(wide)
-    mine = changes[(changes[s.EXPERIMENT_TYPE] == sub) & (changes[cp.STATISTIC] == statistic)]
     marks = change_marks(mine)
     texts = [f"{m['change']:+.1f} % ({m['count']} payload{'s' if m['count'] > 1 else ''})" for m in marks]
     rows = label_rows([m["position"] for m in marks], texts, runs)
@@ -168,7 +178,7 @@ def chart(sub: str, statistic: str, wide: pd.DataFrame, changes: pd.DataFrame, t
               "height": CHART_HEIGHT_PX + (used_rows - 1) * LABEL_ROW_PX,
               "margin": {"l": 90, "r": 20, "t": TOP_MARGIN_PX + (used_rows - 1) * LABEL_ROW_PX, "b": 110},
               "hovermode": "closest", "shapes": shapes, "annotations": notes,
-              "legend": {"title": {"text": "Payload"}, "traceorder": "reversed"},
+              "legend": {"title": {"text": "Payload<br><sub>click to show or hide</sub>"}, "traceorder": "reversed"},
               "xaxis": {"tickmode": "array", "tickvals": tick_positions,
                         "ticktext": [plotly_text(tick_labels[p]) for p in tick_positions], "tickangle": -30,
                         "tickfont": {"size": 10},
@@ -207,8 +217,10 @@ def embedded_traces(traces: list[dict]) -> list[dict]:
 
 
 def _cell(column: str, value) -> str:
-    text = f"{value:.6g}" if column == cp.P_VALUE and isinstance(value, float) else f"{value:.3f}" if isinstance(value, float) \
-        else "" if value is None else str(value)
+    if column == cp.P_VALUE:  # rounded for reading (the CSV files keep 6 digits); events.csv's cells are text
+        number = pd.to_numeric(value, errors="coerce")
+        value = event_names.p_text(float(number)) if not pd.isna(number) else value
+    text = f"{value:.3f}" if isinstance(value, float) else "" if value is None else str(value)
     if column in (cp.COMMIT, cp.PREVIOUS_COMMIT, event_names.EVENT_GOOD_COMMIT, event_names.EVENT_BAD_COMMIT):
         text = text[:10]  # short enough to keep the table on the screen; the CSV files have it whole
     return html_text(text)

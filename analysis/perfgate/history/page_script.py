@@ -5,11 +5,14 @@ part shown when the reader zooms.
 Why: plotly draws a line of thousands of points slowly as SVG, and as WebGL ("scattergl") each chart
 takes one of the browser's few WebGL contexts; with 30 charts the browser dropped the oldest and
 their charts went blank (issue 24: 44 "Too many active WebGL contexts" at 3000 runs). So no WebGL at
-all: each payload's line is drawn from at most two points per BUCKET_PX pixels of the chart's width,
-the lowest and the highest value of the runs falling in that bucket, in run order. A step, a slow run
-and the extremes of Max stay where they are on the screen; what is left out lies between them.
-Zooming in on the x axis (or resetting it) redraws the lines from the full series for the runs shown,
-every run once a run has two pixels or more. Hover texts are looked up by position (HOVER, shared).
+all: where runs outnumber the pixels, each payload is drawn as its median line and its spread (issue
+45 item 6): per bucket of BUCKET_PX pixels of the chart's width the run holding the bucket's median
+value is a point of the line, and the bucket's lowest and highest value are the edges of a faint band
+of the payload's colour around it. At 5000 runs the min-max zig-zag of every payload drew eleven
+overlapping smears; the medians show the level and a step, the band a slow run and the extremes of
+Max, which stay where they are on the screen. Zooming in on the x axis (or resetting it) redraws line
+and band from the full series for the runs shown; once a run has two pixels or more every run is
+drawn, without a band. Hover texts are looked up by position (HOVER, shared); a band has none.
 
 Load time at 5000 runs (issue 24 item 4): the series are embedded as base64 text (page.py
 `encoded_series`: little-endian int32 thousandths, MISSING where a run lacks the value), which the
@@ -24,7 +27,7 @@ The constants the page defines before this script: HOVER (one text per run posit
 when it does not fit the encoding, and no `x`). Marks, for readers and benchmarks: `data-script-ms`
 on <body> when this script began (the page and plotly.js parsed), `data-view-ms` when the charts in
 view at load were drawn, `data-drawn-ms` when every chart is (times since the page began to load);
-each chart's container gets `data-points`, the points handed to plotly, when drawn. When the last
+each chart's container gets `data-points`, the points handed to plotly (lines and bands), when drawn. When the last
 chart is drawn the page dispatches the event `perfgate-charts-drawn` on document and resolves the
 promise `window.perfgateChartsDrawn`.
 """
@@ -50,30 +53,38 @@ SCRIPT = r"""
     return values;
   }
 
-  // positions lo..hi of `full` (numbers, null where a run lacks the payload): every run when they fit,
-  // else per bucket its lowest and highest value in run order; a bucket without any value is a gap
+  // positions lo..hi of `full` (numbers, null where a run lacks the payload): every run when they fit
+  // (and no band); else per bucket of runs the run holding the bucket's median (the line, a gap where
+  // the bucket has no value) and the bucket's lowest and highest value at that run (the band: a
+  // polygon along the highs and back along the lows)
   function decimate(full, lo, hi, buckets) {
-    const x = [], y = [];
+    const x = [], y = [], at = [], highs = [], lows = [];
     const count = hi - lo + 1;
     if (count <= 2 * buckets) {
       for (let p = lo; p <= hi; p++) { x.push(p); y.push(full[p]); }
-      return [x, y];
+      return {x: x, y: y, bandX: [], bandY: []};
     }
+    const present = [];
+    const byValue = function (a, b) { return full[a] - full[b]; };
     for (let b = 0; b < buckets; b++) {
       const start = lo + Math.floor(b * count / buckets), end = lo + Math.floor((b + 1) * count / buckets);
-      let low = -1, high = -1;
-      for (let p = start; p < end; p++) {
-        const value = full[p];
-        if (value === null) continue;
-        if (low < 0 || value < full[low]) low = p;
-        if (high < 0 || value > full[high]) high = p;
-      }
-      if (low < 0) { x.push(start); y.push(null); continue; }
-      const first = Math.min(low, high), second = Math.max(low, high);
-      x.push(first); y.push(full[first]);
-      if (second !== first) { x.push(second); y.push(full[second]); }
+      present.length = 0;
+      for (let p = start; p < end; p++) if (full[p] !== null) present.push(p);
+      if (present.length === 0) { x.push(start); y.push(null); continue; }
+      present.sort(byValue);
+      const middle = present[(present.length - 1) >> 1];
+      x.push(middle); y.push(full[middle]);
+      at.push(middle); highs.push(full[present[present.length - 1]]); lows.push(full[present[0]]);
     }
-    return [x, y];
+    return {x: x, y: y, bandX: at.concat(at.slice().reverse()), bandY: highs.concat(lows.reverse())};
+  }
+
+  // a payload's band: its colour, faint, under every line, shown and hidden with its line (legendgroup)
+  function bandTrace(trace) {
+    return {type: "scatter", mode: "lines", x: [], y: [], fill: "toself",
+            fillcolor: (trace.line && trace.line.color) || "#7f7f7f",
+            opacity: 0.22, line: {width: 0}, hoverinfo: "skip", showlegend: false,
+            legendgroup: trace.legendgroup, visible: trace.visible === undefined ? true : trace.visible};
   }
 
   function draw(item, container, width) {
@@ -84,23 +95,29 @@ SCRIPT = r"""
       if (trace.y64 !== undefined) { trace.y = decoded(trace.y64); delete trace.y64; }
       measured.push(index); fulls.push(trace.y);
     });
+    const bands = measured.map(function (index) { return bandTrace(item.data[index]); });
+    const data = bands.concat(item.data);
+    const lines = measured.map(function (index) { return index + bands.length; });
+    const bandIndices = bands.map(function (_, k) { return k; });
     function shown(lo, hi) {
-      const update = {x: [], y: [], customdata: []};
+      const line = {x: [], y: [], customdata: []}, band = {x: [], y: []};
       for (const full of fulls) {
-        const [x, y] = decimate(full, lo, hi, buckets);
-        update.x.push(x); update.y.push(y); update.customdata.push(x.map(function (p) { return HOVER[p]; }));
+        const part = decimate(full, lo, hi, buckets);
+        line.x.push(part.x); line.y.push(part.y); line.customdata.push(part.x.map(function (p) { return HOVER[p]; }));
+        band.x.push(part.bandX); band.y.push(part.bandY);
       }
-      return update;
+      return [line, band];
     }
-    const whole = shown(0, RUNS - 1);
+    const [line, band] = shown(0, RUNS - 1);
     let points = 0;
-    measured.forEach(function (index, k) {
-      const trace = item.data[index];
-      trace.x = whole.x[k]; trace.y = whole.y[k]; trace.customdata = whole.customdata[k];
-      points += trace.x.length;
+    lines.forEach(function (index, k) {
+      const trace = data[index];
+      trace.x = line.x[k]; trace.y = line.y[k]; trace.customdata = line.customdata[k];
+      data[k].x = band.x[k]; data[k].y = band.y[k];
+      points += trace.x.length + data[k].x.length;
     });
     container.dataset.points = String(points);
-    Plotly.newPlot(container, item.data, item.layout, {responsive: true, displaylogo: false});
+    Plotly.newPlot(container, data, item.layout, {responsive: true, displaylogo: false});
     container.on("plotly_relayout", function (event) {
       let lo, hi;
       if (event["xaxis.range[0]"] !== undefined) {
@@ -115,7 +132,9 @@ SCRIPT = r"""
       // one run beyond each edge, so that the lines reach the sides of the chart
       lo = Math.max(0, Math.floor(lo) - 1); hi = Math.min(RUNS - 1, Math.ceil(hi) + 1);
       if (hi < lo) return;
-      Plotly.restyle(container, shown(lo, hi), measured);
+      const [zoomedLine, zoomedBand] = shown(lo, hi);
+      Plotly.restyle(container, zoomedLine, lines);
+      Plotly.restyle(container, zoomedBand, bandIndices);
     });
   }
 

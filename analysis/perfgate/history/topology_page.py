@@ -45,6 +45,7 @@ def chart(history: TopologyHistory, statistic: str, runs: int, tick_positions: l
         series = rows.set_index(cp.INDEX)[statistic].astype(float).reindex(range(runs))
         values = [None if np.isnan(v) else round(float(v), 3) for v in series.to_numpy()]
         traces.append({"type": "scatter", "mode": "lines+markers", "name": plotly_text(topology), "y": values,
+                       "legendgroup": plotly_text(topology),  # its band (page_script) goes with it
                        "line": {"color": payload_colour(0, index), "width": 1.4}, "marker": {"size": 4},
                        "hovertemplate": "%{customdata}<br>%{y:.3f}<extra>" + plotly_text(topology) + "</extra>"})
     mine = history.changes[history.changes[cp.STATISTIC] == statistic]

@@ -10,6 +10,7 @@ only when they parse as numbers.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,17 +55,15 @@ def read_gate_ab(ab_dir: Path, title: str, link: str, bound_column: str) -> Gate
 
 
 def _number(text: str | None, pattern: str) -> str:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return str(text or "")
-    return pattern.format(value) if math.isfinite(value) else str(text)
+    """A number of verdict.csv in `pattern`; '-' where the cell is no number (the file's text is not shown)."""
+    value = _fraction(text)
+    return "-" if value is None else pattern.format(value)
 
 
 def _bound(row: dict[str, str], column: str) -> str:
-    """'1.023x', or 'n/a (k rounds)' where the rounds give no bound (report.bounds)."""
+    """'1.023x', or 'n/a (k rounds)' where the rounds give no bound (report.bounds); '-' for no number."""
     shown = bound_cell(row.get(column), row.get(ROUND_COLUMN), column)
-    return shown if shown is not None else str(row.get(column) or "")
+    return shown if shown is not None else "-"
 
 
 def _fraction(text) -> float | None:
@@ -82,10 +81,13 @@ def change_text(ratio: str | None) -> str:
     return "-" if value is None else f"{(value - 1) * 100:+.1f} %"
 
 
-def threshold_text(text: str | None) -> str:
-    """'+1.0 %' from verdict.csv's fraction; '-' in a verdict from before the column."""
+def threshold_text(text: str | None, higher_is_better: bool = False) -> str:
+    """'+1.0 %' from verdict.csv's fraction T (a throughput's: the drop below baseline / (1 + T), '-1.0 %');
+    '-' in a verdict from before the column."""
     value = _fraction(text)
-    return "-" if value is None else f"+{value * 100:.1f} %"
+    if value is None:
+        return "-"
+    return f"-{(1 - 1 / (1 + value)) * 100:.1f} %" if higher_is_better else f"+{value * 100:.1f} %"
 
 
 def value_text(text: str | None, unit: str) -> str:
@@ -102,26 +104,42 @@ def value_unit(verdict: AbVerdict) -> str:
 TEXT_COLUMNS = ("Sub-experiment", "Statistic", "Status", "Reason")
 
 
-def table_cells(ab: GateAb) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (plain text, failed tests first) of the A/B table on the gate's pages; the values,
-    threshold and reason only where verdict.csv has them (a verdict from before them, a throughput A/B's)."""
-    unit = value_unit(ab.verdict)
+@dataclass(frozen=True)
+class AbColumn:
+    """A column of the A/B table the gate's pages and the pull-request comment show."""
+    header: str
+    cell: Callable[[dict[str, str]], str]  # plain text of one verdict.csv row
+    requires: str | None = None  # the verdict.csv column it shows: left out where no row has it (older verdicts)
+    stored_text: bool = False  # the file's own text (not a number formatted here): escaped wherever shown
+
+
+def ab_columns(verdict: AbVerdict, status: Callable[[dict[str, str]], str]) -> list[AbColumn]:
+    """The A/B table's columns, one list for every page: the arms' values, the change, the threshold
+    it was held to, the bound, p, rounds, `status` and the reason; the values, threshold and reason only
+    where verdict.csv has them (a verdict from before them)."""
+    unit, throughput = value_unit(verdict), verdict.bound_column != "Lower bound"
     columns = [
-        ("Sub-experiment", None, lambda row: row.get(s.EXPERIMENT_TYPE, "")),
-        ("Statistic", None, lambda row: row.get("Statistic", "")),
-        ("Baseline", "Baseline median", lambda row: value_text(row.get("Baseline median"), unit)),
-        ("Candidate", "Candidate median", lambda row: value_text(row.get("Candidate median"), unit)),
-        ("Change", None, lambda row: change_text(row.get("Ratio"))),
-        ("Threshold", "Threshold", lambda row: threshold_text(row.get("Threshold"))),
-        (ab.verdict.bound_column, None, lambda row: _bound(row, ab.verdict.bound_column)),
-        ("p (Holm)", None, lambda row: _number(row.get("Adjusted p-value"), "{:.3g}")),
-        (ROUND_COLUMN, None, ab.verdict.rounds_text),
-        ("Status", None, lambda row: status_text(ab, row)),
-        ("Reason", "Reason", lambda row: row.get("Reason") or "-"),
+        AbColumn("Sub-experiment", lambda row: row.get(s.EXPERIMENT_TYPE, ""), stored_text=True),
+        AbColumn("Statistic", lambda row: row.get("Statistic", ""), stored_text=True),
+        AbColumn("Baseline", lambda row: value_text(row.get("Baseline median"), unit), "Baseline median"),
+        AbColumn("Candidate", lambda row: value_text(row.get("Candidate median"), unit), "Candidate median"),
+        AbColumn("Change", lambda row: change_text(row.get("Ratio"))),
+        AbColumn("Threshold", lambda row: threshold_text(row.get("Threshold"), throughput), "Threshold"),
+        AbColumn(verdict.bound_column, lambda row: _bound(row, verdict.bound_column)),
+        AbColumn("p (Holm)", lambda row: _number(row.get("Adjusted p-value"), "{:.3g}")),
+        AbColumn(ROUND_COLUMN, verdict.rounds_text, stored_text=True),
+        AbColumn("Status", status),
+        AbColumn("Reason", lambda row: row.get("Reason") or "-", "Reason", stored_text=True),
     ]
-    columns = [c for c in columns if c[1] is None or any(c[1] in row for row in ab.verdict.rows)]
+    return [column for column in columns if column.requires is None
+            or any(column.requires in row for row in verdict.rows)]
+
+
+def table_cells(ab: GateAb) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (plain text, failed tests first) of the A/B table on the gate's pages."""
+    columns = ab_columns(ab.verdict, lambda row: status_text(ab, row))
     rows = sorted(ab.verdict.rows, key=lambda row: row.get(s.STATUS) != s.FAILED)
-    return [header for header, _, _ in columns], [[cell(row) for _, _, cell in columns] for row in rows]
+    return [column.header for column in columns], [[column.cell(row) for column in columns] for row in rows]
 
 
 def status_text(ab: GateAb, row: dict[str, str]) -> str:

@@ -12,7 +12,6 @@ platform).
 """
 from __future__ import annotations
 
-import math
 import re
 
 from .. import schema as s
@@ -20,13 +19,14 @@ from ..errors import InputError
 from ..escape import markdown
 from .. import outcome
 from ..outcome import INCOMPLETE, PASS, REGRESSION
-from .ab_view import change_text, threshold_text, value_text, value_unit
-from .bounds import bound_cell
+from .ab_view import ab_columns
+from ..history.names import chart_id
 # what the comment reads, and what its readers import from here
 from .gate_files import (MAX_JUNIT_BYTES, MAX_ROWS, AbVerdict, Checks, GateOutput, Measured,  # noqa: F401
                          read_ab, read_checks, read_gate_output)
 
 PLATFORM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+SUBEXPERIMENT = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # a name that may stand in a link's fragment as it is
 COMMIT = re.compile(r"[0-9a-f]{7,40}")
 # a link target written as it is: https, and nothing that could end the link or start markup
 REPORT_URL = re.compile(r"https://[A-Za-z0-9._~:/?#@!$&*+,;=%-]{1,500}")
@@ -48,49 +48,20 @@ def _markdown_text(value) -> str:
     return markdown.inert_text(text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "\u2026")
 
 
-def _number(text: str, pattern: str) -> str:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return _markdown_text(text) if text else ""
-    return pattern.format(value) if math.isfinite(value) else _markdown_text(text)
-
-
-def _bound(row: dict[str, str], column: str) -> str:
-    """'1.023x', or 'n/a (k rounds)' where the rounds give no bound (report.bounds)."""
-    shown = bound_cell(row.get(column), row.get("Rounds"), column)
-    return shown if shown is not None else _markdown_text(row.get(column, ""))
-
-
 def _status(text: str) -> str:
     return {s.FAILED: ":x: failed", s.PASSED: "passed"}.get(str(text), _markdown_text(text))
 
 
 def _ab_rows(verdict: AbVerdict, rows: list[dict[str, str]]) -> list[str]:
-    """The table of `rows`; the values, threshold and reason only where verdict.csv has them (a verdict
-    from before them, a throughput A/B's)."""
-    unit = value_unit(verdict)
-
+    """The table of `rows`, in report.ab_view's columns; the files' own text escaped for Markdown."""
     def status(row: dict[str, str]) -> str:
         sized = (row.get(s.EXPERIMENT_TYPE, ""), row.get("Statistic", "")) in verdict.layout_sized
         return _status(row.get(s.STATUS, "")) + (" (layout-sized)" if sized and row.get(s.STATUS) == s.PASSED else "")
 
-    columns = [
-        ("Sub-experiment", None, lambda row: _markdown_text(row.get(s.EXPERIMENT_TYPE, ""))),
-        ("Statistic", None, lambda row: _markdown_text(row.get("Statistic", ""))),
-        ("Baseline", "Baseline median", lambda row: value_text(row.get("Baseline median"), unit)),
-        ("Candidate", "Candidate median", lambda row: value_text(row.get("Candidate median"), unit)),
-        ("Change", None, lambda row: change_text(row.get("Ratio"))),
-        ("Threshold", "Threshold", lambda row: threshold_text(row.get("Threshold"))),
-        (verdict.bound_column, None, lambda row: _bound(row, verdict.bound_column)),
-        ("Adjusted p", None, lambda row: _number(row.get("Adjusted p-value", ""), "{:.3g}")),
-        ("Rounds", None, lambda row: _markdown_text(verdict.rounds_text(row))),
-        ("Status", None, status),
-        ("Reason", "Reason", lambda row: _markdown_text(row.get("Reason") or "-")),
-    ]
-    columns = [c for c in columns if c[1] is None or any(c[1] in row for row in verdict.rows)]
-    lines = ["| " + " | ".join(header for header, _, _ in columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell(row) for _, _, cell in columns) + " |" for row in rows[:MAX_ROWS]]
+    columns = ab_columns(verdict, status)
+    lines = ["| " + " | ".join(column.header for column in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_markdown_text(column.cell(row)) if column.stored_text else column.cell(row)
+                                for column in columns) + " |" for row in rows[:MAX_ROWS]]
     return lines
 
 
@@ -162,12 +133,28 @@ def disagreement(gate: GateOutput) -> tuple[str, str | None]:
                     f"{', '.join(said for _, said in worse)}; this comment states the worse, {stated}.")
 
 
-def comment_markdown(gate: GateOutput, platform: str, report_url: str, commit: str | None = None) -> str:
-    """The comment: the hidden marker, the verdict first, the A/B tables, the checks, the link."""
+def history_links(verdict: AbVerdict, history_url: str) -> list[str]:
+    """'History: [sub](<history.html>#chart-<sub>-median), ...' for each sub-experiment the A/B failed; a
+    name that is no sub-experiment name (the file's text) is left out rather than put in a link."""
+    failed = dict.fromkeys(row.get(s.EXPERIMENT_TYPE, "") for row in verdict.rows if row.get(s.STATUS) == s.FAILED)
+    named = [sub for sub in failed if SUBEXPERIMENT.fullmatch(sub)][:MAX_ROWS]
+    if not named:
+        return []
+    links = ", ".join(f"[{sub}]({history_url}#{chart_id(sub, s.MEDIAN)})" for sub in named)
+    return [f"History of what failed on this platform (the nightly's charts): {links}", ""]
+
+
+def comment_markdown(gate: GateOutput, platform: str, report_url: str, commit: str | None = None,
+                     history_url: str | None = None) -> str:
+    """The comment: the hidden marker, the verdict first, the A/B tables (each failed sub-experiment
+    linked to its chart on `history_url`, the platform's published history.html), the checks, the link."""
     if not PLATFORM_NAME.fullmatch(platform):
         raise InputError(f"--platform {platform!r} is not a platform name (letters, digits, '.', '_', '-')")
     if not REPORT_URL.fullmatch(report_url):
         raise InputError(f"--report-url {report_url!r} is not an https URL without spaces, quotes or brackets")
+    if history_url is not None and (not REPORT_URL.fullmatch(history_url) or "#" in history_url):
+        raise InputError(f"--history-url {history_url!r} is not an https URL without spaces, quotes, brackets "
+                         f"or '#' (the comment adds each chart's)")
     if commit is not None and not COMMIT.fullmatch(commit):
         raise InputError(f"--commit {commit!r} is not a commit SHA (7 to 40 lowercase hex digits)")
     measured = f" at `{commit}`" if commit else ""
@@ -191,6 +178,7 @@ def comment_markdown(gate: GateOutput, platform: str, report_url: str, commit: s
         if gate.ab_baseline:
             lines += [f"Baseline: {_markdown_text(gate.ab_baseline)}", ""]
         lines += _ab_table(gate.ab)
+        lines += history_links(gate.ab, history_url) if history_url else []
     lines += _checks_lines(gate.checks, "Latency requirements")
     if gate.throughput is not None:
         lines += _checks_lines(gate.throughput, "Throughput requirements")

@@ -9,14 +9,15 @@ from __future__ import annotations
 import sys
 
 
-def command_pr_comment(gate_output: str, platform: str, report_url: str, commit: str | None = None) -> int:
+def command_pr_comment(gate_output: str, platform: str, report_url: str, commit: str | None = None,
+                       history_url: str | None = None) -> int:
     from ..outputs import require_paths
     from . import comment
 
     require_paths(gate_output=gate_output)
     # everything is read and checked before a line is printed: nothing half-written on stdout
     gate = comment.read_gate_output(gate_output)
-    text = comment.comment_markdown(gate, platform, report_url, commit)
+    text = comment.comment_markdown(gate, platform, report_url, commit, history_url)
     _, disagreeing = comment.disagreement(gate)
     if disagreeing:  # the job's log says it too: fixed words and counts only
         sys.stderr.write(f"perfgate pr-comment: warning: {disagreeing}\n")

@@ -79,7 +79,7 @@ def test_the_ab_pages_show_values_threshold_reason_and_words(tmp_path):
         "p (Holm)", "Rounds", "Status", "Reason"]
     first = next(line for line in markdown.splitlines() if line.startswith(f"| {SUBS[1]} | Median"))
     cells = [cell.strip() for cell in first.strip("|").split("|")]
-    assert float(cells[3]) / float(cells[2]) == pytest.approx(1.05, abs=0.01) and cells[5] == "+1.0%"
+    assert float(cells[3]) / float(cells[2]) == pytest.approx(1.05, abs=0.01) and cells[5] == "+1.0 %"
     assert cells[-1].endswith("slower beyond chance")
     assert "each arm's round-trip latency in us" in markdown
     page = (tmp_path / s.REPORT_HTML).read_text()

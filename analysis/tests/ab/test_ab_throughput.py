@@ -45,11 +45,21 @@ def test_a_drop_of_one_sub_experiment_fails_it_alone(tmp_path):
     done = verdict(tmp_path)
     assert done.returncode == s.EXIT_REGRESSION, done.stderr
     table = pd.read_csv(tmp_path / s.VERDICT_CSV)
-    assert list(table.columns) == list(tr.VERDICT_COLUMNS)
+    assert list(table.columns) == list(tr.VERDICT_COLUMNS) + [
+        "Threshold", "Rounds above threshold", "Baseline median", "Candidate median", "Reason"]
     row = table.set_index(s.EXPERIMENT_TYPE).loc[SUBS[1]]
     assert row[s.STATUS] == s.FAILED
     assert 0.87 < row["Ratio"] < 0.93  # candidate / baseline, a throughput ratio
     assert row["Upper bound"] < 1 / 1.01
+    # the arms' own values in Mb/s: 50 000 messages a second of 16 B and of 16384 B, geometric mean 204.8
+    assert row["Baseline median"] == pytest.approx(204.8, rel=0.03)
+    assert row["Candidate median"] / row["Baseline median"] == pytest.approx(0.90, abs=0.02)
+    assert row["Threshold"] == 0.01 and row["Rounds above threshold"] >= 12
+    assert row["Reason"] == f"{row['Rounds above threshold']} of 13 rounds down more than 1.0%: lower beyond chance"
+    passed = table.set_index(s.EXPERIMENT_TYPE).loc[SUBS[0]]
+    assert passed["Reason"].startswith(f"{passed['Rounds above threshold']} of 13 rounds down more than 1.0%: ")
+    report_md = (tmp_path / s.REPORT_MARKDOWN).read_text()
+    assert "| Baseline [Mb/s] | Candidate [Mb/s] | Change | Threshold |" in report_md and "| -1.0 % |" in report_md
     assert set(table.loc[table[s.STATUS] == s.FAILED, s.EXPERIMENT_TYPE]) == {SUBS[1]}
     record = json.loads((tmp_path / s.VERDICT_JSON).read_text())
     assert record["kind"] == "throughput" and record["status"] == "REGRESSION"

@@ -11,11 +11,12 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perfgate import cli, cli_types, files, plausibility
+from perfgate import cli, cli_types, files, plausibility, summary_batch
 from perfgate import schema as s
 from perfgate.errors import InputError
 
@@ -179,6 +180,29 @@ NEAR_VALID = {"raw": raw_files(), "summary": summary_files(), "requirements": re
 @given(data=st.data())
 def test_files_near_the_rules_are_a_valid_frame_or_an_input_error(folder, kind, data):
     read(folder, kind, data.draw(NEAR_VALID[kind]))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_summaries_read_together_are_each_what_read_summary_gives_alone(folder, data):
+    """summary_batch joins plain files into one parse: the same frame, to the last bit, or the same error."""
+    texts = data.draw(st.lists(st.one_of(summary_files(), summary_files(), csv_text(s.SUMMARY_COLUMNS)),
+                               min_size=1, max_size=5))
+    paths = []
+    for number, text in enumerate(texts):
+        paths.append(folder / f"batch-{number}.csv")
+        paths[-1].write_bytes(text.encode("utf-8", "surrogatepass"))
+    table, owner, refused = summary_batch.read_summaries(paths)
+    for position, path in enumerate(paths):
+        rows = table[owner == position].reset_index(drop=True)
+        try:
+            alone = files.read_summary(path)
+        except InputError as error:
+            assert str(refused[position]) == str(error) and rows.empty
+            continue
+        assert position not in refused
+        pd.testing.assert_frame_equal(rows, alone.loc[:, list(s.SUMMARY_COLUMNS)].reset_index(drop=True),
+                                      check_exact=True)
 
 
 # --- the option parsers ---------------------------------------------------------------------------

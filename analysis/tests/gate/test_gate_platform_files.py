@@ -144,17 +144,24 @@ def test_platform_auto_says_when_no_platform_carries_this_machine_and_judges_as_
                                     f"{this_machine().id}: the gate judges as platform 'local' ({folder}/local.csv)")
 
 
-def test_platform_auto_refuses_two_platforms_carrying_this_machine(workspace, capsys):
+def test_platform_auto_prefers_a_calibration_of_this_machine_and_refuses_a_tie(workspace, capsys):
     me = {"id": this_machine().id}
     folder = workspace / "platforms"
+    # "two" mixes machines (its requirements another's, its layout this one's); "one" is this machine's alone
     write_platform(folder, "one", me)
     write_platform(folder, "two", OTHER)
     (folder / "two_layout.json").write_text(json.dumps({"provenance": {"ab_directories": [{"platform": me}]}}))
+    assert plan(workspace, platform="auto", requirements_directory=str(folder)).platform == "one"
+    # without "one", the mixed set is the only one that carries this machine
+    (folder / "one.csv").rename(folder / "one.csv.off")
+    assert plan(workspace, platform="auto", requirements_directory=str(folder)).platform == "two"
+    (folder / "one.csv.off").rename(folder / "one.csv")
+    write_platform(folder, "three", me)  # two calibrations of this machine: which one is no guess
     assert cli.main(["gate", "--output", "out", "--platform", "auto", "--requirements-directory", str(folder),
                      "--quick", "--no-history"]) == s.EXIT_USAGE
     errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(errors) == 1 and "the files of 2 platforms carry this machine's platform id" in errors[0]
-    assert "(one, two); name one with --platform" in errors[0] and not (workspace / "out").exists()
+    assert "(one, three); name one with --platform" in errors[0] and not (workspace / "out").exists()
 
 
 def test_the_requirements_directory_is_honoured(workspace, capsys):

@@ -188,13 +188,15 @@ def test_history_writes_events_and_leads_the_console_with_them(nightly, capsys):
     requirements, store, plots = nightly
     assert history.command_history(str(requirements), str(store), str(plots), no_plots=True) == 0
     lines = (plots / event_names.EVENTS_CSV).read_text().splitlines()
-    assert lines[0] == ("Experiment type,Index,Label,Fast DDS commit,Previous commit,Change [%],Lower bound [%],"
+    assert lines[0] == ("Experiment type,Index,Label,Date,Fast DDS commit,Previous commit,Change [%],Lower bound [%],"
                         "Payloads,Statistics,p-value,Build options changed,First run,Last run,Good commit,Bad commit")
     assert len(lines) == 2 and lines[1].startswith(f"{SUBS[1]},")
+    index, date = int(lines[1].split(",")[1]), lines[1].split(",")[3]
+    assert date == f"2026-01-{1 + index // 24:02d} {index % 24:02d}:00"  # the event's run's created_utc, to the minute
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("history: 1 event(s), 1 regression(s), family-wise false-alarm level 0.01: ")
     assert out[1].startswith(f"  REGRESSION: {SUBS[1]} +") and "(runs #" in out[1] and ", placed at #" in out[1] \
-        and "; payloads " in out[1]
+        and f", {date} UTC); payloads " in out[1]
     summary = (plots / hf.EVENTS_MD).read_text()
     assert summary.startswith("### perfgate history: 1 event(s)") and f"- **REGRESSION**: {SUBS[1]} +" in summary
 
@@ -336,3 +338,8 @@ def test_a_page_without_events_says_why_beside_its_change_points():
     said = hp.events_table(empty, None, 3)
     assert "No event in this history: none of the 3 change point(s) below moved its sub-experiment's level in the " \
            "runs around it" in said
+
+
+def test_p_values_are_rounded_for_reading_and_one_below_a_float_is_not_called_zero():
+    assert event_names.p_text(1.23456e-9) == "1.2e-09" and event_names.p_text(0.0042) == "0.0042"
+    assert event_names.p_text(0.0) == "< 1e-300"

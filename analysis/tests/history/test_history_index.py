@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from perfgate.latency import experiments as ex
-from perfgate import files
+from perfgate import files, summary_batch
 from perfgate.history import latency as history
 from perfgate import schema as s
 from perfgate.history import index as si
@@ -34,14 +34,16 @@ def load_sub(experiments, indexed):
 
 
 def counting_reads(monkeypatch) -> list:
+    """The summary files read: every file the index does not hold goes through summary_batch.plain_rows
+    once, whether it is then read with others or on its own."""
     reads = []
-    original = files.read_summary
+    original = summary_batch.plain_rows
 
     def read(path):
         reads.append(path)
         return original(path)
 
-    monkeypatch.setattr(files, "read_summary", read)
+    monkeypatch.setattr(summary_batch, "plain_rows", read)
     return reads
 
 

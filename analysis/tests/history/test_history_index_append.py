@@ -5,7 +5,7 @@ import shutil
 
 import pandas as pd
 
-from perfgate import files
+from perfgate import summary_batch
 from perfgate import schema as s
 from perfgate.history import index as si
 from perfgate.history import latency as history
@@ -31,8 +31,8 @@ def test_a_new_run_is_appended_to_the_index_and_reads_back_as_the_files_do(tmp_p
     # the nightly's case: one more run in the store
     shutil.copytree(tmp_path / "all" / s.STORE_EXPERIMENTS_DIR / "run-011", store / s.STORE_EXPERIMENTS_DIR / "run-011")
     reads = []
-    original = files.read_summary
-    monkeypatch.setattr(files, "read_summary", lambda path: reads.append(path) or original(path))
+    original = summary_batch.plain_rows  # every summary file read goes through it once
+    monkeypatch.setattr(summary_batch, "plain_rows", lambda path: reads.append(path) or original(path))
     table = load(store)
     assert reads == [store / s.STORE_EXPERIMENTS_DIR / "run-011" / s.summary_csv_name(SUB)]
     # the file kept its bytes and gained the new run's rows after them

@@ -111,8 +111,8 @@ def test_the_title_names_the_platform_and_the_machine_not_its_fingerprint():
 
 
 def events_frame(label: str) -> pd.DataFrame:
-    return pd.DataFrame([[SUBS[1], "600", label, "ab" * 20, "cd" * 20, "8.1", "6.9", "16 B, 32 B", "Median, 99%",
-                          "1.2e-09", f"#600 {label}: added -DX={label}", "599", "601", "ef" * 20, "cd" * 20]],
+    return pd.DataFrame([[SUBS[1], "600", label, "2026-11-30 02:14", "ab" * 20, "cd" * 20, "8.1", "6.9", "16 B, 32 B",
+                          "Median, 99%", "1.23456e-09", f"#600 {label}: added -DX={label}", "599", "601", "ef" * 20, "cd" * 20]],
                         columns=list(event_names.EVENT_COLUMNS))
 
 
@@ -128,6 +128,8 @@ def test_the_events_lead_the_page_each_linking_to_its_chart_and_escaped(tmp_path
     assert "<th>Build options changed</th>" in page  # each word escaped, kept on one line
     assert '<td class="words"><span class="word">#600</span> <span class="word">&lt;img</span> <span class="word">src=x</span>' in page
     assert "<td>abababababab" not in page and "<td>ababababab</td>" in page  # commits short, as in the table below
+    assert "<td>2026-11-30 02:14</td>" in page  # when the event's run was measured
+    assert "<td>1.2e-09</td>" in page and "1.23456e-09" not in page  # p rounded for reading
     # no events.csv: no events section at all
     assert hp.read_events(tmp_path / "absent.csv") is None
     assert "Events" not in hp.page("t", "s", pd.DataFrame(columns=list(cp.CHANGE_POINT_COLUMNS)), {}, ["h"], "", None)
@@ -192,13 +194,15 @@ def test_every_chart_draws_at_5000_runs_with_bounded_points_and_no_webgl(tmp_pat
     dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
                           "--virtual-time-budget=60000", "--dump-dom", page.as_uri()],
                          capture_output=True, text=True, timeout=600).stdout
-    # every chart's container is there, plotted, with its lines drawn from a bounded number of points:
-    # at most two per BUCKET_PX (2) pixels of the 1400 px window per payload, whatever the number of runs
+    # every chart's container is there, plotted, with its lines and bands drawn from a bounded number of
+    # points: per payload and BUCKET_PX (2) pixels of the 1400 px window one point of its median line and
+    # two of its band, whatever the number of runs
     containers = re.findall(r'<div class="chart[^"]*" id="(chart-[^"]+)"[^>]*data-points="(\d+)"', dom)
     assert sorted(name for name, _ in containers) == sorted(chart["id"] for chart in charts)
-    assert all(0 < int(points) <= 11 * 1400 for _, points in containers), containers
+    assert all(0 < int(points) <= 11 * 3 * 1400 // 2 for _, points in containers), containers
     assert len(re.findall(r'class="plot-container plotly"', dom)) == 30
-    assert len(re.findall(r'class="js-line"', dom)) >= 30 * 11
+    # three payloads open on each chart (five where a step's change points name two more), each a line and a band
+    assert len(re.findall(r'class="js-fill"', dom)) >= 30 * 3
     assert re.search(r'<body[^>]*data-drawn-ms="\d+"', dom)
 
 
@@ -211,7 +215,9 @@ def test_zooming_in_draws_every_run_shown_from_the_whole_series(tmp_path):
     probe = """<script>
 const zoomed = document.getElementById(CHARTS[0].id);
 window.perfgateChartsDrawn.then(function () { return Plotly.relayout(zoomed, {"xaxis.range": [1000, 1100]}); }).then(function () {
-  document.body.dataset.zoomed = JSON.stringify({x: zoomed.data[0].x, y: zoomed.data[0].y});
+  const line = zoomed.data.find(function (trace) { return trace.name === "16 B"; });
+  const band = zoomed.data.find(function (trace) { return trace.fill === "toself" && trace.legendgroup === "16 B"; });
+  document.body.dataset.zoomed = JSON.stringify({x: line.x, y: line.y, band: band.x.length});
 });
 </script>
 </body>"""
@@ -223,6 +229,60 @@ window.perfgateChartsDrawn.then(function () { return Plotly.relayout(zoomed, {"x
     full = charts[0]["data"][0]["y"]
     assert zoomed["x"] == list(range(999, 1102))  # every run shown, one beyond each edge
     assert zoomed["y"] == full[999:1102]
+    assert zoomed["band"] == 0  # every run drawn: nothing to summarise in a band
+
+
+def test_a_chart_opens_with_three_payloads_and_those_whose_change_points_it_marks():
+    runs = 200
+    assert hp.shown_payloads(list(s.PAYLOADS), []) == {16, 512, 16384}
+    assert hp.shown_payloads(list(s.PAYLOADS), [1024, 2048]) == {16, 512, 1024, 2048, 16384}
+    assert hp.shown_payloads([16, 64], []) == {16, 64}
+    chart = hp.chart(SUBS[0], s.MEDIAN, wide_values(runs), changes_at(SUBS[0], s.MEDIAN, [100]),
+                     hp.tick_positions(runs), [f"t{i}" for i in range(runs)])
+    visible = {trace["name"]: trace["visible"] for trace in chart["data"]}
+    assert visible == {f"{p} B": True if p in (16, 512, 16384) else "legendonly" for p in s.PAYLOADS}
+    assert all(trace["legendgroup"] == trace["name"] for trace in chart["data"])
+
+
+@pytest.mark.heavy
+def test_at_5000_runs_each_payload_is_its_median_line_inside_its_spread(tmp_path):
+    """What a reader sees at 5000 runs (issue 45 item 6): per bucket of runs the run holding the bucket's
+    median is a point of the line, and the bucket's lowest and highest values are the band's edges."""
+    assert CHROMIUM is not None, "chromium not found: install the Debian package chromium (ci/test.sh does)"
+    runs = 5000
+    page, charts = page_of(runs, tmp_path)
+    probe = """<script>
+window.perfgateChartsDrawn.then(function () {
+  const chart = document.getElementById(CHARTS[0].id);
+  const line = chart.data.find(function (trace) { return trace.name === "16 B"; });
+  const band = chart.data.find(function (trace) { return trace.fill === "toself" && trace.legendgroup === "16 B"; });
+  const hidden = chart.data.find(function (trace) { return trace.name === "32 B"; });
+  document.body.dataset.drawn = JSON.stringify({x: line.x, y: line.y, bandX: band.x, bandY: band.y,
+                                                hidden: hidden.visible, hiddenBand: chart.data.find(function (trace) {
+                                                  return trace.fill === "toself" && trace.legendgroup === "32 B"; }).visible});
+});
+</script>
+</body>"""
+    page.write_text(page.read_text().replace("</body>", probe))
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                          "--virtual-time-budget=60000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=600).stdout
+    drawn = json.loads(html.unescape(re.search(r'data-drawn="([^"]*)"', dom).group(1)))
+    full = np.array(charts[0]["data"][0]["y"], dtype=float)
+    x, y = np.array(drawn["x"]), np.array(drawn["y"], dtype=float)
+    buckets = len(x)
+    assert 300 < buckets < 1000 and np.all(np.diff(x) > 0)  # a point per 2 px of the plot, runs in order
+    edges = np.floor(np.arange(buckets + 1) * runs / buckets).astype(int)
+    half = len(drawn["bandX"]) // 2
+    assert half == buckets and drawn["bandX"][:half] == drawn["x"] and drawn["bandX"][half:] == drawn["x"][::-1]
+    highs, lows = np.array(drawn["bandY"][:half]), np.array(drawn["bandY"][half:][::-1])
+    for b in range(buckets):
+        values = full[edges[b]:edges[b + 1]]
+        assert edges[b] <= x[b] < edges[b + 1] and y[b] == full[x[b]]
+        assert y[b] == np.sort(values)[(len(values) - 1) // 2]  # the bucket's (lower) median
+        assert highs[b] == values.max() and lows[b] == values.min()
+    # a payload a click away: its line and band both wait in the legend
+    assert drawn["hidden"] == "legendonly" and drawn["hiddenBand"] == "legendonly"
 
 
 @pytest.mark.heavy

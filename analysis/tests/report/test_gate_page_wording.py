@@ -83,10 +83,13 @@ def test_the_gate_page_and_summary_say_no_bound_for_tests_decided_after_two_roun
     assert {row[8] for row in latency} == {"2 of 10"}  # Rounds: used of planned
     # and why they passed: decided after 2 rounds, as curtailing stopped them (issue 45)
     assert all(row[10].endswith("stopped early, its 10 planned rounds could no longer make it fail") for row in latency)
-    # the throughput A/B's verdict.csv has no values, threshold nor reason: those columns are left out
-    throughput = {row[0]: row[3] for row in ab_table(page, "throughput-ab")}  # Upper bound
-    assert throughput["intraprocess_best_effort"] == throughput["interprocess_reliable"] == "n/a (2 rounds)"
-    assert re.fullmatch(r"0\.\d{3}x", throughput["interprocess_best_effort"])
+    # the throughput A/B's rows say the same: its values (Mb/s), the threshold as the drop it stands for, why
+    throughput = {row[0]: row for row in ab_table(page, "throughput-ab")}
+    assert throughput["intraprocess_best_effort"][6] == throughput["interprocess_reliable"][6] == "n/a (2 rounds)"
+    assert re.fullmatch(r"0\.\d{3}x", throughput["interprocess_best_effort"][6])  # Upper bound
+    assert {row[5] for row in throughput.values()} == {"-1.0 %"}
+    assert all(float(row[2]) > 0 and float(row[3]) > 0 for row in throughput.values())  # Baseline, Candidate
+    assert throughput["interprocess_best_effort"][10].startswith("12 of 12 rounds down more than 1.0%: ")
     assert "0.000x" not in page and "| 0.000x |" not in markdown and "| inf |" not in markdown
     assert markdown.count("| n/a (2 rounds) |") == 6
 

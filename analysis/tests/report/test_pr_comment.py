@@ -151,6 +151,37 @@ def test_hostile_text_is_shown_as_written_and_never_becomes_markup(gate_output, 
     assert hostile_row[4] == "-"
 
 
+HISTORY = "https://o.github.io/perfgate/perfgate-history-reference-x64/history.html"
+
+
+def test_each_failed_sub_experiment_links_its_history_chart_and_a_forged_name_is_never_a_link(gate_output, tmp_path):
+    done = perfgate("pr-comment", "--gate-output", str(gate_output), "--platform", "reference-x64",
+                    "--report-url", URL, "--history-url", HISTORY)
+    assert done.returncode == 0, done.stderr
+    # two failed tests of one sub-experiment: one link, to its Median chart (history.page's chart id)
+    linked = [line for line in done.stdout.splitlines() if line.startswith("History of what failed")]
+    assert linked == ["History of what failed on this platform (the nightly's charts): "
+                      f"[interprocess_best_effort]({HISTORY}#chart-interprocess_best_effort-median)"]
+    # the sub-experiment cell comes from the runner: one that is no name is shown (escaped) but not linked
+    folder = tmp_path / "report"
+    shutil.copytree(gate_output, folder)
+    table = folder / s.AB_DIR / s.VERDICT_CSV
+    with open(table, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        if row[s.STATUS] == s.FAILED:
+            row[s.EXPERIMENT_TYPE] = "x)(javascript:alert(1)"
+    with open(table, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    done = perfgate("pr-comment", "--gate-output", str(folder), "--platform", "reference-x64",
+                    "--report-url", URL, "--history-url", HISTORY)
+    assert done.returncode == 0, done.stderr
+    assert "History of what failed" not in done.stdout and HISTORY not in done.stdout
+    assert "javascript" in shown(done.stdout) and "](" not in done.stdout.replace(f"]({URL})", "")
+
+
 def test_a_gate_without_an_ab_is_compared_with_its_requirements_only(gate_output, tmp_path):
     folder = tmp_path / "report"
     shutil.copytree(gate_output, folder, ignore=shutil.ignore_patterns(s.AB_DIR))
@@ -184,9 +215,12 @@ def test_a_missing_or_damaged_report_is_one_line_and_exit_2_with_nothing_printed
     ("--report-url", "javascript:alert(1)", "is not an https URL"),
     ("--report-url", "https://x/a) [y](http://evil", "is not an https URL"),
     ("--commit", "HEAD", "is not a commit SHA"),
+    ("--history-url", "https://o.github.io/p/history.html#top", "is not an https URL"),
+    ("--history-url", "http://o.github.io/p/history.html", "is not an https URL"),
 ])
 def test_bad_options_are_refused(gate_output, option, value, message):
-    given = {"--platform": "reference-x64", "--report-url": URL, "--commit": SHA, option: value}
+    given = {"--platform": "reference-x64", "--report-url": URL, "--commit": SHA, "--history-url": HISTORY,
+             option: value}
     done = perfgate("pr-comment", "--gate-output", str(gate_output), *[x for pair in given.items() for x in pair])
     assert done.returncode == 2 and done.stdout == "" and message in done.stderr
     assert len(done.stderr.splitlines()) == 1
