@@ -100,8 +100,7 @@ def _numeric(frame: pd.DataFrame, column: str, path: Path, lines: np.ndarray, *,
 
 
 def _whole_beyond_limit(values: pd.Series, floats: np.ndarray) -> np.ndarray:
-    """Whole numbers above 2**53 that their float rounds down to 2**53 (2**53 + 1 does): where pandas read
-    the column as integers, compared as integers, exactly."""
+    """Whole numbers above 2**53 that their float rounds down to it (2**53 + 1): integers compared exactly."""
     if values.dtype.kind not in "iu" or not (floats >= plausibility.MAX_WHOLE_NUMBER).any():
         return np.zeros(len(floats), dtype=bool)
     return values.to_numpy() > plausibility.MAX_WHOLE_NUMBER
@@ -150,33 +149,22 @@ def read_raw(path: Path) -> pd.DataFrame:
 
 
 def read_summary(path: Path) -> pd.DataFrame:
-    path = Path(path)
-    frame, lines = csv_lines.read_csv(path, s.SUMMARY_COLUMNS, "summary")
-    clean = checked_summary(frame, path, lines)
+    frame, lines = csv_lines.read_csv(Path(path), s.SUMMARY_COLUMNS, "summary")
+    clean = checked_summary(frame, Path(path), lines)
     clean.attrs[ROW_LINES] = tuple(int(n) for n in lines)
     return clean
 
 
 def checked_summary(frame: pd.DataFrame, path: Path, lines: np.ndarray, owners: np.ndarray | None = None) -> pd.DataFrame:
-    """The summary columns of parsed rows, each rule of a summary checked (InputError on the first broken
-    one). Every rule is about one row but the payloads' uniqueness, which holds per file: `owners` gives
-    the file of each row where the rows of several files are checked at once (summary_batch)."""
-    clean = pd.DataFrame(
-        {
-            # Min above zero: a zero round trip is no measurement (Stdev and jitter may be zero)
-            c: _numeric(frame, c, path, lines, integer=c in (s.BYTES, s.SAMPLES), positive=c in (s.BYTES, s.MIN))
-            for c in s.SUMMARY_COLUMNS
-        }
-    )
-    if owners is None:
-        _no_duplicates(clean, [s.BYTES], path, lines, "payload")
-    else:
-        _no_duplicates(pd.DataFrame({"File": owners, s.BYTES: clean[s.BYTES].to_numpy()}), ["File", s.BYTES],
-                       path, lines, "payload")
+    """Parsed rows' summary columns, every rule checked (InputError at the first broken): each about one row
+    but unique payloads, per file (`owners`: each row's file, when history.summary_batch joins files)."""
+    # Min above zero: a zero round trip is no measurement (Stdev and jitter may be zero)
+    clean = pd.DataFrame({c: _numeric(frame, c, path, lines, integer=c in (s.BYTES, s.SAMPLES),
+                                      positive=c in (s.BYTES, s.MIN)) for c in s.SUMMARY_COLUMNS})
+    keyed = clean if owners is None else pd.DataFrame({"File": owners, s.BYTES: clean[s.BYTES].to_numpy()})
+    _no_duplicates(keyed, [s.BYTES] if owners is None else ["File", s.BYTES], path, lines, "payload")
     # as read_raw: one sample has no jitter and no spread, so no summary of it is one perfgate wrote
-    lonely = (clean[s.SAMPLES] < 2).to_numpy()
-    if lonely.any():
-        index = int(lonely.nonzero()[0][0])
+    for index in np.flatnonzero((clean[s.SAMPLES] < 2).to_numpy())[:1]:
         raise InputError(f"payload {int(clean[s.BYTES].iloc[index])} B is summarised from "
                          f"{int(clean[s.SAMPLES].iloc[index])} sample(s); at least 2 are needed", path, lines[index])
     plausibility.consistent_summary(clean, path, lines)

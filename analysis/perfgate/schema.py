@@ -161,10 +161,10 @@ PLOTTED_MAGNITUDES = {MIN: "min", MEDIAN: "median", MAX: "max", P99: "99"}
 COMPARED_MAGNITUDES = (MIN, MEDIAN, P99, MAX)
 LABEL = "Label"
 CHECK_SLUGS = {MEDIAN: "median", P99: "99", MAX: "max"}
+HISTORY_CHART_ID = "chart-{sub}-{slug}"  # history.html's chart of a statistic (its events, the PR comment link it)
 
 # --- the throughput experiment (docs/formats.md section 15) ---------------------------------------
-# Sub-experiment throughput_<latency sub-experiment> runs the latency one's transport, reliability
-# and security with bursts instead of round trips.
+# throughput_<sub> runs latency sub-experiment <sub>'s transport, reliability and security with bursts
 THROUGHPUT_PREFIX = "throughput_"
 DEMAND = "Demand [sample/burst]"
 RECOVERY_TIME = "Recovery time [ms]"

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import files, summary_batch
+from .. import files
+from . import summary_batch
 from .. import schema as s
 from ..errors import InputError
 

@@ -32,7 +32,6 @@ def p_text(value: float) -> str:
     return "< 1e-300" if value == 0 else f"{value:.2g}"
 
 
+
 def chart_id(sub: str, statistic: str) -> str:
-    """The id of a sub-experiment's chart on history.html: what an event's row and the pull-request
-    comment link to (`history.html#chart-<sub>-median`)."""
-    return f"chart-{sub}-{s.CHECK_SLUGS[statistic]}"
+    return s.HISTORY_CHART_ID.format(sub=sub, slug=s.CHECK_SLUGS[statistic])

@@ -20,7 +20,6 @@ from ..escape import markdown
 from .. import outcome
 from ..outcome import INCOMPLETE, PASS, REGRESSION
 from .ab_view import ab_columns
-from ..history.names import chart_id
 # what the comment reads, and what its readers import from here
 from .gate_files import (MAX_JUNIT_BYTES, MAX_ROWS, AbVerdict, Checks, GateOutput, Measured,  # noqa: F401
                          read_ab, read_checks, read_gate_output)
@@ -81,7 +80,7 @@ def _ab_table(verdict: AbVerdict) -> list[str]:
         lines.append(f"\nand {opened - MAX_ROWS} more test(s) in the full report")
     plain = total - opened
     if plain:
-        lines += ["", f"<details><summary>{plain} of {total} test(s) passed within their threshold</summary>", "",
+        lines += ["", f"<details><summary>{plain} of {total} test(s) passed (each row says why)</summary>", "",
                   *_ab_rows(verdict, folded)]
         if plain > min(len(folded), MAX_ROWS):
             lines.append(f"\nand {plain - min(len(folded), MAX_ROWS)} more test(s) in the full report")
@@ -140,7 +139,7 @@ def history_links(verdict: AbVerdict, history_url: str) -> list[str]:
     named = [sub for sub in failed if SUBEXPERIMENT.fullmatch(sub)][:MAX_ROWS]
     if not named:
         return []
-    links = ", ".join(f"[{sub}]({history_url}#{chart_id(sub, s.MEDIAN)})" for sub in named)
+    links = ", ".join(f"[{sub}]({history_url}#{s.HISTORY_CHART_ID.format(sub=sub, slug=s.CHECK_SLUGS[s.MEDIAN])})" for sub in named)
     return [f"History of what failed on this platform (the nightly's charts): {links}", ""]
 
 

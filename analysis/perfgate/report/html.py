@@ -15,6 +15,7 @@ from PIL import Image
 
 from .. import schema as s
 from ..escape.html import text as html_text
+from ..latency.experiments import sort_subexperiments
 from ..pools import worker_pool
 from . import ab_view
 from .columns import (BASELINE_CHANGE_COLUMNS, BASELINE_FAILURE_COLUMNS, MISSING_COLUMNS, Column, check_columns,
@@ -235,8 +236,8 @@ def html_page(results: ExperimentResults, images: dict[Path, str]) -> str:
     missing = missing_data(results)
     plots = _Plots(images, results.experiment_dir / s.PLOTS_DIR)
     plotted = [d.name for d in plots.subdirs(plots.plots_dir) if d.name != s.BASELINE_COMPARISON_DIR]
-    subs = list(dict.fromkeys(requested_subs(results.metadata, results.checks) + list(results.checks)
-                              + missing[SUB].tolist() + plotted))
+    subs = sort_subexperiments(dict.fromkeys(requested_subs(results.metadata, results.checks) + list(results.checks)
+                                             + missing[SUB].tolist() + plotted))
 
     out = _html_head(results, result)
     out.append(_html_nav(subs, results, failed, missing))

@@ -163,9 +163,11 @@ def failed_checks(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def requested_subs(metadata: Metadata | None, checks: dict[str, pd.DataFrame]) -> list[str]:
-    """The sub-experiments the run was asked for (metadata), then any other that was checked."""
+    """The sub-experiments the run was asked for (metadata) and any other that was checked, in the
+    contract's order, as every other table of the page lists them (a pooled run's metadata keeps them by
+    name: the page's chips put intra-process last)."""
     recorded = list((metadata.subexperiments if metadata is not None else None) or {})
-    return recorded + [sub for sub in checks if sub not in recorded]
+    return sort_subexperiments(dict.fromkeys(recorded + list(checks)))
 
 
 def sub_outcome(metadata: Metadata | None, sub: str) -> tuple[str, str]:

@@ -152,7 +152,7 @@ def test_a_layout_sized_change_passes_labelled_and_one_above_its_layout_threshol
     assert table.loc[table[s.EXPERIMENT_TYPE] == INTRA, s.STATUS].tolist() == [s.PASSED, s.PASSED]
     intra_rows = [line for line in (ab / s.REPORT_MARKDOWN).read_text().splitlines() if line.startswith(f"| {INTRA} |")]
     assert len(intra_rows) == 2 and all(
-        "| +3.5% | 1" in row and "| 16 | passed (layout-sized) | " in row
+        "| +3.5 % | 1" in row and "| 16 | passed (layout-sized) | " in row
         and row.endswith(" rounds above +3.5%: within its layout threshold (+1.0% alone would fail it) |")
         for row in intra_rows), intra_rows
     assert "passed (layout-sized)" in (ab / s.REPORT_HTML).read_text()

@@ -26,7 +26,7 @@ def write_events(path, rows: int, ranges=RANGES) -> None:
         writer.writerow(event_names.EVENT_COLUMNS)
         for i in range(rows):
             good, bad = ranges[i % len(ranges)]
-            writer.writerow([SUBS[i % len(SUBS)], str(i), "nightly", bad, good, f"{1 + i % len(ranges)}.{i % 7}", "1.0",
+            writer.writerow([SUBS[i % len(SUBS)], str(i), "nightly", "2026-12-01 02:00", bad, good, f"{1 + i % len(ranges)}.{i % 7}", "1.0",
                              f"{16 << (i % 4)} 16384", "Median 99%", "0.001", "" if i % 3 else "#1: added -DX=1",
                              str(i), str(i), good, bad])
 
@@ -79,7 +79,7 @@ def test_the_streamed_plan_is_the_one_of_the_table(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("{header}\n" + "x," * 12 + "\n", "event on line 2: 13 cells, not 15"),
+    ("{header}\n" + "x," * 12 + "\n", "event on line 2: 13 cells, not 16"),
     ("{header}\n{subexperiment},1,n,{big},{sha},1,1,16,Median,0.1,\n",
      "cannot read the history's events: field larger"),
     ("Experiment type,Index\nx,1\n", "the history's events have the columns Experiment type, Index, not"),

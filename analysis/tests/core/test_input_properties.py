@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perfgate import cli, cli_types, files, plausibility, summary_batch
+from perfgate import cli, cli_types, files, plausibility
+from perfgate.history import summary_batch
 from perfgate import schema as s
 from perfgate.errors import InputError
 

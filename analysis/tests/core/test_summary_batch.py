@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfgate import files, summary_batch
+from perfgate import files
+from perfgate.history import summary_batch
 from perfgate import schema as s
 from perfgate.errors import InputError
 from history_synthetic import summary

@@ -60,7 +60,7 @@ def test_history_prints_hostile_labels_and_versions_without_a_command(tmp_path, 
     assert len(regressions) == 7, out  # the event (issue 24), then its 6 change points
     assert command_lines(out) == [], out
     # the label is still there to read, on the REGRESSION line itself
-    assert all("#20 x\\n::warning title=FORGED::forged #20)" in line for line in regressions)
+    assert all("#20 x\\n::warning title=FORGED::forged #20" in line for line in regressions)
 
 
 def test_verdict_prints_hostile_sub_experiment_and_arms_without_a_command(tmp_path, capsys):

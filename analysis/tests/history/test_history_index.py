@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from perfgate.latency import experiments as ex
-from perfgate import files, summary_batch
+from perfgate import files
+from perfgate.history import summary_batch
 from perfgate.history import latency as history
 from perfgate import schema as s
 from perfgate.history import index as si

@@ -5,7 +5,7 @@ import shutil
 
 import pandas as pd
 
-from perfgate import summary_batch
+from perfgate.history import summary_batch
 from perfgate import schema as s
 from perfgate.history import index as si
 from perfgate.history import latency as history

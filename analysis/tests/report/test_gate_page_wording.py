@@ -103,3 +103,17 @@ def test_the_pull_request_comment_says_no_bound_alike(gate_output):
     assert len(re.findall(r"\| [+-]\d+\.\d % \| \+1\.0 % \| n/a \(2 rounds\) \| [\d.e-]+ \| 2 of 10 \|", text)) == 4
     assert len(re.findall(r"\| [+-]\d+\.\d % \| n/a \(2 rounds\) \| [\d.e-]+ \| 2 of 13 \|", text)) == 2
     assert "0.000x" not in text and "| inf |" not in text
+
+
+def test_the_page_lists_sub_experiments_in_the_contracts_order_whatever_order_the_run_recorded(tmp_path):
+    """A pooled gate's metadata keeps its sub-experiments by name: the chips followed it (intra-process last)
+    while every table of the page lists the contract's order (issue 45 item 3)."""
+    from perfgate import files
+    from perfgate.model import read_metadata
+    from perfgate.report.tables import requested_subs
+
+    by_name = sorted(s.DEFAULT_SUBEXPERIMENT_NAMES)
+    files.write_metadata(tmp_path, {"label": "x", "subexperiments": {sub: {"status": "ok"} for sub in by_name}})
+    metadata = read_metadata(tmp_path)
+    assert list(metadata.subexperiments) == by_name
+    assert requested_subs(metadata, {"zz_other": None}) == [*s.DEFAULT_SUBEXPERIMENT_NAMES, "zz_other"]

@@ -101,7 +101,7 @@ def test_the_comment_gives_the_verdict_first_then_the_ab_table_and_the_failed_ch
     assert [html.unescape(row[0]).removeprefix("| ") for row in ab_rows[:2]] == ["interprocess_best_effort"] * 2
     assert [row[-2] for row in ab_rows] == [":x: failed", ":x: failed", "passed", "passed"]
     text = done.stdout
-    assert text.index(":x: failed") < text.index("<details><summary>2 of 4 test(s) passed within their threshold"
+    assert text.index(":x: failed") < text.index("<details><summary>2 of 4 test(s) passed (each row says why)"
                                                  "</summary>") < text.index("| passed |") < text.index("</details>")
     # each row gives the values in us, the change, the threshold it was held to and why
     baseline, candidate = (float(cell.removesuffix(" us")) for cell in ab_rows[0][2:4])

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import files
-from . import schema as s
-from .errors import InputError
+from .. import files
+from .. import schema as s
+from ..errors import InputError
 
 HEADER = ",".join(s.SUMMARY_COLUMNS) + "\n"
 CELLS_PER_ROW = len(s.SUMMARY_COLUMNS)
