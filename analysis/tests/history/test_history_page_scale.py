@@ -164,6 +164,16 @@ def decoded(trace: dict) -> list:
     return [None if n == hp.MISSING_THOUSANDTHS else int(n) / 1000 for n in ints]
 
 
+def probed(page: Path, probe: str, mark: str):
+    """What the page's `probe` script (placed before </body>) left as JSON in <body data-<mark>>, once
+    headless Chromium has drawn the page."""
+    page.write_text(page.read_text().replace("</body>", probe))
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                          "--virtual-time-budget=60000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=600).stdout
+    return json.loads(html.unescape(re.search(rf'data-{mark}="([^"]*)"', dom).group(1)))
+
+
 def test_series_are_embedded_as_thousandths_exactly_and_out_of_range_ones_stay_lists():
     values = [1.0, None, 12345.678, 0.001, -3.5, 2_000_000.25]
     [trace] = hp.embedded_traces([{"type": "scatter", "y": values}])
@@ -221,11 +231,7 @@ window.perfgateChartsDrawn.then(function () { return Plotly.relayout(zoomed, {"x
 });
 </script>
 </body>"""
-    page.write_text(page.read_text().replace("</body>", probe))
-    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
-                          "--virtual-time-budget=60000", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=600).stdout
-    zoomed = json.loads(html.unescape(re.search(r'data-zoomed="([^"]*)"', dom).group(1)))
+    zoomed = probed(page, probe, "zoomed")
     full = charts[0]["data"][0]["y"]
     assert zoomed["x"] == list(range(999, 1102))  # every run shown, one beyond each edge
     assert zoomed["y"] == full[999:1102]
@@ -263,11 +269,7 @@ window.perfgateChartsDrawn.then(function () {
 });
 </script>
 </body>"""
-    page.write_text(page.read_text().replace("</body>", probe))
-    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
-                          "--virtual-time-budget=60000", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=600).stdout
-    drawn = json.loads(html.unescape(re.search(r'data-drawn="([^"]*)"', dom).group(1)))
+    drawn = probed(page, probe, "drawn")
     full = np.array(charts[0]["data"][0]["y"], dtype=float)
     x, y = np.array(drawn["x"]), np.array(drawn["y"], dtype=float)
     buckets = len(x)
