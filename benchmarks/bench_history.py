@@ -168,11 +168,12 @@ def flat_stores(count: int, experiments: int, workdir: Path) -> None:
     """`count` stores of `experiments` runs without any step, each read by a first `perfgate history
     --no-plots`: every event or change point there is a false alarm of the whole history."""
     with_events = with_changes = 0
+    requirements = workdir / "requirements.csv"
+    files.write_csv(requirements, synthetic.requirements_for())
     for number in range(count):
-        store, requirements = workdir / f"flat-{number}", workdir / "requirements.csv"
+        store = workdir / f"flat-{number}"
         shutil.rmtree(store, ignore_errors=True)
         write_step_store(store, experiments, seed=100 + number, step=1.0)
-        files.write_csv(requirements, synthetic.requirements_for())
         load = load_average()
         run = measure(f"flat store {number + 1}", [*perfgate_command(), "history", "--requirements", str(requirements),
                                                    "--experiments-results", str(store), "--plots-directory",

@@ -85,21 +85,6 @@ def _percent(value: float) -> str:
 
 
 # --- the files -------------------------------------------------------------------------------------
-def verdict_csv(table: pd.DataFrame, columns) -> pd.DataFrame:
-    out = table.loc[:, list(columns)].copy()
-    for column in (v.RATIO, v.LOWER_BOUND):
-        out[column] = out[column].map(lambda x: f"{x:.3f}" if math.isfinite(x) else "")
-    for column in (v.P_VALUE, v.ADJUSTED_P):
-        if column in out:
-            out[column] = out[column].map(lambda x: f"{x:.6g}")
-    if v.THRESHOLD in out:
-        out[v.THRESHOLD] = out[v.THRESHOLD].map(lambda x: f"{x:.4f}")
-    for column in (v.BASELINE_MEDIAN, v.CANDIDATE_MEDIAN):
-        if column in out:
-            out[column] = out[column].map(lambda x: f"{x:.6g}" if math.isfinite(x) else "")
-    return out
-
-
 def ordered_for_reading(table: pd.DataFrame) -> pd.DataFrame:
     """Failed first (largest lower bound first), then the rest in contract order."""
     failed = table[table[s.STATUS] == s.FAILED].sort_values(v.LOWER_BOUND, ascending=False)
@@ -286,8 +271,8 @@ def html_page(report: VerdictReport, heatmap_uri: str | None) -> str:
 # --- the command ------------------------------------------------------------------------------------
 def write_outputs(report: VerdictReport, plots: bool) -> None:
     ab_dir, d = report.ab_dir, report.decision
-    files.write_csv(ab_dir / s.VERDICT_CSV, verdict_csv(explain.explained(d), v.VERDICT_COLUMNS + v.EXPLAINED_COLUMNS))
-    files.write_csv(ab_dir / s.VERDICT_PAYLOADS_CSV, verdict_csv(d.payloads, v.PAYLOAD_COLUMNS))
+    files.write_csv(ab_dir / s.VERDICT_CSV, v.csv_cells(explain.explained(d), v.VERDICT_COLUMNS + v.EXPLAINED_COLUMNS))
+    files.write_csv(ab_dir / s.VERDICT_PAYLOADS_CSV, v.csv_cells(d.payloads, v.PAYLOAD_COLUMNS))
     files.write_text(ab_dir / s.VERDICT_JSON, json.dumps(verdict_json(report), indent=2, default=_json_value) + "\n")
     files.write_text(ab_dir / s.JUNIT_FILE, junit_xml(report))
     files.write_text(ab_dir / s.REPORT_MARKDOWN, markdown(report))

@@ -175,21 +175,6 @@ def _percent(value: float) -> str:
     return "n/a" if not math.isfinite(value) else f"{(value - 1) * 100:+.1f} %"
 
 
-def csv_table(table: pd.DataFrame, columns) -> pd.DataFrame:
-    out = table.loc[:, list(columns)].copy()
-    for column in (v.RATIO, UPPER_BOUND):
-        out[column] = out[column].map(lambda x: f"{x:.3f}" if math.isfinite(x) else "")
-    for column in (v.P_VALUE, v.ADJUSTED_P):
-        if column in out:
-            out[column] = out[column].map(lambda x: f"{x:.6g}")
-    if v.THRESHOLD in out:
-        out[v.THRESHOLD] = out[v.THRESHOLD].map(lambda x: f"{x:.4f}")
-    for column in (v.BASELINE_MEDIAN, v.CANDIDATE_MEDIAN):
-        if column in out:
-            out[column] = out[column].map(lambda x: f"{x:.6g}" if math.isfinite(x) else "")
-    return out
-
-
 def _rate(value: float) -> str:
     return "n/a" if not math.isfinite(value) else f"{value:.4g}"
 
@@ -324,8 +309,8 @@ def html_page(report: ThroughputVerdict, heatmap_uri: str | None) -> str:
 
 def write_outputs(report: ThroughputVerdict, plots: bool) -> None:
     ab_dir, d = report.ab_dir, report.decision
-    files.write_csv(ab_dir / s.VERDICT_CSV, csv_table(report.tests(), VERDICT_COLUMNS + v.EXPLAINED_COLUMNS))
-    files.write_csv(ab_dir / VERDICT_TESTS_CSV, csv_table(as_throughput(d.payloads), TEST_COLUMNS))
+    files.write_csv(ab_dir / s.VERDICT_CSV, v.csv_cells(report.tests(), VERDICT_COLUMNS + v.EXPLAINED_COLUMNS, (v.RATIO, UPPER_BOUND)))
+    files.write_csv(ab_dir / VERDICT_TESTS_CSV, v.csv_cells(as_throughput(d.payloads), TEST_COLUMNS, (v.RATIO, UPPER_BOUND)))
     files.write_text(ab_dir / s.VERDICT_JSON, json.dumps(verdict_json(report), indent=2) + "\n")
     files.write_text(ab_dir / s.JUNIT_FILE, junit_xml(report))
     files.write_text(ab_dir / s.REPORT_MARKDOWN, markdown(report))

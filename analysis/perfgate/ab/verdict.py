@@ -77,6 +77,24 @@ LAYOUT_SIZED = "layout-sized"
 LOG_VALUE = {BASELINE_ARM: "log_baseline", CANDIDATE_ARM: "log_candidate"}
 
 
+def csv_cells(table: pd.DataFrame, columns, bounds: tuple[str, ...] = (RATIO, LOWER_BOUND)) -> pd.DataFrame:
+    """`columns` of a verdict table as verdict.csv writes them (docs/formats.md): the ratio and `bounds` with 3
+    decimals (empty when infinite), p-values with 6 significant digits, Threshold with 4 decimals, the arms'
+    medians with 6 significant digits (empty without rounds). The latency's and the throughput's alike."""
+    out = table.loc[:, list(columns)].copy()
+    for column in bounds:
+        out[column] = out[column].map(lambda x: f"{x:.3f}" if math.isfinite(x) else "")
+    for column in (P_VALUE, ADJUSTED_P):
+        if column in out:
+            out[column] = out[column].map(lambda x: f"{x:.6g}")
+    if THRESHOLD in out:
+        out[THRESHOLD] = out[THRESHOLD].map(lambda x: f"{x:.4f}")
+    for column in (BASELINE_MEDIAN, CANDIDATE_MEDIAN):
+        if column in out:
+            out[column] = out[column].map(lambda x: f"{x:.6g}" if math.isfinite(x) else "")
+    return out
+
+
 def require_parameters(threshold: float | None, alpha: float | None) -> tuple[float, float]:
     """--threshold and --alpha, defaulted; InputError (exit 2) for what cannot be a fraction or a level."""
     threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)

@@ -123,10 +123,9 @@ def drill_down(values: pd.DataFrame, sub: str, start: int, split: int, end: int,
 
 def _window(sub_splits: list[int], split: int, count: int) -> tuple[int, int]:
     """[start, end): at most EVENT_WINDOW_RUNS on each side of `split`, never past a neighbouring event of
-    the sub-experiment nor the history's ends."""
-    earlier = [other for other in sub_splits if other < split]
-    later = [other for other in sub_splits if other > split]
-    return max([split - EVENT_WINDOW_RUNS, 0, *earlier]), min([split + EVENT_WINDOW_RUNS, count, *later])
+    the sub-experiment nor the history's ends (within _between's window)."""
+    start, end = _between(sub_splits, split, count)
+    return max(start, split - EVENT_WINDOW_RUNS), min(end, split + EVENT_WINDOW_RUNS)
 
 
 def _between(sub_splits: list[int], split: int, count: int) -> tuple[int, int]:

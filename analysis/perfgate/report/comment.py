@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from .. import files
 from .. import schema as s
 from ..errors import InputError
 from ..escape import markdown
@@ -25,7 +26,8 @@ from .gate_files import (MAX_JUNIT_BYTES, MAX_ROWS, AbVerdict, Checks, GateOutpu
                          read_ab, read_checks, read_gate_output)
 
 PLATFORM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-SUBEXPERIMENT = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # a name that may stand in a link's fragment as it is
+# a sub-experiment's name (files.SUBEXPERIMENT_NAME): it may stand in a link's fragment as it is
+SUBEXPERIMENT = re.compile(files.SUBEXPERIMENT_NAME)
 COMMIT = re.compile(r"[0-9a-f]{7,40}")
 # a link target written as it is: https, and nothing that could end the link or start markup
 REPORT_URL = re.compile(r"https://[A-Za-z0-9._~:/?#@!$&*+,;=%-]{1,500}")
@@ -136,7 +138,7 @@ def history_links(verdict: AbVerdict, history_url: str) -> list[str]:
     """'History: [sub](<history.html>#chart-<sub>-median), ...' for each sub-experiment the A/B failed; a
     name that is no sub-experiment name (the file's text) is left out rather than put in a link."""
     failed = dict.fromkeys(row.get(s.EXPERIMENT_TYPE, "") for row in verdict.rows if row.get(s.STATUS) == s.FAILED)
-    named = [sub for sub in failed if SUBEXPERIMENT.fullmatch(sub)][:MAX_ROWS]
+    named = [sub for sub in failed if SUBEXPERIMENT.fullmatch(sub) and len(sub) <= MAX_TEXT][:MAX_ROWS]
     if not named:
         return []
     links = ", ".join(f"[{sub}]({history_url}#{s.HISTORY_CHART_ID.format(sub=sub, slug=s.CHECK_SLUGS[s.MEDIAN])})" for sub in named)

@@ -236,7 +236,7 @@ def html_page(results: ExperimentResults, images: dict[Path, str]) -> str:
     missing = missing_data(results)
     plots = _Plots(images, results.experiment_dir / s.PLOTS_DIR)
     plotted = [d.name for d in plots.subdirs(plots.plots_dir) if d.name != s.BASELINE_COMPARISON_DIR]
-    subs = sort_subexperiments(dict.fromkeys(requested_subs(results.metadata, results.checks) + list(results.checks)
+    subs = sort_subexperiments(dict.fromkeys(requested_subs(results.metadata, results.checks)
                                              + missing[SUB].tolist() + plotted))
 
     out = _html_head(results, result)
