@@ -1,12 +1,16 @@
-"""TCP best effort's run-to-run spread against the kernel's TCP counters: is it Nagle, delayed ACKs, corking?
+"""TCP best effort's run-to-run spread against what the kernel counts: Nagle, delayed ACKs, wake-ups, IPIs?
 
     .venv/bin/python benchmarks/bench_tcp_counters.py --runs 12 --output /tmp/tcp [--fastdds-prefix PREFIX]
+        [--subexperiments interprocess_best_effort_tcp,interprocess_best_effort] [--cpu-latency awake]
 
-Runs `perfgate run` of interprocess_best_effort_tcp `--runs` times (2000 round trips of 16, 1024 and 16384 B
-each), reads the system's TCP counters (`nstat -a -z --json`) before and after each run, and prints per run
-the median round trip per payload beside the segments, pure ACKs, delayed ACKs, fast-path hits, autocorking
-and coalescing per round trip, then the correlation of the 16 B median with each counter that varied.
-Nothing else may send TCP meanwhile (the counters are the machine's); run it alone.
+Runs `perfgate run` of each sub-experiment in turn, `--runs` times (2000 round trips of 16, 1024 and
+16384 B each, the A/B's `--cpu-latency awake` by default), and reads around each run the system's TCP
+counters (`nstat`), its context switches (/proc/stat) and its inter-processor interrupts (/proc/interrupts).
+It prints per run the median round trip per payload beside, per round trip, the segments, pure ACKs,
+delayed ACKs, fast-path hits, autocorking and coalescing, the context switches, the function-call IPIs
+that are not TLB shootdowns (how a wake-up reaches a CPU that is not polling) and the rescheduling IPIs;
+then per sub-experiment the correlation of the 16 B median with each of those that varied.
+The counters are the machine's: nothing else may run meanwhile; run it alone.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-SUB = "interprocess_best_effort_tcp"
+SUBS = ("interprocess_best_effort_tcp", "interprocess_best_effort")
 PAYLOADS = (16, 1024, 16384)
 SAMPLES = 2000
 WARMUP = 100  # the harness's unrecorded round trips per payload
@@ -33,7 +37,37 @@ def counters() -> dict[str, int]:
     merged: dict[str, int] = {}
     for table in tables.values():
         merged.update(table)
+    with open("/proc/stat") as stat:
+        merged["ContextSwitches"] = next(int(line.split()[1]) for line in stat if line.startswith("ctxt "))
+    with open("/proc/interrupts") as interrupts:
+        for line in interrupts:
+            fields = line.split()
+            if fields and fields[0] in ("CAL:", "TLB:", "RES:"):
+                merged[fields[0][:-1]] = sum(int(x) for x in fields[1:] if x.isdigit())
+    # on x86 a TLB shootdown is a function call IPI too; what is left of CAL are wake-ups and the like
+    merged["WakeupIPIs"] = merged.get("CAL", 0) - merged.get("TLB", 0)
+    merged["ReschedIPIs"] = merged.get("RES", 0)
     return merged
+
+
+def measure(perfgate: Path, sub: str, folder: Path, options: argparse.Namespace) -> dict[str, float] | None:
+    command = [str(perfgate), "run", "--output", str(folder), "--subexperiments", sub, "--samples", str(SAMPLES),
+               "--payloads", ",".join(map(str, PAYLOADS)), "--cpu-latency", options.cpu_latency]
+    command += ["--fastdds-prefix", options.fastdds_prefix] if options.fastdds_prefix else []
+    before = counters()
+    done = subprocess.run(command, capture_output=True, text=True)
+    after = counters()
+    if done.returncode != 0:
+        print(f"{folder.name}: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}", flush=True)
+        return None
+    raw = pd.read_csv(folder / f"measurements_{sub}.csv")
+    medians = raw.groupby("Payload [Bytes]")["Latency [us]"].median()
+    trips = len(raw) + WARMUP * len(PAYLOADS)
+    names = (COUNTERS if sub.endswith("_tcp") else ()) + ("ContextSwitches", "WakeupIPIs", "ReschedIPIs")
+    row: dict[str, float] = {f"{payload} B [us]": round(float(median), 1) for payload, median in medians.items()}
+    row.update({name.removeprefix("TcpExt").removeprefix("Tcp"): round((after.get(name, 0) - before.get(name, 0))
+                                                                      / trips, 2) for name in names})
+    return row
 
 
 def main() -> int:
@@ -41,35 +75,26 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=12)
     parser.add_argument("--output", type=Path, required=True, help="folder for the runs")
     parser.add_argument("--fastdds-prefix", default=None, help="a colcon install prefix (default: the system's)")
+    parser.add_argument("--subexperiments", default=",".join(SUBS), help="measured in turn, run after run")
+    parser.add_argument("--cpu-latency", default="awake", choices=("system", "awake"))
     options = parser.parse_args()
     perfgate = Path(sys.executable).with_name("perfgate")
-    rows = []
+    tables: dict[str, list[dict[str, float]]] = {}
     for run in range(options.runs):
-        folder = options.output / f"run-{run:02d}"
-        command = [str(perfgate), "run", "--output", str(folder), "--subexperiments", SUB, "--samples", str(SAMPLES),
-                   "--payloads", ",".join(map(str, PAYLOADS))]
-        command += ["--fastdds-prefix", options.fastdds_prefix] if options.fastdds_prefix else []
-        before = counters()
-        done = subprocess.run(command, capture_output=True, text=True)
-        after = counters()
-        if done.returncode != 0:
-            print(f"run {run}: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}", flush=True)
-            continue
-        raw = pd.read_csv(folder / f"measurements_{SUB}.csv")
-        medians = raw.groupby("Payload [Bytes]")["Latency [us]"].median()
-        trips = len(raw) + WARMUP * len(PAYLOADS)
-        row = {"run": run, **{f"{payload} B [us]": round(float(median), 1) for payload, median in medians.items()}}
-        row.update({name.removeprefix("TcpExt").removeprefix("Tcp"): round((after.get(name, 0) - before.get(name, 0))
-                                                                          / trips, 2) for name in COUNTERS})
-        rows.append(row)
+        for sub in options.subexperiments.split(","):
+            row = measure(perfgate, sub, options.output / f"{sub}-{run:02d}", options)
+            if row is not None:
+                tables.setdefault(sub, []).append({"run": run, **row})
         print(f"run {run} done", flush=True)
-    table = pd.DataFrame(rows)
     pd.set_option("display.width", 250)
-    print(table.to_string(index=False))
-    print("per round trip; correlation of the 16 B median with each counter that varied:")
-    for column in table.columns[1 + len(PAYLOADS):]:
-        if table[column].std() > 0:
-            print(f"  {column}: {table['16 B [us]'].corr(table[column]):+.2f}")
+    for sub, rows in tables.items():
+        table = pd.DataFrame(rows)
+        print(f"{sub}, per round trip (--cpu-latency {options.cpu_latency}):")
+        print(table.to_string(index=False))
+        print("correlation of the 16 B median with each counter that varied:")
+        for column in table.columns[1 + len(PAYLOADS):]:
+            if table[column].std() > 0:
+                print(f"  {column}: {table['16 B [us]'].corr(table[column]):+.2f}")
     return 0
 
 
