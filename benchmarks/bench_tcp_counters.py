@@ -1,15 +1,17 @@
 """TCP best effort's run-to-run spread against what the kernel counts: Nagle, delayed ACKs, wake-ups, IPIs?
 
-    .venv/bin/python benchmarks/bench_tcp_counters.py --runs 12 --output /tmp/tcp [--fastdds-prefix PREFIX]
+    .venv/bin/python benchmarks/bench_tcp_counters.py --runs 12 --output /tmp/tcp [--fastdds-prefix PREFIX ...]
         [--subexperiments interprocess_best_effort_tcp,interprocess_best_effort] [--cpu-latency awake]
 
-Runs `perfgate run` of each sub-experiment in turn, `--runs` times (2000 round trips of 16, 1024 and
+Runs `perfgate run` of each sub-experiment and each build (`--fastdds-prefix` again for another, for example
+two layouts of one commit: `WS/installs/NAME/layouts/K`) in turn, `--runs` times (2000 round trips of 16, 1024 and
 16384 B each, the A/B's `--cpu-latency awake` by default), and reads around each run the system's TCP
 counters (`nstat`), its context switches (/proc/stat) and its inter-processor interrupts (/proc/interrupts).
 It prints per run the median round trip per payload beside, per round trip, the segments, pure ACKs,
 delayed ACKs, fast-path hits, autocorking and coalescing, the context switches, the function-call IPIs
 that are not TLB shootdowns (how a wake-up reaches a CPU that is not polling) and the rescheduling IPIs;
-then per sub-experiment the correlation of the 16 B median with each of those that varied.
+then per sub-experiment the correlation of the 16 B median with each of those that varied, and with several
+builds each build's mean of every column.
 The counters are the machine's: nothing else may run meanwhile; run it alone.
 """
 from __future__ import annotations
@@ -50,10 +52,11 @@ def counters() -> dict[str, int]:
     return merged
 
 
-def measure(perfgate: Path, sub: str, folder: Path, options: argparse.Namespace) -> dict[str, float] | None:
+def measure(perfgate: Path, sub: str, prefix: str | None, folder: Path,
+            options: argparse.Namespace) -> dict[str, float] | None:
     command = [str(perfgate), "run", "--output", str(folder), "--subexperiments", sub, "--samples", str(SAMPLES),
                "--payloads", ",".join(map(str, PAYLOADS)), "--cpu-latency", options.cpu_latency]
-    command += ["--fastdds-prefix", options.fastdds_prefix] if options.fastdds_prefix else []
+    command += ["--fastdds-prefix", prefix] if prefix else []
     before = counters()
     done = subprocess.run(command, capture_output=True, text=True)
     after = counters()
@@ -74,17 +77,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=12)
     parser.add_argument("--output", type=Path, required=True, help="folder for the runs")
-    parser.add_argument("--fastdds-prefix", default=None, help="a colcon install prefix (default: the system's)")
+    parser.add_argument("--fastdds-prefix", action="append", default=None,
+                        help="a colcon install prefix (default: the system's); again for another build")
     parser.add_argument("--subexperiments", default=",".join(SUBS), help="measured in turn, run after run")
     parser.add_argument("--cpu-latency", default="awake", choices=("system", "awake"))
     options = parser.parse_args()
     perfgate = Path(sys.executable).with_name("perfgate")
     tables: dict[str, list[dict[str, float]]] = {}
+    prefixes = options.fastdds_prefix or [None]
     for run in range(options.runs):
         for sub in options.subexperiments.split(","):
-            row = measure(perfgate, sub, options.output / f"{sub}-{run:02d}", options)
-            if row is not None:
-                tables.setdefault(sub, []).append({"run": run, **row})
+            for build, prefix in enumerate(prefixes):
+                row = measure(perfgate, sub, prefix, options.output / f"{sub}-{build}-{run:02d}", options)
+                if row is not None:
+                    tables.setdefault(sub, []).append({"run": run, "build": build, **row})
         print(f"run {run} done", flush=True)
     pd.set_option("display.width", 250)
     for sub, rows in tables.items():
@@ -92,9 +98,13 @@ def main() -> int:
         print(f"{sub}, per round trip (--cpu-latency {options.cpu_latency}):")
         print(table.to_string(index=False))
         print("correlation of the 16 B median with each counter that varied:")
-        for column in table.columns[1 + len(PAYLOADS):]:
+        for column in table.columns[2 + len(PAYLOADS):]:
             if table[column].std() > 0:
                 print(f"  {column}: {table['16 B [us]'].corr(table[column]):+.2f}")
+        if len(prefixes) > 1:
+            print("mean per build (" + ", ".join(f"{n}: {p}" for n, p in enumerate(prefixes)) + "):")
+            varied = [c for c in table.columns[1:] if c == "build" or table[c].std() > 0]
+            print(table[varied].groupby("build").mean().round(2).to_string())
     return 0
 
 
