@@ -203,7 +203,9 @@ def setting_lines(report: VerdictReport) -> list[str]:
                      + (", injected echo delay " + ", ".join(f"{sub} {ns} ns" for sub, ns in delay.items())
                         if delay else ""))
     return lines + ["Baseline and Candidate: each arm's round-trip latency in us, per round the geometric mean over "
-                    "the payloads, then the median over the test's rounds"]
+                    "the payloads, then the median over the test's rounds; Change: the median of the rounds' paired "
+                    "changes (each round's candidate against that round's baseline), the quantity tested, which can "
+                    "disagree with Candidate / Baseline when single rounds jump"]
 
 
 def _status(row: pd.Series) -> str:

@@ -26,6 +26,12 @@ TICK_LINE_PX = 8 * 1.2 * 100 / 72  # one more line of 8 point tick labels at 100
 TICK_CHARACTER_PX = 5.5  # average width of a character of the 8 point tick labels at 100 dpi
 SHORT_LABEL_CHARACTERS = 12
 MEASURED_COLOUR = "#1f77b4"
+MEASURED_LIGHT_COLOUR = "#9ec5e8"  # every run, behind the bucket medians of a long history
+# Beyond this many runs a line per payload fills the plot with run-to-run noise (eleven payloads over 5000
+# runs drew solid bands, issue 45): each payload is drawn as the median of consecutive buckets of runs, about
+# BUCKETS of them, as the history page draws its lines.
+BUCKETED_ABOVE = 400
+BUCKETS = 250
 # One colour per payload of the contract (16 B .. 16 KiB), the same on the PNGs and the page: neighbouring
 # payloads in hues far apart, each dark enough to read as a thin line on white (viridis ended in a light
 # yellow that was hard to see), and none the red or green of the change points.
@@ -63,6 +69,22 @@ def experiment_tick_labels(created: list[datetime | None], labels: list[str]) ->
     return [c.strftime(date_format) if c is not None else short_label(label) for c, label in zip(created, labels)]
 
 
+def bucket_size(count: int) -> int:
+    """Runs per bucket: 1 (every run drawn) up to BUCKETED_ABOVE runs, else about count / BUCKETS."""
+    return 1 if count <= BUCKETED_ABOVE else -(-count // BUCKETS)
+
+
+def bucket_medians(values: pd.DataFrame | pd.Series, size: int) -> pd.DataFrame | pd.Series:
+    """The median of every `size` consecutive runs (NaN ignored), indexed by the buckets' mean position: the
+    x of the runs they stand for, so change points and A/B marks stay where they were."""
+    if size <= 1:
+        return values
+    groups = np.asarray(values.index) // size
+    medians = values.groupby(groups).median()
+    medians.index = pd.Index(pd.Series(np.asarray(values.index, float)).groupby(groups).mean().to_numpy())
+    return medians
+
+
 def _fixed_figure():
     """A figure with no layout engine at all, its axes placed by hand. new_figure's constrained layout
     switched off with set_layout_engine("none") leaves a placeholder engine, and savefig then lays the
@@ -83,6 +105,7 @@ class HistoryFigures:
     def __init__(self, tick_labels: list[str]):
         self.tick_labels = tick_labels
         self.many = len(tick_labels) > 40  # with hundreds of experiments markers would hide the line
+        self.bucket = bucket_size(len(tick_labels))
         self.magnitude_figure, self.magnitude_axes = _fixed_figure()
         self.magnitude_axes.set_position([0.08, 0.12, 0.79, 0.8])  # right: room for the payload legend
         self.payload_figure, self.payload_axes = _fixed_figure()
@@ -126,8 +149,10 @@ class HistoryFigures:
         """`values`: one row per experiment position, one column per payload (NaN where missing)."""
         axes = self.magnitude_axes
         axes.clear()
-        axes.set_title(f"{sub}: {magnitude} latency per experiment", y=1.0)  # y: not placed from the ticks' extents
+        per = f", median of every {self.bucket} experiments" if self.bucket > 1 else ""
+        axes.set_title(f"{sub}: {magnitude} latency per experiment{per}", y=1.0)  # y: not from the ticks' extents
         axes.grid(True, which="major", alpha=0.3)
+        values = bucket_medians(values, self.bucket)
         positions = values.index.to_numpy()
         # a marker and a line style of their own also tell the payloads apart (printed in grey, colour-blind)
         for index, payload in enumerate(values.columns):
@@ -150,18 +175,24 @@ class HistoryFigures:
 
     def _payload_artists(self) -> None:
         axes = self.payload_axes
-        (self.measured_line,) = axes.plot([], [], color=MEASURED_COLOUR, linewidth=1.0, marker="." if self.many else "o",
-                                          markersize=3 if self.many else 4, label="measured")
+        bucketed = self.bucket > 1
+        (self.measured_line,) = axes.plot([], [], color=MEASURED_LIGHT_COLOUR if bucketed else MEASURED_COLOUR,
+                                          linewidth=0 if bucketed else 1.0, marker="." if self.many else "o",
+                                          markersize=2 if bucketed else 3 if self.many else 4, label="measured")
         self.requirement_line = axes.axhline(0, color=REQUIREMENT_COLOUR, linestyle="--", linewidth=1.2,
                                              label="requirement")
         (self.above_points,) = axes.plot([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="none",
                                          markeredgecolor=FAILED_COLOUR, markeredgewidth=1.5, label="above requirement")
+        # a long history: every run as a light dot, and over them the median of every `bucket` runs (after the
+        # requirement: the legend's second text stays the requirement's)
+        (self.bucket_line,) = axes.plot([], [], color=MEASURED_COLOUR, linewidth=1.5, visible=bucketed,
+                                        label=f"median of {self.bucket}" if bucketed else "_nolegend_")
         self.verdict = axes.text(0.01, 0.98, "", transform=axes.transAxes, va="top", ha="left", fontsize=9,
                                  bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
         axes.set_ylabel(LATENCY_LABEL)
         self._experiment_axis(axes)
         # one row, like the verdict beside it: both fit in the headroom kept above the data
-        self.legend = axes.legend(fontsize=8, loc="upper right", ncol=3, borderaxespad=0.3)
+        self.legend = axes.legend(fontsize=8, loc="upper right", ncol=4 if bucketed else 3, borderaxespad=0.3)
 
     def payload(self, sub: str, magnitude: str, payload: int, values: pd.Series, requirement: float | None,
                 above: pd.Series, path: Path) -> Path:
@@ -172,6 +203,9 @@ class HistoryFigures:
         measured = values.to_numpy(dtype=float)
         over = above.to_numpy(dtype=bool)
         self.measured_line.set_data(positions, measured)
+        if self.bucket > 1:
+            medians = bucket_medians(values.astype(float), self.bucket)
+            self.bucket_line.set_data(medians.index.to_numpy(), medians.to_numpy(dtype=float))
         self.above_points.set_data(positions[over], measured[over])
         shown = measured[np.isfinite(measured)]
         if requirement is not None:

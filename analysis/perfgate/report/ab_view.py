@@ -102,6 +102,15 @@ def value_unit(verdict: AbVerdict) -> str:
 
 
 TEXT_COLUMNS = ("Sub-experiment", "Statistic", "Status", "Reason")
+# Why Candidate / Baseline and Change may disagree (TCP's rounds jump: docs/verdict.md, "Why TCP moves")
+VALUES_NOTE = ("Baseline and Candidate: each arm's median over the test's rounds. Change: the median of the "
+               "rounds' paired changes (each round's candidate against that round's baseline), the quantity "
+               "tested; the two can disagree when single rounds jump.")
+
+
+def values_note(verdict: AbVerdict) -> str | None:
+    """VALUES_NOTE where the table shows the arms' values (a verdict.csv that has them)."""
+    return VALUES_NOTE if any("Baseline median" in row for row in verdict.rows) else None
 
 
 @dataclass(frozen=True)
@@ -171,7 +180,8 @@ def html_section(ab: GateAb) -> str:
             f"<p>{html_text(ab.verdict.headline)}</p>"
             f"<p>Baseline: {html_text(ab.baseline)}. "
             f'<a href="{html_text(ab.link)}">The A/B report</a>: its rounds, settings and heatmap.</p>'
-            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            + (f'<p class="note">{html_text(note)}</p>' if (note := values_note(ab.verdict)) else ""))
 
 
 def markdown_lines(ab: GateAb) -> list[str]:
@@ -180,4 +190,5 @@ def markdown_lines(ab: GateAb) -> list[str]:
              markdown_text(ab.verdict.headline), "", f"Baseline: {markdown_text(ab.baseline)} (`{ab.link}`)", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(markdown_text(cell) for cell in cells) + " |" for cells in rows]
-    return lines + [""]
+    note = values_note(ab.verdict)
+    return lines + ([""] + ([markdown_text(note), ""] if note else []))

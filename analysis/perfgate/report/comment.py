@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..escape import markdown
 from .. import outcome
 from ..outcome import INCOMPLETE, PASS, REGRESSION
-from .ab_view import ab_columns
+from .ab_view import ab_columns, values_note
 # what the comment reads, and what its readers import from here
 from .gate_files import (MAX_JUNIT_BYTES, MAX_ROWS, AbVerdict, Checks, GateOutput, Measured,  # noqa: F401
                          read_ab, read_checks, read_gate_output)
@@ -87,7 +87,8 @@ def _ab_table(verdict: AbVerdict) -> list[str]:
         if plain > min(len(folded), MAX_ROWS):
             lines.append(f"\nand {plain - min(len(folded), MAX_ROWS)} more test(s) in the full report")
         lines += ["", "</details>"]
-    return lines + [""]
+    note = values_note(verdict)
+    return lines + ([""] + ([f"<sub>{note}</sub>", ""] if note else []))
 
 
 def _checks_lines(checks: Checks, what: str) -> list[str]:

@@ -117,3 +117,16 @@ def test_the_page_lists_sub_experiments_in_the_contracts_order_whatever_order_th
     metadata = read_metadata(tmp_path)
     assert list(metadata.subexperiments) == by_name
     assert requested_subs(metadata, {"zz_other": None}) == [*s.DEFAULT_SUBEXPERIMENT_NAMES, "zz_other"]
+
+
+def test_every_ab_table_says_how_its_values_and_its_change_are_taken(gate_output):
+    """Baseline and Candidate are each arm's median, Change the median of the paired per-round changes: they
+    disagree when rounds jump (TCP), so each page that shows them says which is which, once per A/B table."""
+    page, markdown = written_reports(gate_output, PLATFORM)
+    from perfgate.report.ab_view import VALUES_NOTE
+    assert page.count(f'<p class="note">{html.escape(VALUES_NOTE, quote=True)}</p>') == 2  # latency, throughput
+    assert markdown.count(VALUES_NOTE) == 2
+    text = comment.comment_markdown(comment.read_gate_output(gate_output[0]), PLATFORM, URL)
+    assert text.count(f"<sub>{VALUES_NOTE}</sub>") == 2
+    # the note follows its table: after the latency A/B's rows, before the throughput A/B's heading
+    assert text.index("| Sub-experiment |") < text.index(VALUES_NOTE) < text.index("### Throughput A/B")
