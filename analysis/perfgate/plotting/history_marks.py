@@ -127,6 +127,7 @@ class MarkedHistoryFigures(HistoryFigures):
         """The base legend's entries (their texts kept up to date by HistoryFigures) plus ours."""
         axes = self.payload_axes
         handles = [self.measured_line, self.requirement_line, self.above_points]
+        handles += [self.bucket_line] if self.bucket > 1 else []  # the base legend's, in its order
         labels = [text.get_text() for text in self.legend.get_texts()]
         for (name, value), colour in zip(baselines, BASELINE_COLOURS):
             handles.append(Line2D([], [], color=colour, linestyle=":", linewidth=1.5))

@@ -88,7 +88,7 @@ def _ab_table(verdict: AbVerdict) -> list[str]:
             lines.append(f"\nand {plain - min(len(folded), MAX_ROWS)} more test(s) in the full report")
         lines += ["", "</details>"]
     note = values_note(verdict)
-    return lines + ([""] + ([f"<sub>{note}</sub>", ""] if note else []))
+    return lines + ([""] + ([f"*{note}*", ""] if note else []))
 
 
 def _checks_lines(checks: Checks, what: str) -> list[str]:

@@ -60,6 +60,43 @@ def test_a_payload_plot_draws_the_change_point_and_the_baseline(tmp_path):
     assert "change point: regression" not in [text.get_text() for text in axes.get_legend().get_texts()]
 
 
+def test_a_long_history_draws_the_median_of_each_bucket_of_runs_over_every_run(tmp_path):
+    """Over 400 runs a plot of every run is a band of noise (issue 45 item 6): the payload plot keeps every run
+    as a light dot and draws over them the median of every k runs, at the runs' own positions; the plot of all
+    payloads draws only those medians. A +8 % step at run 600 of 1000 is a step of the medians."""
+    rng = np.random.default_rng(7)
+    count = 1000
+    level = np.where(np.arange(count) < 600, 100.0, 108.0)
+    values = pd.Series(level * np.exp(rng.normal(0, 0.05, count)))
+    figures = MarkedHistoryFigures([f"{i:07x} 2026-01-{i % 28 + 1:02d}" for i in range(count)])
+    assert figures.bucket == 4  # 1000 runs / 250 buckets
+    figures.payload("interprocess_reliable", s.MEDIAN, 16, values, None, values > 1e9, tmp_path / "p.png", [], [])
+    x, y = (np.asarray(a, float) for a in figures.bucket_line.get_data())
+    assert len(x) == 250 and x[0] == 1.5 and x[-1] == 997.5  # each bucket at the mean position of its runs
+    assert len(figures.measured_line.get_xdata()) == count  # and still every run
+    before, after = np.median(y[x < 600]), np.median(y[x > 600])
+    assert after / before == pytest.approx(1.08, abs=0.01)
+    assert np.std(y[x < 600]) < np.std(values[:600]) / 1.5  # calmer than the runs themselves
+    legend = figures.payload_axes.get_legend()
+    assert [text.get_text() for text in legend.get_texts()] == ["measured", "no requirement", "above requirement",
+                                                              "median of 4"]
+    assert legend.legend_handles[3].get_color() == figures.bucket_line.get_color()  # each text beside its own line
+    # with a change point its entry follows, its own line beside it
+    figures.payload("interprocess_reliable", s.MEDIAN, 16, values, None, values > 1e9, tmp_path / "c.png",
+                    [(600, 0.08)], [])
+    legend = figures.payload_axes.get_legend()
+    assert [text.get_text() for text in legend.get_texts()][3:] == ["median of 4", "change point: regression"]
+    assert len(legend.legend_handles) == 5
+    table = pd.DataFrame({16: values, 1024: values * 1.2})
+    figures.magnitude("interprocess_reliable", s.MEDIAN, table, tmp_path / "m.png")
+    lines = [line for line in figures.magnitude_axes.get_lines() if line.get_label() in ("16 B", "1024 B")]
+    assert [len(line.get_xdata()) for line in lines] == [250, 250]
+    assert "median of every 4 experiments" in figures.magnitude_axes.get_title()
+    # a short history is drawn run by run, as before
+    short = MarkedHistoryFigures([f"{i:07x} 2026-01-01" for i in range(30)])
+    assert short.bucket == 1 and not short.bucket_line.get_visible()
+
+
 def write_baseline(folder, platform_id: str) -> None:
     files.write_csv(folder / s.summary_csv_name(SUBS[1]), summary({16: 21.0, 1024: 22.0}))
     files.write_metadata(folder, {"label": "promoted", "created_utc": "2025-12-01T00:00:00Z",
