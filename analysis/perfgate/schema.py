@@ -50,9 +50,8 @@ EXTRA_SUBEXPERIMENTS: tuple[SubExperiment, ...] = (
 DEFAULT_SUBEXPERIMENT_NAMES: tuple[str, ...] = tuple(s.name for s in SUBEXPERIMENTS)
 FLOOR_SUBEXPERIMENT_NAMES: tuple[str, ...] = tuple(s.name for s in EXTRA_SUBEXPERIMENTS if s.is_floor)
 
-# One-to-many: `<sub>_1to<N>` is latency sub-experiment <sub> (not a floor) with N subscribers. Names
-# are resolved, not listed (15 bases x 15 counts would drown every list of names); above 16 the
-# subscribers outnumber any reference machine's cores many times over.
+# One-to-many: `<sub>_1to<N>` is latency sub-experiment <sub> (not a floor) with N subscribers, resolved,
+# not listed (15 x 15 names would drown every list); above 16 they outnumber any reference machine's cores.
 ONE_TO_MANY_INFIX = "_1to"
 MAX_SUBSCRIBERS = 16
 _FIXED_SUBEXPERIMENTS: dict[str, SubExperiment] = {s.name: s for s in SUBEXPERIMENTS + EXTRA_SUBEXPERIMENTS}
@@ -161,7 +160,6 @@ PLOTTED_MAGNITUDES = {MIN: "min", MEDIAN: "median", MAX: "max", P99: "99"}
 COMPARED_MAGNITUDES = (MIN, MEDIAN, P99, MAX)
 LABEL = "Label"
 CHECK_SLUGS = {MEDIAN: "median", P99: "99", MAX: "max"}
-HISTORY_CHART_ID = "chart-{sub}-{slug}"  # history.html's chart of a statistic (its events, the PR comment link it)
 
 # --- the throughput experiment (docs/formats.md section 15) ---------------------------------------
 # throughput_<sub> runs latency sub-experiment <sub>'s transport, reliability and security with bursts
@@ -219,6 +217,11 @@ def raw_csv_name(sub: str) -> str:
 def stored_raw_name(sub: str) -> str:
     """`measurements_<sub>.csv.gz`: the raw measurements in a results store's experiment."""
     return f"{raw_csv_name(sub)}{COMPRESSED_SUFFIX}"
+
+
+def history_chart_id(sub: str, statistic: str) -> str:
+    """history.html's chart of a statistic: what events and the PR comment link to (`#chart-<sub>-median`)."""
+    return f"chart-{sub}-{CHECK_SLUGS[statistic]}"
 
 
 def summary_csv_name(sub: str) -> str:
@@ -337,9 +340,8 @@ def gross_margins_json(requirements_csv: Path) -> Path:  # `<stem>_gross.json` b
 #  "missing": [{"subexperiment", "bytes", "line", "reason"}], "not_checked": [floor sub-experiments]}
 CHECK_RECORD_FILE = "check.json"
 
-# --- Fast DDS builds (build / upstream helper) ---------------------------------------------------
-# perfgate-build.json at the root of a colcon workspace made by `perfgate build`: what was built and
-# how (see fastdds/build.py); run and gate copy its Fast DDS part into metadata.json.
+# --- Fast DDS builds: perfgate-build.json at the root of a `perfgate build` workspace, what was built
+# and how (fastdds/build.py); run and gate copy its Fast DDS part into metadata.json ------------------
 BUILD_RECORD_FILE = "perfgate-build.json"
 BUILD_OK = "ok"
 BUILD_FAILED = "failed"
@@ -348,9 +350,8 @@ ENGINE_HARNESS = "harness"  # perfgate run --engine: perfgate's own harness from
 ENGINE_UPSTREAM = "upstream"  # Fast DDS' own performance.latency tests (half round trip)
 ENGINES = (ENGINE_HARNESS, ENGINE_UPSTREAM)
 
-# --- A/B measurements and their verdict (ab / ab_rounds / ab_report) -----------------------------
-# <ab dir>/metadata.json, <ab dir>/rounds/<NN>/<arm>/ (an ordinary experiment folder per arm),
-# and the verdict's files beside rounds/.
+# --- A/B measurements and their verdict: <ab dir>/metadata.json, rounds/<NN>/<arm>/ (an experiment
+# folder per arm) and the verdict's files beside rounds/ ---------------------------------------------
 AB_ROUNDS_DIR = "rounds"
 AB_DIR = "ab"  # inside a gate's experiment folder: the A/B against --baseline-build
 AB_ARMS = ("baseline", "candidate")
@@ -364,9 +365,8 @@ PIN_AUTO = "auto"  # --pin-cpus auto (the default): two distinct CPUs, isolated 
 PIN_NONE = "none"
 
 # --- resources of the harness processes (measure.resources / resources_table; docs/formats.md section 16)
-# resources_<sub>.csv beside the raw CSV, one row per process and sampling interval; the check of
-# requirements/<platform>_resources.json writes resource_checks.csv (the prefix differs on purpose:
-# `resources_*.csv` are the samples, one per sub-experiment).
+# resources_<sub>.csv beside the raw CSV: a row per process and sampling interval; the check of
+# <platform>_resources.json writes resource_checks.csv (another prefix: resources_*.csv are the samples).
 RESOURCES_PREFIX = "resources_"
 RESOURCE_TIME = "time[ms]"
 RESOURCE_ROLE = "role"

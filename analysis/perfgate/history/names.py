@@ -30,8 +30,3 @@ def p_text(value: float) -> str:
     """A p-value as a reader takes it in: two significant digits; one too small for a float to hold
     (scipy's exact tests give 0 below about 1e-308) is said to be so, not called zero."""
     return "< 1e-300" if value == 0 else f"{value:.2g}"
-
-
-
-def chart_id(sub: str, statistic: str) -> str:
-    return s.HISTORY_CHART_ID.format(sub=sub, slug=s.CHECK_SLUGS[statistic])

@@ -31,7 +31,7 @@ from ..escape.html import text as html_text
 from ..plotting.common import log_ticks
 from ..plotting.history_plots import PAYLOAD_COLOURS, payload_colour  # noqa: F401  (the page's are the PNGs')
 from . import names as event_names
-from .names import chart_id
+from ..schema import history_chart_id as chart_id
 
 PAGE_NAME = "history.html"
 CHART_STATISTICS = cp.STATISTICS

@@ -142,7 +142,7 @@ def history_links(verdict: AbVerdict, history_url: str) -> list[str]:
     named = [sub for sub in failed if SUBEXPERIMENT.fullmatch(sub) and len(sub) <= MAX_TEXT][:MAX_ROWS]
     if not named:
         return []
-    links = ", ".join(f"[{sub}]({history_url}#{s.HISTORY_CHART_ID.format(sub=sub, slug=s.CHECK_SLUGS[s.MEDIAN])})" for sub in named)
+    links = ", ".join(f"[{sub}]({history_url}#{s.history_chart_id(sub, s.MEDIAN)})" for sub in named)
     return [f"History of what failed on this platform (the nightly's charts): {links}", ""]
 
 
